@@ -1,0 +1,60 @@
+"""The proxy's error tree, answered in Elasticsearch's own error shape.
+
+    ProxyError                      {"error": {"type", "reason", ...}, "status": N}
+    ├── BadRequest          400     malformed JSON, invalid collapse_* parameter
+    ├── Forbidden           403     endpoint outside the allowlist
+    ├── UpstreamUnavailable 503     Elasticsearch refused the connection or is unreachable
+    └── UpstreamTimeout     504     Elasticsearch did not answer in time
+
+Elasticsearch's own 4xx/5xx answers are not errors of the proxy: they are passed through as sent.
+Errors of the layer below (httpx) are mapped to this tree in one place, ``collapse.upstream``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from fastapi.responses import JSONResponse
+
+
+class ProxyError(Exception):
+    """An error the proxy answers itself, shaped like Elasticsearch's so clients raise as usual."""
+
+    status_code: ClassVar[int] = 500
+    error_type: ClassVar[str] = "proxy_exception"
+
+    def __init__(self, reason: str, **extra: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        cause = {"type": self.error_type, "reason": self.reason, **self.extra}
+        return {"error": {"root_cause": [cause], **cause}, "status": self.status_code}
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(
+            self.body(),
+            status_code=self.status_code,
+            headers={"X-Elastic-Product": "Elasticsearch"},
+        )
+
+
+class BadRequest(ProxyError):
+    status_code = 400
+    error_type = "illegal_argument_exception"
+
+
+class Forbidden(ProxyError):
+    status_code = 403
+    error_type = "security_exception"
+
+
+class UpstreamUnavailable(ProxyError):
+    status_code = 503
+    error_type = "upstream_unavailable"
+
+
+class UpstreamTimeout(ProxyError):
+    status_code = 504
+    error_type = "upstream_timeout"

@@ -1,0 +1,1 @@
+"""The proxy's HTTP routes, one module per family of endpoints."""

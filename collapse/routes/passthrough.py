@@ -1,0 +1,45 @@
+"""Searches forwarded to Elasticsearch unchanged (collapsing comes in ``routes.search``)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+
+from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
+
+router = APIRouter()
+
+
+def elasticsearch_params(request: Request) -> list[tuple[str, str]]:
+    """The query string without the proxy's own ``collapse`` and ``collapse_*`` parameters."""
+    return [
+        (key, value)
+        for key, value in request.query_params.multi_items()
+        if key != "collapse" and not key.startswith("collapse_")
+    ]
+
+
+async def forward(request: Request, path: str) -> Response:
+    """Send the request to Elasticsearch as it came and answer with what Elasticsearch sent."""
+    upstream: Upstream = request.app.state.upstream
+    answer = await upstream.request(
+        request.method,
+        path,
+        params=elasticsearch_params(request),
+        content=await request.body(),
+        headers=forwarded_request_headers(request.headers),
+    )
+    return Response(
+        content=answer.content,
+        status_code=answer.status_code,
+        headers=forwarded_response_headers(answer.headers),
+    )
+
+
+@router.api_route("/_search", methods=["GET", "POST"])
+async def search_all(request: Request) -> Response:
+    return await forward(request, "/_search")
+
+
+@router.api_route("/{index}/_search", methods=["GET", "POST"])
+async def search_index(index: str, request: Request) -> Response:
+    return await forward(request, f"/{index}/_search")

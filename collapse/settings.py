@@ -1,0 +1,44 @@
+"""Settings of the collapsing proxy, from the environment and flags of ``python -m collapse``.
+
+Every setting has an environment variable of the same name in upper case (``ES_URL``,
+``COLLAPSE_MAX_DISTANCE``, ...). ``ES_URL`` takes one node or a comma-separated list.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """What the proxy needs to know; immutable once the app starts."""
+
+    model_config = SettingsConfigDict(env_prefix="", frozen=True, extra="ignore")
+
+    es_url: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["http://127.0.0.1:9200"],
+        description="Elasticsearch node URLs, comma-separated in the environment.",
+    )
+    es_connect_timeout: float = Field(2.0, gt=0, description="Seconds to open a connection.")
+    es_timeout: float = Field(30.0, gt=0, description="Seconds to wait for an answer.")
+    es_max_connections: int = Field(100, ge=1, description="Pooled connections per process.")
+
+    @field_validator("es_url", mode="before")
+    @classmethod
+    def _split_urls(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("ES_URL names no node")
+            return [str(url).rstrip("/") for url in value]
+        return value
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once from the environment."""
+    return Settings()
