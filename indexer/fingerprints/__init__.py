@@ -1,0 +1,36 @@
+"""Document fingerprints for near-duplicate collapsing: SimHash-64, blocks, MinHash, exact key.
+
+Index time: :func:`fingerprint` / :func:`fingerprint_batch` -> :class:`FingerprintRecord`
+-> ``to_es()``. Query time: :func:`decode_many` -> arrays -> :func:`pairwise_hamming`,
+:func:`pairwise_similarity`. A shared block only nominates a candidate pair; the MinHash
+similarity (and exact key for short documents) decides.
+"""
+
+from indexer.fingerprints.bits import hamming, pairwise_hamming, popcount64, to_signed, to_unsigned
+from indexer.fingerprints.blocks import split, split_many
+from indexer.fingerprints.compute import fingerprint, fingerprint_arrays, fingerprint_batch
+from indexer.fingerprints.minhash import pairwise_similarity, similarity
+from indexer.fingerprints.params import HASH_NAMES, FingerprintParams
+from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord, decode_many
+from indexer.text import jaccard
+
+__all__ = [
+    "HASH_NAMES",
+    "FingerprintArrays",
+    "FingerprintParams",
+    "FingerprintRecord",
+    "decode_many",
+    "fingerprint",
+    "fingerprint_arrays",
+    "fingerprint_batch",
+    "hamming",
+    "jaccard",
+    "pairwise_hamming",
+    "pairwise_similarity",
+    "popcount64",
+    "similarity",
+    "split",
+    "split_many",
+    "to_signed",
+    "to_unsigned",
+]

@@ -1,0 +1,153 @@
+"""Feature hashes: tokens to stable 64-bit values, then word shingles by a vectorised chain.
+
+Definitions (stable across processes, machines and Python versions; never ``hash()``):
+
+* Token hash ``H(t)``: the named hash of the token's UTF-8 bytes, first 8 digest bytes read
+  **big-endian** as an unsigned 64-bit integer (xxh64/xxh3: their canonical big-endian
+  digest, i.e. ``intdigest``). ``md5`` is there to reproduce the textbook example.
+* Shingle hash of tokens ``t1..tL`` (L = min(k, token count)): ``h = H(t1)``, then for each
+  further token ``h = fmix64(h * PHI + H(tj)) mod 2**64`` (murmur3's 64-bit finaliser).
+  For k=1 the feature hash is exactly ``H(word)``.
+* The MinHash side uses its own family: xxh3-64 seeded with :data:`MINHASH_SEED`, chained the
+  same way, so its collisions are unrelated to the SimHash feature hash.
+
+Hashing each distinct token once (memoised per process in :class:`_Vocabulary`) and mixing
+shingles in numpy avoids one Python-level hash call per shingle, the dominant cost otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import xxhash
+
+__all__ = [
+    "MINHASH_SEED",
+    "Segments",
+    "fmix64",
+    "shingle_hashes",
+    "token_hash",
+    "token_hash_arrays",
+]
+
+MINHASH_SEED = 0x6E65617264757031  # b"neardup1"
+PHI = np.uint64(0x9E3779B97F4A7C15)
+_C1 = np.uint64(0xFF51AFD7ED558CCD)
+_C2 = np.uint64(0xC4CEB9FE1A85EC53)
+_S33 = np.uint64(33)
+_VOCAB_LIMIT = 4_000_000
+
+
+def _digest8(fn: Callable[[bytes], bytes]) -> Callable[[bytes], int]:
+    return lambda b: int.from_bytes(fn(b)[:8], "big")
+
+
+_TOKEN_HASHES: dict[str, Callable[[bytes], int]] = {
+    "blake2b": lambda b: int.from_bytes(hashlib.blake2b(b, digest_size=8).digest(), "big"),
+    "md5": _digest8(lambda b: hashlib.md5(b, usedforsecurity=False).digest()),
+    "sha1": _digest8(lambda b: hashlib.sha1(b, usedforsecurity=False).digest()),
+    "xxh64": xxhash.xxh64_intdigest,
+    "xxh3": xxhash.xxh3_64_intdigest,
+    "minhash": lambda b: xxhash.xxh3_64_intdigest(b, MINHASH_SEED),
+}
+
+
+def token_hash(name: str, token: bytes) -> int:
+    """Return the 64-bit token hash ``H(token)`` for hash ``name`` (see module docstring)."""
+    return _TOKEN_HASHES[name](token)
+
+
+def fmix64(x: np.ndarray) -> np.ndarray:
+    """Murmur3 64-bit finaliser over a uint64 array (a bijection with full avalanche)."""
+    x = x ^ (x >> _S33)
+    x *= _C1
+    x ^= x >> _S33
+    x *= _C2
+    x ^= x >> _S33
+    return x
+
+
+class _Vocabulary(dict[bytes, int]):
+    """Process-local memo: token -> id, and per hash name an array of token hashes by id.
+
+    Pure cache: results never depend on its contents. Reset when it grows past a limit.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens: list[bytes] = []
+        self.tables: dict[str, np.ndarray] = {}
+
+    def __missing__(self, key: bytes) -> int:
+        i = len(self.tokens)
+        self[key] = i
+        self.tokens.append(key)
+        return i
+
+    def ids(self, tokens: Sequence[bytes]) -> np.ndarray:
+        return np.fromiter(map(self.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+
+    def table(self, name: str) -> np.ndarray:
+        """Token hashes for every known id (computes the ones not yet hashed)."""
+        have = self.tables.get(name)
+        done = 0 if have is None else len(have)
+        if done == len(self.tokens) and have is not None:
+            return have
+        fn = _TOKEN_HASHES[name]
+        new = np.fromiter(
+            map(fn, self.tokens[done:]), dtype=np.uint64, count=len(self.tokens) - done
+        )
+        table = new if have is None else np.concatenate([have, new])
+        self.tables[name] = table
+        return table
+
+
+_vocab = _Vocabulary()
+
+
+def token_hash_arrays(tokens: Sequence[bytes], names: Sequence[str]) -> list[np.ndarray]:
+    """Return, per hash name, the uint64 token hashes of ``tokens`` (memoised by token)."""
+    global _vocab
+    if len(_vocab) > _VOCAB_LIMIT:
+        _vocab = _Vocabulary()
+    ids = _vocab.ids(tokens)
+    return [_vocab.table(name)[ids] for name in names]
+
+
+class Segments:
+    """Token counts of consecutive documents in one concatenated token array."""
+
+    def __init__(self, lengths: np.ndarray) -> None:
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def shingle_counts(self, k: int) -> np.ndarray:
+        """Shingles per document: n-k+1, or 1 if 0 < n < k, or 0 if empty."""
+        n = self.lengths
+        return np.where(n >= k, n - k + 1, np.minimum(n, 1))
+
+
+def shingle_hashes(token_hashes: np.ndarray, seg: Segments, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Chain token hashes into k-shingle hashes for every document at once.
+
+    Returns the concatenated shingle hashes and the number of shingles per document.
+    """
+    counts = seg.shingle_counts(k)
+    if k == 1:
+        return token_hashes, counts
+    total = int(counts.sum())
+    cstarts = np.cumsum(counts) - counts
+    local = np.arange(total, dtype=np.int64) - np.repeat(cstarts, counts)
+    start = np.repeat(seg.starts, counts) + local
+    span = np.repeat(np.minimum(seg.lengths, k), counts)
+    acc = token_hashes[start]
+    last = max(len(token_hashes) - 1, 0)
+    for j in range(1, k):
+        nxt = token_hashes[np.minimum(start + j, last)]
+        acc = np.where(j < span, fmix64(acc * PHI + nxt), acc)
+    return acc, counts

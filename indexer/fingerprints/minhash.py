@@ -1,0 +1,93 @@
+"""MinHash sketches (one-permutation hashing with optimal densification) and similarity.
+
+A sketch has ``size`` values (a power of two). Each shingle hash ``x`` (MinHash family, see
+``features``) falls in bin ``x >> (64 - log2(size))``; a bin keeps the minimum of the
+remaining bits among its shingles, and the stored value is ``bits`` (16 or 32) bits of that
+minimum. An empty bin borrows the value of the first non-empty bin in a fixed pseudo-random
+order of bins specific to it (Shrivastava 2017, "optimal densification"), so that
+``P[values agree] = Jaccard`` for every bin, like ``size`` independent permutations, at the
+cost of one hash and one sort per document. Stored values are b-bit: unrelated values agree
+with probability ``2**-bits``, which :func:`similarity` subtracts out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["pairwise_similarity", "similarity", "sketch_segments", "value_dtype"]
+
+_REM_BITS = 40  # bits of the within-bin remainder kept for ordering (ties: ~2**-40 per pair)
+_DENSIFY_SEED = 0x64656E73  # b"dens"
+_probe_cache: dict[int, np.ndarray] = {}
+
+
+def value_dtype(bits: int) -> type[np.unsignedinteger]:
+    """Numpy dtype of one stored sketch value."""
+    return np.uint16 if bits == 16 else np.uint32
+
+
+def _probe_order(size: int) -> np.ndarray:
+    """(size, size) table: row i is the fixed order in which empty bin i looks for a donor."""
+    table = _probe_cache.get(size)
+    if table is None:
+        rng = np.random.Generator(np.random.PCG64(_DENSIFY_SEED + size))
+        table = np.argsort(rng.random((size, size)), axis=1)
+        _probe_cache[size] = table
+    return table
+
+
+def sketch_segments(h: np.ndarray, counts: np.ndarray, size: int, bits: int) -> np.ndarray:
+    """Sketch every document from its concatenated shingle hashes: an (n_docs, size) array.
+
+    Documents without shingles get an all-zero sketch (they group with nothing anyway).
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    ndocs = len(counts)
+    r = size.bit_length() - 1
+    if ndocs * size >= 1 << (64 - _REM_BITS):
+        raise ValueError("too many documents in one sketch call; split the batch")
+    doc = np.repeat(np.arange(ndocs, dtype=np.uint64), counts)
+    group = doc * np.uint64(size) + (h >> np.uint64(64 - r))
+    rem = (h << np.uint64(r)) >> np.uint64(64 - _REM_BITS)
+    keys = np.sort((group << np.uint64(_REM_BITS)) | rem)
+    groups = keys >> np.uint64(_REM_BITS)
+    want = np.arange(ndocs * size, dtype=np.uint64)
+    pos = np.searchsorted(groups, want)
+    filled = np.zeros(ndocs * size, dtype=bool)
+    inside = pos < len(keys)
+    filled[inside] = groups[pos[inside]] == want[inside]
+    mask = np.uint64((1 << bits) - 1)
+    values = np.zeros(ndocs * size, dtype=np.uint64)
+    values[filled] = keys[pos[filled]] & mask
+    values = values.reshape(ndocs, size)
+    filled = filled.reshape(ndocs, size)
+    dd, ii = np.nonzero(~filled)
+    if len(dd):
+        cand = _probe_order(size)[ii]  # (E, size) donor bins in probe order
+        ok = filled[dd[:, None], cand]
+        donor = cand[np.arange(len(dd)), ok.argmax(axis=1)]
+        values[dd, ii] = np.where(ok.any(axis=1), values[dd, donor], 0)
+    return values.astype(value_dtype(bits))
+
+
+def _bits_of(a: np.ndarray) -> int:
+    return a.dtype.itemsize * 8
+
+
+def similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray | float:
+    """Estimated Jaccard between sketches (broadcasts over leading axes).
+
+    The fraction of equal values, corrected for chance agreement of b-bit values and
+    clipped to [0, 1].
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    chance = 2.0 ** -_bits_of(a)
+    agree = np.mean(a == b, axis=-1)
+    est = np.clip((agree - chance) / (1.0 - chance), 0.0, 1.0)
+    return float(est) if np.ndim(est) == 0 else est
+
+
+def pairwise_similarity(m: np.ndarray) -> np.ndarray:
+    """(n, n) estimated Jaccard between every pair of rows of an (n, size) sketch array."""
+    m = np.asarray(m)
+    return np.asarray(similarity(m[:, None, :], m[None, :, :]))

@@ -1,0 +1,205 @@
+"""The versioned fingerprint record and its Elasticsearch object (field ``collapse_fp``).
+
+Stored shape, produced by :meth:`FingerprintRecord.to_es`::
+
+    {"version": "sh1-k4-blake2b-count-b8-mh64x16k4",
+     "simhash": <int64>,          # ES long: the 64 bits read as signed two's complement
+     "block_0": "9d", ..., "block_{B-1}": "93",   # lowercase hex, block 0 = low bits
+     "minhash": "<base64>",       # ES binary (stored, not indexed)
+     "exact_key": "<sha256 hex>",
+     "token_count": 1234}
+
+``simhash``: unsigned ``u`` is stored as ``u - 2**64`` when ``u >= 2**63`` (see ``bits``).
+``minhash``: the sketch packed as little-endian unsigned integers of ``minhash_bits`` bits
+(``<u2`` or ``<u4``), ``minhash_size`` of them, then base64 (RFC 4648, with padding).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from indexer.fingerprints.bits import to_signed, to_unsigned
+from indexer.fingerprints.blocks import block_hex, split, split_many
+from indexer.fingerprints.minhash import value_dtype
+from indexer.fingerprints.params import FingerprintParams
+
+__all__ = ["FingerprintArrays", "FingerprintRecord", "decode_many", "pack_minhash", "unpack_minhash"]
+
+
+def pack_minhash(values: np.ndarray | Sequence[int], bits: int) -> str:
+    """Sketch -> base64 of its little-endian packed values."""
+    le = np.dtype(value_dtype(bits)).newbyteorder("<")
+    return base64.b64encode(np.asarray(values, dtype=le).tobytes()).decode("ascii")
+
+
+def unpack_minhash(data: str, bits: int) -> np.ndarray:
+    """base64 of packed little-endian values -> sketch array (native byte order)."""
+    le = np.dtype(value_dtype(bits)).newbyteorder("<")
+    return np.frombuffer(base64.b64decode(data), dtype=le).astype(value_dtype(bits))
+
+
+class FingerprintRecord(BaseModel):
+    """All fingerprint values of one document, with the parameters that produced them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    simhash: int = Field(ge=0, lt=1 << 64, description="unsigned SimHash-64")
+    blocks: list[int] = Field(description="SimHash blocks, block 0 = least significant bits")
+    minhash: list[int] = Field(description="b-bit MinHash sketch")
+    exact_key: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the token sequence")
+    token_count: int = Field(ge=0)
+    version: str
+    params: FingerprintParams
+
+    @model_validator(mode="after")
+    def _consistent(self) -> FingerprintRecord:
+        p = self.params
+        if self.version != p.version:
+            raise ValueError(f"version {self.version!r} does not match params {p.version!r}")
+        if self.blocks != split(self.simhash, p.blocks):
+            raise ValueError("blocks do not match simhash")
+        if len(self.minhash) != p.minhash_size:
+            raise ValueError(f"minhash has {len(self.minhash)} values, expected {p.minhash_size}")
+        if any(not 0 <= v < 1 << p.minhash_bits for v in self.minhash):
+            raise ValueError(f"minhash values must fit in {p.minhash_bits} bits")
+        return self
+
+    @property
+    def simhash_hex(self) -> str:
+        """SimHash as 16 lowercase hex digits."""
+        return format(self.simhash, "016x")
+
+    @property
+    def short(self) -> bool:
+        """Too few tokens for a stable SimHash: group by exact key only (never if empty)."""
+        return self.token_count < self.params.min_tokens
+
+    def to_es(self) -> dict[str, Any]:
+        """The ``collapse_fp`` object stored in Elasticsearch (shape in the module docstring)."""
+        doc: dict[str, Any] = {"version": self.version, "simhash": to_signed(self.simhash)}
+        for i, b in enumerate(self.blocks):
+            doc[f"block_{i}"] = block_hex(b, self.params.blocks)
+        doc["minhash"] = pack_minhash(self.minhash, self.params.minhash_bits)
+        doc["exact_key"] = self.exact_key
+        doc["token_count"] = self.token_count
+        return doc
+
+    @classmethod
+    def from_es(cls, doc: dict[str, Any], *, min_tokens: int = 50) -> FingerprintRecord:
+        """Rebuild a record from a stored ``collapse_fp`` object (ValueError if malformed)."""
+        params = FingerprintParams.from_version(doc["version"], min_tokens=min_tokens)
+        simhash = to_unsigned(int(doc["simhash"]))
+        blocks = [int(doc[f"block_{i}"], 16) for i in range(params.blocks)]
+        if blocks != split(simhash, params.blocks):
+            raise ValueError("stored blocks do not match stored simhash")
+        return cls(
+            simhash=simhash,
+            blocks=blocks,
+            minhash=unpack_minhash(doc["minhash"], params.minhash_bits).tolist(),
+            exact_key=doc["exact_key"],
+            token_count=int(doc["token_count"]),
+            version=doc["version"],
+            params=params,
+        )
+
+
+@dataclass(frozen=True)
+class FingerprintArrays:
+    """Fingerprints of n documents as arrays, for batch indexing and query-time grouping.
+
+    ``present`` is False for documents lacking a usable fingerprint (no ``collapse_fp``, or
+    another version); their other entries are zero/empty and must be ignored.
+    """
+
+    params: FingerprintParams
+    simhash: np.ndarray  # (n,) uint64
+    minhash: np.ndarray  # (n, minhash_size) uint16 | uint32
+    exact_keys: list[str]  # n hex strings ("" when not present)
+    token_count: np.ndarray  # (n,) int64
+    present: np.ndarray  # (n,) bool
+
+    def __len__(self) -> int:
+        return len(self.simhash)
+
+    @property
+    def short(self) -> np.ndarray:
+        """(n,) bool: below ``min_tokens``, group by exact key only."""
+        return self.token_count < self.params.min_tokens
+
+    @property
+    def empty(self) -> np.ndarray:
+        """(n,) bool: no tokens at all; such documents group with nothing."""
+        return self.token_count == 0
+
+    @property
+    def blocks(self) -> np.ndarray:
+        """(n, B) uint64 SimHash blocks."""
+        return split_many(self.simhash, self.params.blocks)
+
+    def record(self, i: int) -> FingerprintRecord:
+        """Record of document ``i`` (built without re-validation: values are ours)."""
+        p = self.params
+        simhash = int(self.simhash[i])
+        return FingerprintRecord.model_construct(
+            simhash=simhash,
+            blocks=split(simhash, p.blocks),
+            minhash=self.minhash[i].tolist(),
+            exact_key=self.exact_keys[i],
+            token_count=int(self.token_count[i]),
+            version=p.version,
+            params=p,
+        )
+
+    def records(self) -> list[FingerprintRecord]:
+        """All records, in order."""
+        return [self.record(i) for i in range(len(self))]
+
+
+def decode_many(
+    docs: Sequence[dict[str, Any] | None], params: FingerprintParams | None = None
+) -> FingerprintArrays:
+    """Decode a page of stored ``collapse_fp`` objects into arrays in one pass.
+
+    Entries that are None, of a version other than ``params.version`` (default params if
+    not given), or malformed are marked not present.
+    """
+    p = params or FingerprintParams()
+    n = len(docs)
+    simhash = np.zeros(n, dtype=np.int64)
+    token_count = np.zeros(n, dtype=np.int64)
+    present = np.zeros(n, dtype=bool)
+    keys = [""] * n
+    nbytes = p.minhash_size * p.minhash_bits // 8
+    blobs = [b"\0" * nbytes] * n
+    for i, doc in enumerate(docs):
+        if not doc or doc.get("version") != p.version:
+            continue
+        try:
+            blob = base64.b64decode(doc["minhash"], validate=True)
+            if len(blob) != nbytes:
+                continue
+            simhash[i] = int(doc["simhash"])
+            token_count[i] = int(doc["token_count"])
+            keys[i] = str(doc["exact_key"])
+        except (KeyError, TypeError, ValueError, OverflowError):
+            simhash[i] = token_count[i] = 0
+            keys[i] = ""
+            continue
+        blobs[i] = blob
+        present[i] = True
+    le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
+    minhash = np.frombuffer(b"".join(blobs), dtype=le).reshape(n, p.minhash_size)
+    return FingerprintArrays(
+        params=p,
+        simhash=simhash.view(np.uint64),
+        minhash=minhash.astype(value_dtype(p.minhash_bits)),
+        exact_keys=keys,
+        token_count=token_count,
+        present=present,
+    )
