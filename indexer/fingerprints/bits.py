@@ -30,7 +30,9 @@ def popcount64(x: np.ndarray) -> np.ndarray:
 
 def hamming(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
     """Hamming distance between fingerprints; broadcasts like ``a ^ b``."""
-    return popcount64(np.bitwise_xor(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64)))
+    return popcount64(
+        np.bitwise_xor(np.asarray(a, dtype=np.uint64), np.asarray(b, dtype=np.uint64))
+    )
 
 
 def pairwise_hamming(x: np.ndarray) -> np.ndarray:

@@ -9,7 +9,8 @@ cover Hamming distance 3, eight 8-bit blocks cover 7.
 
 Not promised: a shared block says nothing about the distance (two unrelated fingerprints
 share a given 8-bit block with probability 1/256, some one of eight about 3% of the time),
-and pairs further apart than ``B - 1`` bits may share none. A shared block only makes a *candidate*; verification decides.
+and pairs further apart than ``B - 1`` bits may share none. A shared block only makes a
+*candidate*; verification decides.
 """
 
 from __future__ import annotations

@@ -52,13 +52,17 @@ def _arrays_for(tokens: list[list[bytes]], p: FingerprintParams) -> tuple[np.nda
     return simhash, sketch
 
 
-def fingerprint_arrays(texts: Sequence[str], params: FingerprintParams = _DEFAULT) -> FingerprintArrays:
+def fingerprint_arrays(
+    texts: Sequence[str], params: FingerprintParams = _DEFAULT
+) -> FingerprintArrays:
     """Fingerprint many texts into arrays (the fast form; ``present`` is all True)."""
     tokens = [token_bytes(t) for t in texts]
     keys = [hashlib.sha256(b" ".join(t)).hexdigest() for t in tokens]
     n = len(tokens)
     simhash = np.zeros(n, dtype=np.uint64)
-    sketch = np.zeros((n, params.minhash_size), dtype=np.uint16 if params.minhash_bits == 16 else np.uint32)
+    sketch = np.zeros(
+        (n, params.minhash_size), dtype=np.uint16 if params.minhash_bits == 16 else np.uint32
+    )
     for a, b in _chunks(tokens):
         simhash[a:b], sketch[a:b] = _arrays_for(tokens[a:b], params)
     return FingerprintArrays(
@@ -71,7 +75,9 @@ def fingerprint_arrays(texts: Sequence[str], params: FingerprintParams = _DEFAUL
     )
 
 
-def fingerprint_batch(texts: Sequence[str], params: FingerprintParams = _DEFAULT) -> list[FingerprintRecord]:
+def fingerprint_batch(
+    texts: Sequence[str], params: FingerprintParams = _DEFAULT
+) -> list[FingerprintRecord]:
     """Fingerprint many texts; equals ``[fingerprint(t, params) for t in texts]``."""
     return fingerprint_arrays(texts, params).records()
 

@@ -132,7 +132,9 @@ class Segments:
         return np.where(n >= k, n - k + 1, np.minimum(n, 1))
 
 
-def shingle_hashes(token_hashes: np.ndarray, seg: Segments, k: int) -> tuple[np.ndarray, np.ndarray]:
+def shingle_hashes(
+    token_hashes: np.ndarray, seg: Segments, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Chain token hashes into k-shingle hashes for every document at once.
 
     Returns the concatenated shingle hashes and the number of shingles per document.

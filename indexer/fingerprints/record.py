@@ -29,7 +29,13 @@ from indexer.fingerprints.blocks import block_hex, split, split_many
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.params import FingerprintParams
 
-__all__ = ["FingerprintArrays", "FingerprintRecord", "decode_many", "pack_minhash", "unpack_minhash"]
+__all__ = [
+    "FingerprintArrays",
+    "FingerprintRecord",
+    "decode_many",
+    "pack_minhash",
+    "unpack_minhash",
+]
 
 
 def pack_minhash(values: np.ndarray | Sequence[int], bits: int) -> str:
