@@ -13,7 +13,11 @@ from collections.abc import Sequence
 __all__ = ["jaccard", "normalize", "shingle_set", "shingles", "token_bytes", "tokenize"]
 
 _WORD = re.compile(r"\w+")
-_WORD_BYTES = re.compile(rb"\w+")
+# ASCII fast path: lower-case letters, keep [0-9_a-z], every other byte becomes a space.
+_ASCII_WORDS = bytes(
+    (c | 0x20) if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95) else 32
+    for c in range(256)
+)
 
 
 def normalize(text: str) -> str:
@@ -32,13 +36,13 @@ def tokenize(text: str) -> list[str]:
 def token_bytes(text: str) -> list[bytes]:
     """Return the tokens of :func:`tokenize` as UTF-8 bytes (the hot-path form).
 
-    ASCII text takes a bytes regex, which matches exactly the same tokens as the
-    Unicode pattern on ASCII input and avoids a separate encode per token.
+    ASCII text (where NFKC is the identity, case folding is lower-casing and ``\\w`` is
+    ``[0-9A-Za-z_]``) takes one ``bytes.translate`` and ``split``, which yields exactly the
+    tokens of the regex several times faster. Other text goes through :func:`tokenize`.
     """
-    norm = normalize(text)
-    if norm.isascii():
-        return _WORD_BYTES.findall(norm.encode("ascii"))
-    return [t.encode("utf-8") for t in _WORD.findall(norm)]
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORDS).split()
+    return [t.encode("utf-8") for t in _WORD.findall(normalize(text))]
 
 
 def shingles(tokens: Sequence[str], k: int) -> list[str]:
