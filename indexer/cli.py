@@ -63,6 +63,12 @@ def _read_inputs(texts: tuple[str, ...], files: tuple[Path, ...]) -> list[str]:
     show_default=True,
     help="Number of SimHash blocks.",
 )
+@click.option(
+    "--minhash-shingle",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="MinHash shingle length in words [default: same as --shingle].",
+)
 @click.option("--compare", is_flag=True, help="Compare exactly two texts.")
 def fingerprint(
     texts: tuple[str, ...],
