@@ -19,6 +19,11 @@ def main(host: str, port: int, workers: int, es_url: str | None, log_level: str)
 
     if es_url:
         os.environ["ES_URL"] = es_url
+    if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # Each worker is a process: they share metrics through files (see collapse.metrics).
+        import tempfile
+
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="collapse-metrics-")
     uvicorn.run(
         "collapse.app:create_app",
         factory=True,
@@ -26,6 +31,7 @@ def main(host: str, port: int, workers: int, es_url: str | None, log_level: str)
         port=port,
         workers=workers,
         log_level=log_level,
+        access_log=False,  # collapse.middleware.request_id writes JSON access lines instead
     )
 
 

@@ -6,10 +6,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from collapse.errors import ProxyError
-from collapse.routes import passthrough
+from collapse import logging as json_logging
+from collapse import middleware
+from collapse.errors import BadRequest, ProxyError
+from collapse.routes import admin, health, passthrough
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
 
@@ -38,5 +41,29 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def _proxy_error(_: Request, exc: ProxyError) -> JSONResponse:
         return exc.response()
 
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return BadRequest(_validation_reason(exc)).response()
+
+    @app.exception_handler(Exception)
+    async def _internal_error(_: Request, exc: Exception) -> JSONResponse:
+        # Logged with its traceback by middleware.request_id; the client sees no traceback.
+        return ProxyError(f"internal error of the proxy ({type(exc).__name__})").response()
+
+    json_logging.configure(settings)
+    middleware.install(app, settings)
+    app.include_router(health.router)
+
     app.include_router(passthrough.router)
+    if settings.admin_passthrough:
+        app.include_router(admin.router)  # a catch-all: keep it the last router
     return app
+
+
+def _validation_reason(exc: RequestValidationError) -> str:
+    """One readable line from FastAPI's validation errors: where and what."""
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(part) for part in error.get("loc", ()) if part != "body")
+        parts.append(f"{where or 'request'}: {error.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"

@@ -2,7 +2,9 @@
 
     ProxyError                      {"error": {"type", "reason", ...}, "status": N}
     ├── BadRequest          400     malformed JSON, invalid collapse_* parameter
-    ├── Forbidden           403     endpoint outside the allowlist
+    ├── Unauthorized        401     write endpoint without an API key
+    ├── Forbidden           403     endpoint outside the allowlist, or a wrong API key
+    ├── PayloadTooLarge     413     request body above ``max_body_bytes``
     ├── UpstreamUnavailable 503     Elasticsearch refused the connection or is unreachable
     └── UpstreamTimeout     504     Elasticsearch did not answer in time
 
@@ -48,6 +50,21 @@ class BadRequest(ProxyError):
 class Forbidden(ProxyError):
     status_code = 403
     error_type = "security_exception"
+
+
+class Unauthorized(ProxyError):
+    status_code = 401
+    error_type = "security_exception"
+
+    def response(self) -> JSONResponse:
+        answer = super().response()
+        answer.headers["WWW-Authenticate"] = 'ApiKey realm="neardup-collapse"'
+        return answer
+
+
+class PayloadTooLarge(ProxyError):
+    status_code = 413
+    error_type = "content_too_long_exception"
 
 
 class UpstreamUnavailable(ProxyError):

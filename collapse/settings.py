@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -25,6 +25,32 @@ class Settings(BaseSettings):
     es_connect_timeout: float = Field(2.0, gt=0, description="Seconds to open a connection.")
     es_timeout: float = Field(30.0, gt=0, description="Seconds to wait for an answer.")
     es_max_connections: int = Field(100, ge=1, description="Pooled connections per process.")
+    # Reliability, security and observability (issue 7).
+    es_retries: int = Field(
+        2, ge=0, le=5, description="Extra rounds over the nodes for reads that fail to connect."
+    )
+    es_retry_backoff: float = Field(
+        0.1, ge=0, le=5, description="Base seconds of the jittered back-off between rounds."
+    )
+    max_body_bytes: int = Field(
+        10 * 1024 * 1024, ge=1, description="Largest request body accepted (413 above)."
+    )
+    admin_passthrough: bool = Field(
+        False, description="Forward requests outside the allowlist unchanged instead of 403."
+    )
+    write_api_key: SecretStr | None = Field(
+        None, description="Key that write endpoints require in X-API-Key; unset: writes answer 403."
+    )
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Origins allowed by CORS, comma-separated; none default."
+    )
+    ready_indices: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Indices /ready checks for the collapse_fp mapping; empty: any index will do.",
+    )
+    collapse_time_budget_ms: int = Field(
+        1000, ge=1, description="Past this, collapsing gives up and answers degraded (uncollapsed)."
+    )
 
     @field_validator("es_url", mode="before")
     @classmethod
@@ -35,6 +61,13 @@ class Settings(BaseSettings):
             if not value:
                 raise ValueError("ES_URL names no node")
             return [str(url).rstrip("/") for url in value]
+        return value
+
+    @field_validator("cors_origins", "ready_indices", mode="before")
+    @classmethod
+    def _split_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
 

@@ -4,17 +4,60 @@
 returns Elasticsearch's answer untouched. Connection failures move on to the next node; when
 every node refuses, ``UpstreamUnavailable`` (503); when a node stalls, ``UpstreamTimeout`` (504).
 Elasticsearch's own error answers are returned as they are, never raised.
+
+Retries, only where safe: a connection that could not be opened moves on to the next node for
+any request (nothing was sent). Idempotent reads (GET/HEAD, and POST to ``_search``, ``_msearch``,
+``_count``, ...) also move on after a connection that broke before the answer, and when every
+node failed they try all nodes again, at most ``es_retries`` more rounds, after a jittered
+exponential back-off (``es_retry_backoff`` × 2^round × uniform(0.5, 1.5)). A timeout waiting
+for an answer is never retried: it answers 504 within ``es_timeout``.
+
+Every request carries the proxy's request id as ``X-Opaque-Id`` (``collapse.logging``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import random
+import time
 from collections.abc import Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from collapse.errors import UpstreamTimeout, UpstreamUnavailable
+from collapse.logging import current_request_id
+from collapse.metrics import UPSTREAM_LATENCY, UPSTREAM_REQUESTS, UPSTREAM_RETRIES, endpoint_of
 from collapse.settings import Settings
+
+#: POST endpoints that only read, so that sending them again is safe.
+READ_ONLY_POST_ENDPOINTS = frozenset(
+    {"_search", "_msearch", "_count", "_mget", "_field_caps", "_validate", "_explain", "_collapse"}
+)
+
+
+def is_idempotent_read(method: str, path: str) -> bool:
+    """True when sending the request twice cannot change anything in Elasticsearch."""
+    method = method.upper()
+    if method in ("GET", "HEAD"):
+        return True
+    if method != "POST":
+        return False
+    segments = path.split("?", 1)[0].strip("/").split("/")
+    return any(segment in READ_ONLY_POST_ENDPOINTS for segment in segments[-2:])
+
+
+def display_url(url: str) -> str:
+    """A node URL without its user and password, for error messages and logs."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
 
 #: Request headers passed on to Elasticsearch; everything else (cookies, hop-by-hop) stays here.
 FORWARDED_REQUEST_HEADERS = frozenset(
@@ -41,6 +84,8 @@ class Upstream:
 
     def __init__(self, settings: Settings) -> None:
         self.nodes = list(settings.es_url)
+        self.retries = settings.es_retries
+        self.retry_backoff = settings.es_retry_backoff
         self._next_node = itertools.cycle(range(len(self.nodes)))
         self.client = httpx.AsyncClient(
             timeout=httpx.Timeout(settings.es_timeout, connect=settings.es_connect_timeout),
@@ -63,25 +108,55 @@ class Upstream:
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
-        """Send one request, trying each node once on connection failure."""
-        start = next(self._next_node)
+        """Send one request: each node once on connection failure, more rounds for reads."""
+        headers = httpx.Headers(headers or {})
+        request_id = current_request_id()
+        if request_id:
+            headers["x-opaque-id"] = request_id
+        endpoint = endpoint_of(path)
+        idempotent = is_idempotent_read(method, path)
+        rounds = 1 + (self.retries if idempotent else 0)
         last_error: Exception | None = None
-        for offset in range(len(self.nodes)):
-            node = self.nodes[(start + offset) % len(self.nodes)]
-            try:
-                return await self.client.request(
-                    method, node + path, params=params, content=content, headers=headers
-                )
-            except httpx.TimeoutException as exc:
-                if isinstance(exc, httpx.ConnectTimeout):
+        for round_ in range(rounds):
+            if round_:
+                UPSTREAM_RETRIES.labels(endpoint=endpoint).inc()
+                delay = self.retry_backoff * (2 ** (round_ - 1)) * random.uniform(0.5, 1.5)
+                await asyncio.sleep(delay)
+            start = next(self._next_node)
+            for offset in range(len(self.nodes)):
+                node = self.nodes[(start + offset) % len(self.nodes)]
+                began = time.perf_counter()
+                try:
+                    answer = await self.client.request(
+                        method, node + path, params=params, content=content, headers=headers
+                    )
+                except httpx.TimeoutException as exc:
+                    UPSTREAM_LATENCY.labels(endpoint=endpoint).observe(time.perf_counter() - began)
+                    if isinstance(exc, httpx.ConnectTimeout):
+                        last_error = exc
+                        continue
+                    UPSTREAM_REQUESTS.labels(endpoint=endpoint, status="timeout").inc()
+                    raise UpstreamTimeout(
+                        f"Elasticsearch at {display_url(node)} did not answer within the "
+                        "configured timeout"
+                    ) from exc
+                except httpx.ConnectError as exc:
                     last_error = exc
                     continue
-                raise UpstreamTimeout(
-                    f"Elasticsearch at {node} did not answer within the configured timeout"
-                ) from exc
-            except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError) as exc:
-                last_error = exc
+                except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                    # The request may have reached Elasticsearch: only reads go on elsewhere.
+                    last_error = exc
+                    if idempotent:
+                        continue
+                    break
+                UPSTREAM_LATENCY.labels(endpoint=endpoint).observe(time.perf_counter() - began)
+                UPSTREAM_REQUESTS.labels(endpoint=endpoint, status=str(answer.status_code)).inc()
+                return answer
+            else:
                 continue
+            break
+        UPSTREAM_REQUESTS.labels(endpoint=endpoint, status="unavailable").inc()
+        nodes = ", ".join(display_url(node) for node in self.nodes)
         raise UpstreamUnavailable(
-            f"Elasticsearch is unreachable ({', '.join(self.nodes)}): {last_error}"
+            f"Elasticsearch is unreachable ({nodes}): {type(last_error).__name__}: {last_error}"
         ) from last_error

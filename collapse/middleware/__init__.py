@@ -1,0 +1,44 @@
+"""The proxy's ASGI middleware, one per module, installed in a fixed order by ``install``.
+
+Outermost first, as a request meets them:
+
+    RequestIdMiddleware      request id (X-Request-Id / X-Opaque-Id), one JSON access-log line
+    MetricsMiddleware        request count and latency by route template and status
+    CORSMiddleware           only when ``cors_origins`` is configured (closed by default)
+    AccessControlMiddleware  allowlist (403), API key on write endpoints (401/403)
+    BodySizeLimitMiddleware  413 above ``max_body_bytes``
+
+so that denied, oversized and failed requests are logged and counted like the others.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from collapse.middleware.access import AccessControlMiddleware
+from collapse.middleware.body_limit import BodySizeLimitMiddleware
+from collapse.middleware.cors import add_cors
+from collapse.middleware.metrics import MetricsMiddleware
+from collapse.middleware.request_id import RequestIdMiddleware
+from collapse.settings import Settings
+
+__all__ = [
+    "AccessControlMiddleware",
+    "BodySizeLimitMiddleware",
+    "MetricsMiddleware",
+    "RequestIdMiddleware",
+    "install",
+]
+
+
+def install(app: FastAPI, settings: Settings) -> None:
+    """Add the middleware to ``app`` (Starlette runs the last added outermost)."""
+    app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        AccessControlMiddleware,
+        admin_passthrough=settings.admin_passthrough,
+        write_api_key=settings.write_api_key,
+    )
+    add_cors(app, settings.cors_origins)
+    app.add_middleware(MetricsMiddleware)
+    app.add_middleware(RequestIdMiddleware)

@@ -1,0 +1,91 @@
+"""A request id for every request, echoed back, sent upstream, and one JSON access-log line.
+
+The id is the client's ``X-Request-Id`` or ``X-Opaque-Id`` when it is a short token, otherwise
+a new random one. It is answered in ``X-Request-Id``, kept in ``collapse.logging.request_id_var``
+for every log line of the request, and sent to Elasticsearch as ``X-Opaque-Id`` by
+``collapse.upstream``. The access-log line (logger ``collapse.access``) has method, path, status,
+duration and client address; never headers, bodies or the query string's values.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from collapse.logging import request_id_var
+
+REQUEST_ID_HEADERS = (b"x-request-id", b"x-opaque-id")
+_VALID_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
+
+access_log = logging.getLogger("collapse.access")
+error_log = logging.getLogger("collapse.error")
+
+
+def incoming_request_id(scope: Scope) -> str | None:
+    """The client's request id, if it sent a usable one."""
+    for name, value in scope["headers"]:
+        if name in REQUEST_ID_HEADERS:
+            text = value.decode("latin-1")
+            if _VALID_ID.fullmatch(text):
+                return text
+    return None
+
+
+class RequestIdMiddleware:
+    """Assigns the request id and writes the access-log line when the answer is complete."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = incoming_request_id(scope) or uuid.uuid4().hex
+        token = request_id_var.set(request_id)
+        scope.setdefault("state", {})["request_id"] = request_id
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = MutableHeaders(scope=message)
+                headers["X-Request-Id"] = request_id
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception:
+            error_log.exception("unhandled error", extra={"path": scope["path"]})
+            raise
+        finally:
+            client = scope.get("client")
+            access_log.info(
+                "%s %s %d",
+                scope["method"],
+                scope["path"],
+                status,
+                extra={
+                    "method": scope["method"],
+                    "path": scope["path"],
+                    "query_keys": _query_keys(scope),
+                    "status": status,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "client": client[0] if client else None,
+                    "route": getattr(scope.get("route"), "path", None),
+                },
+            )
+            request_id_var.reset(token)
+
+
+def _query_keys(scope: Scope) -> list[str]:
+    """The names (never the values) of the query-string parameters."""
+    raw = scope.get("query_string", b"").decode("latin-1")
+    return sorted({part.split("=", 1)[0][:64] for part in raw.split("&") if part})
