@@ -1,0 +1,1 @@
+"""Quality benchmark: labelled near-duplicate corpus, end-to-end run through the proxy, scores."""
