@@ -133,3 +133,10 @@ def fingerprint(
                 indent=2,
             )
         )
+
+
+from indexer.commands.ingest import ingest_command  # noqa: E402
+from indexer.commands.init import init_command  # noqa: E402
+
+main.add_command(init_command)
+main.add_command(ingest_command)

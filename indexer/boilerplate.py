@@ -1,0 +1,194 @@
+"""Per-host boilerplate: shingles on too many of one host's pages are furniture, not content.
+
+A host's *model* is two sorted sets of shingle hashes, one per hash family (the SimHash
+features and the MinHash features, see ``indexer.fingerprints.features``), that occur on
+more than ``min_share`` of the host's pages. They are left out of that host's SimHash and
+MinHash sketch; the exact key and token count stay those of the full text.
+
+The literal rule removes content too (a host of license texts, where the shared text IS the
+content; common wording on a host with few pages), so it is guarded:
+
+* ``min_pages``: a host with fewer pages gets no model (5% of 10 pages is one page);
+* ``min_docs``: a shingle must be on at least this many pages as well as on > ``min_share``;
+* ``max_removed``: a document that would lose more than this share of its shingles is
+  fingerprinted whole: there the "template" is the document.
+
+:func:`fingerprint_excluding` equals ``fingerprint_arrays`` for documents without a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerprint_arrays
+from indexer.fingerprints.features import Segments, shingle_hashes, token_hash_arrays
+from indexer.fingerprints.minhash import sketch_segments
+from indexer.fingerprints.simhash import simhash_segments
+from indexer.text import token_bytes
+
+__all__ = [
+    "BoilerplateConfig",
+    "HostModel",
+    "Learner",
+    "doc_shingle_sets",
+    "fingerprint_excluding",
+]
+
+
+class BoilerplateConfig(BaseModel):
+    """When a shingle counts as a host's furniture, and the guards on removing it."""
+
+    min_share: float = Field(0.05, gt=0, le=1, description="on more than this share of pages")
+    min_pages: int = Field(20, ge=1, description="hosts with fewer pages get no model")
+    min_docs: int = Field(3, ge=1, description="and on at least this many pages")
+    max_removed: float = Field(
+        0.5, ge=0, le=1, description="documents losing more of their shingles stay whole"
+    )
+    max_hashes: int = Field(200_000, ge=1, description="cap on a host model's size")
+
+
+@dataclass(frozen=True)
+class HostModel:
+    """The furniture of one host: sorted unique shingle hashes per hash family."""
+
+    host: str
+    pages: int
+    simhash_hashes: np.ndarray  # sorted uint64
+    minhash_hashes: np.ndarray  # sorted uint64
+
+    def __len__(self) -> int:
+        return len(self.simhash_hashes)
+
+
+def _features(
+    texts: Sequence[str], p: FingerprintParams
+) -> tuple[Segments, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[list[bytes]]]:
+    tokens = [token_bytes(t) for t in texts]
+    seg = Segments(np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)))
+    sim_tok, min_tok = token_hash_arrays(list(chain.from_iterable(tokens)), (p.hash, "minhash"))
+    sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
+    mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
+    return seg, sh, scounts, mh, mcounts, tokens
+
+
+def _split(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
+    return np.split(h, np.cumsum(counts)[:-1]) if len(counts) else []
+
+
+def doc_shingle_sets(
+    texts: Sequence[str], params: FingerprintParams
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per text: unique SimHash-family and MinHash-family shingle hashes (learning input)."""
+    _, sh, scounts, mh, mcounts, _ = _features(texts, params)
+    return [
+        (np.unique(a), np.unique(b))
+        for a, b in zip(_split(sh, scounts), _split(mh, mcounts), strict=True)
+    ]
+
+
+class Learner:
+    """Accumulates per-host page counts and shingle document frequencies, then builds models."""
+
+    def __init__(self, config: BoilerplateConfig) -> None:
+        self.config = config
+        self._sim: dict[str, list[np.ndarray]] = {}
+        self._min: dict[str, list[np.ndarray]] = {}
+
+    def add(self, host: str, sim_unique: np.ndarray, min_unique: np.ndarray) -> None:
+        """Record one page of ``host`` (its unique shingle hashes)."""
+        self._sim.setdefault(host, []).append(sim_unique)
+        self._min.setdefault(host, []).append(min_unique)
+
+    def pages(self, host: str) -> int:
+        return len(self._sim.get(host, ()))
+
+    def _frequent(self, arrays: list[np.ndarray]) -> np.ndarray:
+        if not arrays:
+            return np.zeros(0, dtype=np.uint64)
+        values, df = np.unique(np.concatenate(arrays), return_counts=True)
+        need = max(self.config.min_docs, int(np.floor(self.config.min_share * len(arrays))) + 1)
+        frequent = values[df >= need]
+        if len(frequent) > self.config.max_hashes:
+            frequent = frequent[np.argsort(-df[df >= need], kind="stable")][
+                : self.config.max_hashes
+            ]
+            frequent.sort()
+        return frequent.astype(np.uint64)
+
+    def models(self) -> dict[str, HostModel]:
+        """A model per host with at least ``min_pages`` pages and some furniture."""
+        out: dict[str, HostModel] = {}
+        for host, sims in self._sim.items():
+            if len(sims) < self.config.min_pages:
+                continue
+            sim = self._frequent(sims)
+            if len(sim) == 0:
+                continue
+            out[host] = HostModel(host, len(sims), sim, self._frequent(self._min[host]))
+        return out
+
+
+def fingerprint_excluding(
+    texts: Sequence[str],
+    params: FingerprintParams,
+    models: Sequence[HostModel | None],
+    max_removed: float = 0.5,
+) -> tuple[FingerprintArrays, np.ndarray]:
+    """Fingerprint ``texts``, leaving each document's host furniture out (``models[i]``).
+
+    Returns the arrays and, per document, the share of its SimHash shingles removed (0 when
+    no model applied, including documents kept whole by the ``max_removed`` guard).
+    """
+    n = len(texts)
+    if not any(m is not None and len(m) for m in models):
+        return fingerprint_arrays(texts, params), np.zeros(n)
+    _, sh, scounts, mh, mcounts, tokens = _features(texts, params)
+    skeep = np.ones(len(sh), dtype=bool)
+    mkeep = np.ones(len(mh), dtype=bool)
+    removed = np.zeros(n)
+    sstart = np.cumsum(scounts) - scounts
+    mstart = np.cumsum(mcounts) - mcounts
+    for i, model in enumerate(models):
+        if model is None or scounts[i] == 0:
+            continue
+        a, b = sstart[i], sstart[i] + scounts[i]
+        hit = np.isin(sh[a:b], model.simhash_hashes)
+        share = float(hit.mean())
+        if share == 0 or share > max_removed:
+            continue
+        skeep[a:b] = ~hit
+        c, d = mstart[i], mstart[i] + mcounts[i]
+        mhit = np.isin(mh[c:d], model.minhash_hashes)
+        if mhit.mean() <= max_removed:
+            mkeep[c:d] = ~mhit
+        removed[i] = share
+    doc_s = np.repeat(np.arange(n), scounts)
+    doc_m = np.repeat(np.arange(n), mcounts)
+    new_s = np.bincount(doc_s[skeep], minlength=n)
+    new_m = np.bincount(doc_m[mkeep], minlength=n)
+    simhash = simhash_segments(sh[skeep], new_s, presence=params.weights == "presence")
+    sketch = sketch_segments(mh[mkeep], new_m, params.minhash_size, params.minhash_bits)
+    arrays = FingerprintArrays(
+        params=params,
+        simhash=simhash,
+        minhash=sketch,
+        exact_keys=[hashlib.sha256(b" ".join(t)).hexdigest() for t in tokens],
+        token_count=np.fromiter(map(len, tokens), dtype=np.int64, count=n),
+        present=np.ones(n, dtype=bool),
+    )
+    return arrays, removed
+
+
+def merge_models(*sources: Iterable[HostModel]) -> dict[str, HostModel]:
+    """Later sources win per host (e.g. stored models, then freshly learned ones)."""
+    out: dict[str, HostModel] = {}
+    for models in sources:
+        for m in models:
+            out[m.host] = m
+    return out

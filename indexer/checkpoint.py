@@ -1,0 +1,68 @@
+"""Resume state of an ingestion: the inputs, and how many of their documents are settled.
+
+``done`` is a watermark over the global input sequence: every document numbered below it
+was acknowledged by Elasticsearch or written to the rejects file. ``--resume`` skips them;
+documents after the watermark may have been sent before the kill and are sent again under
+the same stable id, so the index still holds each document exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from indexer.sources import InputSpec
+
+__all__ = ["Checkpoint", "ResumeMismatch", "SeqWatermark"]
+
+
+class ResumeMismatch(Exception):
+    """The inputs changed since the interrupted run; resuming would skip the wrong documents."""
+
+
+class Checkpoint(BaseModel):
+    """What is written to the state file after each acknowledged bulk chunk."""
+
+    index: str
+    inputs: list[InputSpec]
+    done: int = 0
+    finished: bool = False
+
+    @classmethod
+    def load(cls, path: Path) -> Checkpoint | None:
+        if not path.exists():
+            return None
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+    def save(self, path: Path) -> None:
+        """Write atomically (temp file + rename), so a kill never leaves half a state."""
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(self.model_dump_json(), encoding="utf-8")
+        os.replace(tmp, path)
+
+    def check_resumable(self, index: str, inputs: list[InputSpec]) -> None:
+        if self.index != index or self.inputs != inputs:
+            raise ResumeMismatch(
+                "the inputs or index differ from the interrupted run's (files changed, added or "
+                "reordered); run without --resume to ingest from the start (ids are stable, so "
+                "documents already indexed are overwritten, not duplicated)"
+            )
+
+
+class SeqWatermark:
+    """Lowest sequence number not yet settled, from settlements arriving in any order."""
+
+    def __init__(self, start: int) -> None:
+        self.value = start
+        self._ahead: set[int] = set()
+
+    def settle(self, seq: int) -> None:
+        if seq != self.value:
+            self._ahead.add(seq)
+            return
+        self.value += 1
+        while self.value in self._ahead:
+            self._ahead.remove(self.value)
+            self.value += 1

@@ -1,0 +1,167 @@
+"""``python -m indexer ingest --index NAME INPUT...``: fingerprint and index documents."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from elasticsearch import TransportError
+
+from indexer.boilerplate import BoilerplateConfig
+from indexer.bulk import BulkConfig
+from indexer.checkpoint import ResumeMismatch
+from indexer.commands.common import EXIT_REJECTED, Fatal, client, es_url_option
+from indexer.ingest import IngestOptions, ingest
+from indexer.mapping import MappingConflict
+from indexer.prepare import PrepareConfig
+
+
+@click.command("ingest")
+@click.option(
+    "--index", required=True, help="Target index (created with the fingerprint mapping if missing)."
+)
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
+@click.option(
+    "--rejects",
+    "rejects_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Rejects file (JSON Lines) [default: ./INDEX.rejects.jsonl].",
+)
+@click.option(
+    "--state",
+    "state_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Resume state file [default: ./.INDEX.ingest-state.json].",
+)
+@click.option(
+    "--resume", is_flag=True, help="Continue an interrupted run: skip documents it settled."
+)
+@click.option("--allow-rejects", is_flag=True, help="Exit 0 even when documents were rejected.")
+@click.option(
+    "--boilerplate/--no-boilerplate",
+    default=True,
+    show_default=True,
+    help="Learn and leave out per-host boilerplate shingles.",
+)
+@click.option(
+    "--boilerplate-share",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.05,
+    show_default=True,
+    help="A shingle on more than this share of a host's pages is boilerplate.",
+)
+@click.option(
+    "--boilerplate-min-pages",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="Hosts with fewer pages get no boilerplate model.",
+)
+@click.option(
+    "--boilerplate-max-removed",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    help="A document losing more than this share of its shingles is fingerprinted whole.",
+)
+@click.option(
+    "--boilerplate-sample",
+    type=click.IntRange(0),
+    default=50_000,
+    show_default=True,
+    help="Documents read in the learning pass.",
+)
+@click.option(
+    "--max-doc-bytes",
+    type=click.IntRange(1),
+    default=10 * 1024 * 1024,
+    show_default=True,
+    help="Larger documents are rejected.",
+)
+@click.option(
+    "--workers", type=click.IntRange(0), default=None, help="Worker processes [default: cores]."
+)
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(1),
+    default=500,
+    show_default=True,
+    help="Documents per bulk request.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar [default: when stderr is a terminal].",
+)
+@es_url_option
+def ingest_command(
+    index: str,
+    inputs: tuple[str, ...],
+    rejects_path: Path | None,
+    state_path: Path | None,
+    resume: bool,
+    allow_rejects: bool,
+    boilerplate: bool,
+    boilerplate_share: float,
+    boilerplate_min_pages: int,
+    boilerplate_max_removed: float,
+    boilerplate_sample: int,
+    max_doc_bytes: int,
+    workers: int | None,
+    chunk_size: int,
+    progress: bool | None,
+    es_url: str,
+) -> None:
+    """Fingerprint JSON Lines files and folders of .html files into INDEX.
+
+    JSON Lines: one object per line with id, title, body or text, url, optional html; other
+    fields are kept as they are. Bad documents go to the rejects file with the reason and the
+    original; exit 1 when any was rejected (0 with --allow-rejects), 3 when the cluster is
+    unreachable or the index is mapped differently.
+    """
+    opts = IngestOptions(
+        index=index,
+        inputs=list(inputs),
+        rejects_path=rejects_path or Path(f"{index}.rejects.jsonl"),
+        state_path=state_path or Path(f".{index}.ingest-state.json"),
+        resume=resume,
+        prepare=PrepareConfig(max_doc_bytes=max_doc_bytes, max_removed=boilerplate_max_removed),
+        bulk=BulkConfig(chunk_size=chunk_size),
+        boilerplate=boilerplate,
+        boilerplate_config=BoilerplateConfig(
+            min_share=boilerplate_share,
+            min_pages=boilerplate_min_pages,
+            max_removed=boilerplate_max_removed,
+        ),
+        boilerplate_sample=boilerplate_sample,
+        progress=sys.stderr.isatty() if progress is None else progress,
+        **({"workers": workers} if workers is not None else {}),
+    )
+    es = client(es_url)
+    try:
+        summary = ingest(es, opts)
+    except ResumeMismatch as exc:
+        raise click.UsageError(str(exc)) from exc
+    except MappingConflict as exc:
+        raise Fatal(str(exc)) from exc
+    except TransportError as exc:
+        raise Fatal(f"Elasticsearch failed at {es_url}: {exc}; run again with --resume") from exc
+    finally:
+        es.close()
+    click.echo(
+        f"read {summary.read}, indexed {summary.indexed}, rejected {summary.rejected}"
+        f" in {summary.seconds:.1f} s ({summary.rate:.0f} docs/s)"
+        + (f"; {summary.skipped} settled by the earlier run" if summary.skipped else "")
+        + (
+            f"; boilerplate models for {summary.boilerplate_hosts} hosts"
+            if summary.boilerplate_hosts
+            else ""
+        )
+    )
+    if summary.rejected:
+        click.echo(f"rejects: {opts.rejects_path}", err=True)
+        if not allow_rejects:
+            sys.exit(EXIT_REJECTED)

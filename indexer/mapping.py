@@ -1,0 +1,185 @@
+"""The Elasticsearch mapping of the fingerprint object ``collapse_fp``, and ``init``.
+
+Field by field (shape in ``docs/CONTRACTS.md``)::
+
+    simhash      long, index: false      stored for reading (doc values), never searched
+    block_0..    keyword                 one per SimHash block: exact terms lookup of candidates
+    minhash      binary                  the second hash, stored, not indexed
+    exact_key    keyword                 so Elasticsearch's own ``collapse`` can use it too
+    token_count  integer
+    version      keyword                 algorithm + parameters
+
+Only ``collapse_fp`` is ours: the user's own fields stay with their mapping or dynamic
+mapping. An existing index whose ``collapse_fp`` is mapped otherwise is refused
+(:class:`MappingConflict`), never changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from elasticsearch import Elasticsearch, NotFoundError
+from pydantic import BaseModel
+
+from indexer.fingerprints import FingerprintParams
+
+__all__ = [
+    "FINGERPRINT_FIELD",
+    "InitResult",
+    "MappingConflict",
+    "conflicts",
+    "ensure_index",
+    "fingerprint_mapping",
+    "index_mappings",
+    "init",
+]
+
+FINGERPRINT_FIELD = "collapse_fp"
+
+
+class MappingConflict(Exception):
+    """An existing index maps ``collapse_fp`` differently; the message lists each difference."""
+
+
+class InitResult(BaseModel):
+    """What ``init`` did: ``created`` an index or template, or found it ``compatible``."""
+
+    kind: str  # "index" | "template"
+    name: str
+    action: str  # "created" | "updated" | "compatible"
+
+
+def fingerprint_mapping(params: FingerprintParams | None = None) -> dict[str, Any]:
+    """The mapping of the ``collapse_fp`` object for the given parameters' block count."""
+    p = params or FingerprintParams()
+    props: dict[str, Any] = {"simhash": {"type": "long", "index": False}}
+    for i in range(p.blocks):
+        props[f"block_{i}"] = {"type": "keyword"}
+    props["minhash"] = {"type": "binary"}
+    props["exact_key"] = {"type": "keyword"}
+    props["token_count"] = {"type": "integer"}
+    props["version"] = {"type": "keyword"}
+    return {"type": "object", "properties": props}
+
+
+def index_mappings(params: FingerprintParams | None = None) -> dict[str, Any]:
+    """Index ``mappings`` holding only the fingerprint object."""
+    return {"properties": {FINGERPRINT_FIELD: fingerprint_mapping(params)}}
+
+
+def _normalise(field: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a field mapping that matter to us (type and whether it is indexed)."""
+    kind = field.get("type", "object" if "properties" in field else None)
+    out: dict[str, Any] = {"type": kind}
+    if kind == "long":
+        out["index"] = str(field.get("index", True)).lower() == "true"
+    return out
+
+
+def conflicts(
+    existing: dict[str, Any] | None, params: FingerprintParams | None = None
+) -> list[str]:
+    """Differences between an existing ``collapse_fp`` mapping and ours ([] if compatible).
+
+    ``existing`` is the mapping of the ``collapse_fp`` property, None when it is not mapped.
+    A missing object is compatible (it will be added); missing sub-fields are not (a
+    dynamic mapping got there first, or another block count).
+    """
+    if existing is None:
+        return []
+    want = fingerprint_mapping(params)
+    kind = existing.get("type", "object" if "properties" in existing else None)
+    if kind != "object":
+        return [f"{FINGERPRINT_FIELD} is mapped as {kind!r}, expected an object"]
+    have = existing.get("properties", {})
+    problems = []
+    for name, spec in want["properties"].items():
+        if name not in have:
+            problems.append(f"{FINGERPRINT_FIELD}.{name} is missing")
+            continue
+        got, exp = _normalise(have[name]), _normalise(spec)
+        if got != exp:
+            problems.append(f"{FINGERPRINT_FIELD}.{name} is {got}, expected {exp}")
+    for name in sorted(set(have) - set(want["properties"])):
+        problems.append(f"{FINGERPRINT_FIELD}.{name} is not ours (another block count?)")
+    return problems
+
+
+def _existing_fp(es: Elasticsearch, index: str) -> dict[str, dict[str, Any] | None]:
+    """Per concrete index matching ``index``: its ``collapse_fp`` mapping, or None."""
+    try:
+        answer = es.indices.get_mapping(index=index, allow_no_indices=True)
+    except NotFoundError:
+        return {}
+    return {
+        name: body.get("mappings", {}).get("properties", {}).get(FINGERPRINT_FIELD)
+        for name, body in answer.body.items()
+    }
+
+
+def _refuse_conflicts(
+    es: Elasticsearch, index: str, params: FingerprintParams | None
+) -> dict[str, dict[str, Any] | None]:
+    existing = _existing_fp(es, index)
+    for name, fp in existing.items():
+        problems = conflicts(fp, params)
+        if problems:
+            raise MappingConflict(
+                f"index {name!r} maps the fingerprint fields differently: "
+                + "; ".join(problems)
+                + ". Use another index (or delete this one) and run `init` again."
+            )
+    return existing
+
+
+def ensure_index(es: Elasticsearch, index: str, params: FingerprintParams | None = None) -> str:
+    """Create ``index`` with the fingerprint mapping, or add it to an existing index.
+
+    Returns "created", "updated" (``collapse_fp`` added) or "compatible" (already there).
+    Raises :class:`MappingConflict` when the existing mapping differs.
+    """
+    existing = _refuse_conflicts(es, index, params)
+    if not existing:
+        es.indices.create(index=index, mappings=index_mappings(params))
+        return "created"
+    if all(fp is not None for fp in existing.values()):
+        return "compatible"
+    es.indices.put_mapping(index=index, properties=index_mappings(params)["properties"])
+    return "updated"
+
+
+def template_name_for(pattern: str) -> str:
+    """Default index template name for a pattern: ``logs-*`` -> ``logs``."""
+    stem = pattern.replace("*", "").strip("-_.,") or "collapse-fp"
+    return stem
+
+
+def init(
+    es: Elasticsearch,
+    name: str,
+    params: FingerprintParams | None = None,
+    *,
+    template_name: str | None = None,
+    priority: int = 200,
+) -> InitResult:
+    """Create the index ``name``, or for a pattern (``*``) an index template.
+
+    The template carries only ``collapse_fp``; existing indices matching the pattern are
+    checked too, so a conflict shows now rather than at the first write.
+    """
+    if "*" not in name:
+        return InitResult(kind="index", name=name, action=ensure_index(es, name, params))
+    _refuse_conflicts(es, name, params)
+    tname = template_name or template_name_for(name)
+    exists = es.indices.exists_index_template(name=tname).body
+    es.indices.put_index_template(
+        name=tname,
+        index_patterns=[name],
+        priority=priority,
+        template={"mappings": index_mappings(params)},
+        meta={
+            "managed_by": "neardup-collapse",
+            "fingerprint_version": (params or FingerprintParams()).version,
+        },
+    )
+    return InitResult(kind="template", name=tname, action="updated" if exists else "created")

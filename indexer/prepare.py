@@ -1,0 +1,151 @@
+"""Worker side of ingestion: raw input -> validated document -> fingerprinted bulk body.
+
+Runs in worker processes (``multiprocessing``), a batch at a time, so parsing, HTML
+extraction and fingerprinting use every core. Each raw item becomes a :class:`Ready`
+(id + serialized ``_source`` with ``collapse_fp``) or a :class:`~indexer.rejects.Reject`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from indexer.boilerplate import HostModel, doc_shingle_sets, fingerprint_excluding
+from indexer.documents import MAX_ID_BYTES, DocumentError, content_id, document_text, host_of
+from indexer.fingerprints import FingerprintParams
+from indexer.mapping import FINGERPRINT_FIELD
+from indexer.rejects import Reject
+from indexer.sources import RawItem
+
+__all__ = ["Parsed", "PrepareConfig", "Ready", "learn_batch", "parse", "prepare_batch"]
+
+
+class PrepareConfig(BaseModel):
+    """Everything a worker needs besides the items (picklable)."""
+
+    params: FingerprintParams = FingerprintParams()
+    max_doc_bytes: int = 10 * 1024 * 1024
+    max_removed: float = 0.5
+
+
+@dataclass(slots=True)
+class Parsed:
+    """A valid document: its ``_source``, text to fingerprint, id and host."""
+
+    seq: int
+    id: str
+    source: dict[str, Any]
+    text: str
+    host: str | None
+
+
+@dataclass(slots=True)
+class Ready:
+    """A document ready for the bulk request: id and serialized ``_source``."""
+
+    seq: int
+    id: str
+    body: bytes
+    removed: float  # share of shingles left out as host boilerplate
+
+
+def _from_html(html: str) -> dict[str, Any]:
+    from indexer.extract import extract  # the extractor only where HTML is seen
+
+    page = extract(html)
+    doc: dict[str, Any] = {"body": page.text}
+    if page.title:
+        doc["title"] = page.title
+    if page.canonical_url:
+        doc["url"] = page.canonical_url
+    return doc
+
+
+def parse(item: RawItem, max_doc_bytes: int) -> Parsed | Reject:
+    """Validate one raw item (size, UTF-8, JSON, text) or say why it is rejected."""
+
+    def reject(reason: str) -> Reject:
+        return Reject.of(item.seq, item.source, item.line, reason, item.data)
+
+    if len(item.data) > max_doc_bytes:
+        return reject(
+            f"document is {len(item.data)} bytes, over the limit of {max_doc_bytes}"
+            " (--max-doc-bytes)"
+        )
+    try:
+        raw = item.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return reject(f"invalid UTF-8 at byte {exc.start}")
+    if item.kind == "html":
+        doc = _from_html(raw)
+        doc.setdefault("url", Path(item.source).resolve().as_uri())
+        doc["source_path"] = item.source
+    else:
+        try:
+            doc = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return reject(f"malformed JSON: {exc.msg} at column {exc.colno}")
+        if not isinstance(doc, dict):
+            return reject(f"not a JSON object (got {type(doc).__name__})")
+        html = doc.get("html")
+        if (
+            isinstance(html, str)
+            and html.strip()
+            and not any(isinstance(doc.get(f), str) and doc[f].strip() for f in ("body", "text"))
+        ):
+            extracted = _from_html(html)
+            doc["body"] = extracted["body"]
+            if "title" not in doc and "title" in extracted:
+                doc["title"] = extracted["title"]
+    try:
+        text = document_text(doc)
+    except DocumentError as exc:
+        return reject(str(exc))
+    raw_id = doc.get("id")
+    if raw_id is None or raw_id == "":
+        doc_id = content_id(text, doc.get("url") if isinstance(doc.get("url"), str) else None)
+    elif isinstance(raw_id, str | int) and not isinstance(raw_id, bool):
+        doc_id = str(raw_id)
+    else:
+        return reject(f"field 'id' must be a string or an integer, got {type(raw_id).__name__}")
+    if len(doc_id.encode("utf-8")) > MAX_ID_BYTES:
+        return reject(f"id is longer than {MAX_ID_BYTES} bytes")
+    return Parsed(item.seq, doc_id, doc, text, host_of(doc.get("url")))
+
+
+def prepare_batch(
+    items: Sequence[RawItem], config: PrepareConfig, models: Mapping[str, HostModel]
+) -> list[Ready | Reject]:
+    """Parse, fingerprint (minus host boilerplate) and serialize a batch, in input order."""
+    out: list[Ready | Reject | Parsed] = [parse(it, config.max_doc_bytes) for it in items]
+    good = [o for o in out if isinstance(o, Parsed)]
+    if good:
+        arrays, removed = fingerprint_excluding(
+            [g.text for g in good],
+            config.params,
+            [models.get(g.host) if g.host else None for g in good],
+            config.max_removed,
+        )
+        ready: dict[int, Ready] = {}
+        for i, g in enumerate(good):
+            g.source[FINGERPRINT_FIELD] = arrays.record(i).to_es()
+            body = json.dumps(g.source, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            ready[g.seq] = Ready(g.seq, g.id, body, float(removed[i]))
+        out = [ready[o.seq] if isinstance(o, Parsed) else o for o in out]
+    return out  # type: ignore[return-value]
+
+
+def learn_batch(
+    items: Sequence[RawItem], config: PrepareConfig
+) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """For the learning pass: (host, unique SimHash shingles, unique MinHash shingles) per page."""
+    parsed = [p for p in (parse(it, config.max_doc_bytes) for it in items) if isinstance(p, Parsed)]
+    hosted = [p for p in parsed if p.host]
+    sets = doc_shingle_sets([p.text for p in hosted], config.params)
+    return [(p.host, s, m) for p, (s, m) in zip(hosted, sets, strict=True)]  # type: ignore[misc]

@@ -1,0 +1,93 @@
+"""Input readers: JSON Lines files (or ``-`` for stdin) and folders of ``.html`` files.
+
+Readers only split input into raw items, numbered in one sequence across all inputs, and
+keep where each came from (file and line): parsing and validation happen in the workers
+(``indexer.prepare``), so that a bad line becomes a reject, not a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+__all__ = ["HTML_SUFFIXES", "InputSpec", "RawItem", "describe_inputs", "read_items"]
+
+HTML_SUFFIXES = (".html", ".htm")
+
+
+@dataclass(frozen=True, slots=True)
+class RawItem:
+    """One unparsed input document: bytes, where it came from, and its sequence number.
+
+    A plain dataclass, not a pydantic model: one is made per input line and pickled to a
+    worker, and its fields are set only by the readers below.
+    """
+
+    seq: int
+    source: str
+    line: int | None  # 1-based line for JSON Lines, None for an .html file
+    kind: str  # "jsonl" | "html"
+    data: bytes
+
+
+class InputSpec(BaseModel):
+    """An input as seen at start (for --resume: the same inputs must come back unchanged)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+
+def _html_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.suffix.lower() in HTML_SUFFIXES and p.is_file())
+
+
+def describe_inputs(paths: Sequence[str]) -> list[InputSpec]:
+    """Size and mtime of every file the inputs expand to (stdin is not resumable: size -1)."""
+    specs: list[InputSpec] = []
+    for raw in paths:
+        if raw == "-":
+            specs.append(InputSpec(path="-", size=-1, mtime_ns=0))
+            continue
+        path = Path(raw)
+        files = _html_files(path) if path.is_dir() else [path]
+        for f in files:
+            st = f.stat()
+            specs.append(InputSpec(path=str(f.resolve()), size=st.st_size, mtime_ns=st.st_mtime_ns))
+    return specs
+
+
+def _lines(stream: object, source: str, start: int) -> Iterator[RawItem]:
+    seq = start
+    for number, line in enumerate(stream, start=1):  # type: ignore[call-overload]
+        data = line.rstrip(b"\r\n")
+        if not data.strip():
+            continue  # blank lines are not documents
+        yield RawItem(seq, source, number, "jsonl", data)
+        seq += 1
+
+
+def read_items(paths: Sequence[str]) -> Iterator[RawItem]:
+    """Every input document in order: JSONL lines, then .html files of folders (sorted)."""
+    seq = 0
+    for raw in paths:
+        if raw == "-":
+            for item in _lines(sys.stdin.buffer, "<stdin>", seq):
+                seq = item.seq + 1
+                yield item
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            for f in _html_files(path):
+                yield RawItem(seq, os.fspath(f), None, "html", f.read_bytes())
+                seq += 1
+            continue
+        with path.open("rb") as stream:
+            for item in _lines(stream, os.fspath(path), seq):
+                seq = item.seq + 1
+                yield item
