@@ -33,6 +33,7 @@ PARAMS = st.builds(
     weights=st.sampled_from(["count", "presence"]),
     blocks=st.sampled_from([1, 2, 4, 8, 16]),
     minhash_size=st.sampled_from([8, 64]),
+    minhash_bits=st.sampled_from([8, 16, 32]),
     minhash_shingle=st.integers(1, 5),
 )
 

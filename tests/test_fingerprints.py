@@ -93,7 +93,7 @@ def test_minhash_estimates_jaccard() -> None:
 def test_record_fields_and_es_roundtrip() -> None:
     rec = fingerprint(_long_text(4))
     assert not rec.short and rec.token_count == 600
-    assert rec.version == FingerprintParams().version == "sh1-k4-blake2b-count-b8-mh64x16k4"
+    assert rec.version == FingerprintParams().version == "sh1-k4-blake2b-count-b8-mh128x8k4"
     assert len(rec.simhash_hex) == 16 and rec.simhash_hex == rec.simhash_hex.lower()
     es = rec.to_es()
     assert set(es) == {"version", "simhash", "minhash", "exact_key", "token_count"} | {
@@ -104,8 +104,13 @@ def test_record_fields_and_es_roundtrip() -> None:
     assert all(len(es[f"block_{i}"]) == 2 for i in range(8))
     assert "".join(es[f"block_{i}"] for i in reversed(range(8))) == rec.simhash_hex
     raw = base64.b64decode(es["minhash"])
-    assert len(raw) == 64 * 2
-    assert np.frombuffer(raw, dtype="<u2").tolist() == rec.minhash
+    assert len(raw) == 128
+    assert np.frombuffer(raw, dtype="u1").tolist() == rec.minhash
+    p16 = FingerprintParams(minhash_size=64, minhash_bits=16)
+    rec16 = fingerprint(_long_text(4), p16)
+    raw16 = base64.b64decode(rec16.to_es()["minhash"])
+    assert np.frombuffer(raw16, dtype="<u2").tolist() == rec16.minhash
+    assert FingerprintRecord.from_es(rec16.to_es()) == rec16
     assert FingerprintRecord.from_es(es) == rec
 
 
@@ -173,13 +178,13 @@ def test_every_hash_name_works(name: str) -> None:
 
 def test_decode_many() -> None:
     recs = fingerprint_batch([_long_text(7), _long_text(8), "tiny"])
-    other = fingerprint("x", FingerprintParams(minhash_size=128)).to_es()
+    other = fingerprint("x", FingerprintParams(minhash_size=64)).to_es()
     docs = [recs[0].to_es(), None, recs[1].to_es(), other, recs[2].to_es(), {"version": 3}]
     arr = decode_many(docs)
     assert arr.present.tolist() == [True, False, True, False, True, False]
     assert arr.simhash.dtype == np.uint64 and arr.simhash.shape == (6,)
     assert arr.simhash[0] == recs[0].simhash and arr.simhash[2] == recs[1].simhash
-    assert arr.minhash.shape == (6, 64) and arr.minhash[4].tolist() == recs[2].minhash
+    assert arr.minhash.shape == (6, 128) and arr.minhash[4].tolist() == recs[2].minhash
     assert arr.exact_keys[2] == recs[1].exact_key and arr.exact_keys[1] == ""
     assert arr.token_count.tolist() == [600, 0, 600, 0, 1, 0]
     assert arr.short.tolist()[4] and not arr.short.tolist()[0]
@@ -196,7 +201,7 @@ def test_bits_helpers() -> None:
 
 def test_pairwise_similarity_matches_similarity() -> None:
     recs = fingerprint_batch([_long_text(9), _long_text(9) + " tail words", _long_text(10)])
-    m = np.array([r.minhash for r in recs], dtype=np.uint16)
+    m = np.array([r.minhash for r in recs], dtype=np.uint8)
     s = pairwise_similarity(m)
     assert s.shape == (3, 3) and np.allclose(np.diag(s), 1.0)
     assert s[0, 1] == pytest.approx(similarity(m[0], m[1])) and s[0, 1] > 0.9

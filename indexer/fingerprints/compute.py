@@ -15,7 +15,7 @@ from itertools import chain
 import numpy as np
 
 from indexer.fingerprints.features import Segments, shingle_hashes, token_hash_arrays
-from indexer.fingerprints.minhash import sketch_segments
+from indexer.fingerprints.minhash import sketch_segments, value_dtype
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord
 from indexer.fingerprints.simhash import simhash_segments
@@ -60,9 +60,7 @@ def fingerprint_arrays(
     keys = [hashlib.sha256(b" ".join(t)).hexdigest() for t in tokens]
     n = len(tokens)
     simhash = np.zeros(n, dtype=np.uint64)
-    sketch = np.zeros(
-        (n, params.minhash_size), dtype=np.uint16 if params.minhash_bits == 16 else np.uint32
-    )
+    sketch = np.zeros((n, params.minhash_size), dtype=value_dtype(params.minhash_bits))
     for a, b in _chunks(tokens):
         simhash[a:b], sketch[a:b] = _arrays_for(tokens[a:b], params)
     return FingerprintArrays(

@@ -2,7 +2,7 @@
 
 A sketch has ``size`` values (a power of two). Each shingle hash ``x`` (MinHash family, see
 ``features``) falls in bin ``x >> (64 - log2(size))``; a bin keeps the minimum of the
-remaining bits among its shingles, and the stored value is ``bits`` (16 or 32) bits of that
+remaining bits among its shingles, and the stored value is ``bits`` (8, 16 or 32) bits of that
 minimum. An empty bin borrows the value of the first non-empty bin in a fixed pseudo-random
 order of bins specific to it (Shrivastava 2017, "optimal densification"), so that
 ``P[values agree] = Jaccard`` for every bin, like ``size`` independent permutations, at the
@@ -23,7 +23,7 @@ _probe_cache: dict[int, np.ndarray] = {}
 
 def value_dtype(bits: int) -> type[np.unsignedinteger]:
     """Numpy dtype of one stored sketch value."""
-    return np.uint16 if bits == 16 else np.uint32
+    return {8: np.uint8, 16: np.uint16}.get(bits, np.uint32)
 
 
 def _probe_order(size: int) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Fingerprint parameters and the version string that identifies stored values.
 
 Every parameter that changes a stored value is encoded in :attr:`FingerprintParams.version`,
-e.g. ``sh1-k4-blake2b-count-b8-mh64x16k4``: algorithm generation ``sh1``, SimHash shingle
+e.g. ``sh1-k4-blake2b-count-b8-mh128x8k4``: algorithm generation ``sh1``, SimHash shingle
 length, feature hash, weights, number of blocks, MinHash size x value bits and MinHash
 shingle length. ``min_tokens`` is a grouping policy on ``token_count`` and is not encoded.
 """
@@ -35,8 +35,8 @@ class FingerprintParams(BaseModel):
     hash: HashName = Field("blake2b", description="token hash feeding the SimHash features")
     weights: Weights = Field("count", description="feature weight: occurrences or presence")
     blocks: int = Field(8, description="number of equal SimHash blocks indexed for probing")
-    minhash_size: int = Field(64, description="MinHash sketch values (power of two, 8..1024)")
-    minhash_bits: Literal[16, 32] = Field(16, description="bits kept per MinHash value")
+    minhash_size: int = Field(128, description="MinHash sketch values (power of two, 8..1024)")
+    minhash_bits: Literal[8, 16, 32] = Field(8, description="bits kept per MinHash value")
     minhash_shingle: int = Field(4, ge=1, le=64, description="MinHash k-word shingle length")
     min_tokens: int = Field(50, ge=0, description="below this, documents group by exact key only")
 

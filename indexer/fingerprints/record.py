@@ -2,7 +2,7 @@
 
 Stored shape, produced by :meth:`FingerprintRecord.to_es`::
 
-    {"version": "sh1-k4-blake2b-count-b8-mh64x16k4",
+    {"version": "sh1-k4-blake2b-count-b8-mh128x8k4",
      "simhash": <int64>,          # ES long: the 64 bits read as signed two's complement
      "block_0": "9d", ..., "block_{B-1}": "93",   # lowercase hex, block 0 = low bits
      "minhash": "<base64>",       # ES binary (stored, not indexed)
@@ -11,7 +11,8 @@ Stored shape, produced by :meth:`FingerprintRecord.to_es`::
 
 ``simhash``: unsigned ``u`` is stored as ``u - 2**64`` when ``u >= 2**63`` (see ``bits``).
 ``minhash``: the sketch packed as little-endian unsigned integers of ``minhash_bits`` bits
-(``<u2`` or ``<u4``), ``minhash_size`` of them, then base64 (RFC 4648, with padding).
+(``u1``, ``<u2`` or ``<u4``), ``minhash_size`` of them, then base64 (RFC 4648, padded).
+Default 128 values x 8 bits: 128 bytes, 172 base64 characters.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ class FingerprintArrays:
 
     params: FingerprintParams
     simhash: np.ndarray  # (n,) uint64
-    minhash: np.ndarray  # (n, minhash_size) uint16 | uint32
+    minhash: np.ndarray  # (n, minhash_size) uint8 | uint16 | uint32
     exact_keys: list[str]  # n hex strings ("" when not present)
     token_count: np.ndarray  # (n,) int64
     present: np.ndarray  # (n,) bool
