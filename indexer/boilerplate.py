@@ -85,6 +85,8 @@ def doc_shingle_sets(
     texts: Sequence[str], params: FingerprintParams
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per text: unique SimHash-family and MinHash-family shingle hashes (learning input)."""
+    if not texts:
+        return []
     _, sh, scounts, mh, mcounts, _ = _features(texts, params)
     return [
         (np.unique(a), np.unique(b))

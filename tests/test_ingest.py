@@ -1,0 +1,165 @@
+"""``indexer ingest`` on the real node: sources, rejects, summary, exit codes, HTML, ids."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from click.testing import CliRunner
+from elasticsearch import Elasticsearch
+
+from indexer.cli import main
+from indexer.mapping import FINGERPRINT_FIELD
+
+WORDS = Path("/usr/share/common-licenses/GPL-3").read_text().split()
+
+
+def prose(seed: int, n: int = 120) -> str:
+    rng = random.Random(seed)
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def run(es_url: str, index: str, tmp_path: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(
+        main,
+        [
+            "ingest",
+            "--index",
+            index,
+            "--es-url",
+            es_url,
+            "--workers",
+            "0",
+            "--rejects",
+            str(tmp_path / "rejects.jsonl"),
+            "--state",
+            str(tmp_path / "state.json"),
+            *args,
+        ],
+    )
+    return result.exit_code, result.output
+
+
+def test_good_documents_are_indexed_with_fingerprints(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    src = tmp_path / "docs.jsonl"
+    docs = [
+        {
+            "id": f"d{i}",
+            "title": f"Doc {i}",
+            "body": prose(i),
+            "url": f"https://a.example/{i}",
+            "lang": "en",
+        }
+        for i in range(20)
+    ]
+    docs.append({"title": "no id", "text": prose(99), "url": "https://a.example/x"})
+    src.write_text("\n".join(json.dumps(d) for d in docs) + "\n\n")
+    code, out = run(es_url, index_name, tmp_path, str(src))
+    assert code == 0, out
+    assert "read 21, indexed 21, rejected 0" in out
+    es.indices.refresh(index=index_name)
+    assert es.count(index=index_name)["count"] == 21
+    doc = es.get(index=index_name, id="d3")["_source"]
+    assert doc["lang"] == "en" and doc["body"] == docs[3]["body"]
+    assert set(doc[FINGERPRINT_FIELD]) >= {
+        "simhash",
+        "block_0",
+        "block_7",
+        "minhash",
+        "exact_key",
+        "token_count",
+        "version",
+    }
+    # the id-less document got a stable content id: ingesting again does not duplicate it
+    code, out = run(es_url, index_name, tmp_path, str(src))
+    es.indices.refresh(index=index_name)
+    assert code == 0 and es.count(index=index_name)["count"] == 21
+
+
+def test_bad_input_goes_to_rejects_and_nothing_is_lost(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    es.indices.create(index=index_name, mappings={"properties": {"price": {"type": "integer"}}})
+    src = tmp_path / "mixed.jsonl"
+    lines = [
+        json.dumps({"id": "ok1", "body": prose(1)}).encode(),
+        b'{"id": "broken", "body": ',  # malformed JSON
+        json.dumps({"id": "notext", "title": "only a title"}).encode(),  # no text field
+        b'{"id": "latin1", "body": "caf\xe9 ' + prose(2).encode() + b'"}',  # invalid UTF-8
+        json.dumps({"id": "huge", "body": "word " * 5000}).encode(),  # over the size limit
+        json.dumps({"id": "badprice", "body": prose(3), "price": "cheap"}).encode(),  # ES rejects
+        json.dumps({"id": "ok2", "text": prose(4)}).encode(),
+        b"[1, 2]",  # not an object
+    ]
+    src.write_bytes(b"\n".join(lines) + b"\n")
+    code, out = run(es_url, index_name, tmp_path, str(src), "--max-doc-bytes", "10000")
+    assert code == 1, out
+    assert "read 8, indexed 2, rejected 6" in out
+    rejects = [json.loads(line) for line in (tmp_path / "rejects.jsonl").read_text().splitlines()]
+    by_line = {r["line"]: r for r in rejects}
+    assert set(by_line) == {2, 3, 4, 5, 6, 8}
+    assert (
+        by_line[2]["reason"].startswith("malformed JSON")
+        and by_line[2]["original"] == lines[1].decode()
+    )
+    assert by_line[3]["reason"].startswith("no text field")
+    assert by_line[4]["reason"].startswith("invalid UTF-8")
+    import base64
+
+    assert base64.b64decode(by_line[4]["original_base64"]) == lines[3]
+    assert "over the limit" in by_line[5]["reason"]
+    assert (
+        "rejected by Elasticsearch (400)" in by_line[6]["reason"] and by_line[6]["id"] == "badprice"
+    )
+    assert json.loads(by_line[6]["original"])["price"] == "cheap"
+    assert by_line[8]["reason"].startswith("not a JSON object")
+    es.indices.refresh(index=index_name)
+    assert es.count(index=index_name)["count"] == 2
+    # a flag turns the exit status to 0
+    code, out = run(
+        es_url, index_name, tmp_path, str(src), "--max-doc-bytes", "10000", "--allow-rejects"
+    )
+    assert code == 0 and "rejected 6" in out
+
+
+def test_html_folder_main_content_only(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "site"
+    (folder / "news").mkdir(parents=True)
+    article = "".join(f"<p>{prose(i, 40)}.</p>" for i in range(5))
+    page = f"""<html><head><title>Big story</title>
+<link rel="canonical" href="https://news.example/big-story"></head><body>
+<div class="cookie-banner">We use cookies to improve your experience. Accept all cookies</div>
+<nav><a href="/">Home</a> <a href="/world">World</a> <a href="/sport">Sport</a></nav>
+<article><h1>Big story</h1>{article}</article>
+<aside class="related"><h2>Related articles</h2><a href="/x">Markets rally as rates fall</a></aside>
+<footer>Copyright 2026 Example Media Group. All rights reserved.</footer></body></html>"""
+    (folder / "news" / "story.html").write_text(page)
+    (folder / "notes.txt").write_text("not html")
+    code, out = run(es_url, index_name, tmp_path, str(folder))
+    assert code == 0, out
+    assert "read 1, indexed 1" in out
+    es.indices.refresh(index=index_name)
+    hit = es.search(index=index_name)["hits"]["hits"][0]["_source"]
+    assert hit["url"] == "https://news.example/big-story"
+    assert hit["title"] == "Big story"
+    assert prose(2, 40) in hit["body"]
+    for furniture in ("cookies", "Sport", "Markets rally", "Copyright"):
+        assert furniture not in hit["body"]
+
+
+def test_unreachable_cluster_fails_fast(tmp_path: Path) -> None:
+    src = tmp_path / "d.jsonl"
+    src.write_text(json.dumps({"body": prose(1)}) + "\n")
+    code, out = run("http://127.0.0.1:9", "x", tmp_path, str(src))
+    assert code == 3
+    assert "http://127.0.0.1:9" in out
+
+
+def test_usage_errors_exit_2(es_url: str, tmp_path: Path) -> None:
+    code, _ = run(es_url, "x", tmp_path, str(tmp_path / "missing.jsonl"))
+    assert code == 2

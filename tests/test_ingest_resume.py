@@ -1,0 +1,106 @@
+"""An ingestion killed part-way and run again with --resume indexes every document once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+from elasticsearch import Elasticsearch
+
+from indexer.checkpoint import Checkpoint
+from indexer.cli import main
+from tests.test_ingest import prose
+
+ROOT = Path(__file__).resolve().parent.parent
+N = 4000
+
+
+def test_killed_then_resumed_indexes_each_document_once(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    src = tmp_path / "docs.jsonl"
+    # no ids: the stable id is a hash of content and url
+    src.write_text(
+        "".join(
+            json.dumps({"body": prose(i, 60), "url": f"https://r.example/{i}"}) + "\n"
+            for i in range(N)
+        )
+    )
+    state, rejects = tmp_path / "state.json", tmp_path / "rejects.jsonl"
+    args = [
+        "ingest",
+        "--index",
+        index_name,
+        "--es-url",
+        es_url,
+        "--state",
+        str(state),
+        "--rejects",
+        str(rejects),
+        "--no-boilerplate",
+        "--chunk-size",
+        "20",
+        "--workers",
+        "1",
+        str(src),
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "indexer", *args],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            cp = Checkpoint.load(state) if state.exists() else None
+            if cp is not None and cp.done >= 300:
+                break
+            time.sleep(0.005)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    killed_at = Checkpoint.load(state)
+    assert killed_at is not None and 300 <= killed_at.done < N and not killed_at.finished
+    result = CliRunner().invoke(main, [*args, "--resume"])
+    assert result.exit_code == 0, result.output
+    assert "settled by the earlier run" in result.output
+    es.indices.refresh(index=index_name)
+    assert es.count(index=index_name)["count"] == N
+    finished = Checkpoint.load(state)
+    assert finished is not None and finished.done == N and finished.finished
+    # read in the resumed run + settled earlier == all documents
+    read = int(result.output.split("read ")[1].split(",")[0])
+    assert read + killed_at.done >= N >= read
+
+
+def test_resume_refuses_changed_inputs(es_url: str, index_name: str, tmp_path: Path) -> None:
+    src = tmp_path / "docs.jsonl"
+    src.write_text(json.dumps({"body": prose(1)}) + "\n")
+    state = tmp_path / "state.json"
+    Checkpoint(index=index_name, inputs=[], done=1).save(state)
+    result = CliRunner().invoke(
+        main,
+        [
+            "ingest",
+            "--index",
+            index_name,
+            "--es-url",
+            es_url,
+            "--state",
+            str(state),
+            "--resume",
+            "--workers",
+            "0",
+            str(src),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "differ from the interrupted run" in result.output
