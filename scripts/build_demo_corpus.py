@@ -581,7 +581,6 @@ CORRECTED = [
     "nsswitch.conf.5",
     "login.defs.5",
     "hosts.5",
-    "passwd.5",
     "shadow.5",
     "fstab.5",
     "limits.conf.5",
@@ -601,15 +600,13 @@ CORRECTIONS = [
 
 
 def _misprint(paragraph: str, rng: random.Random) -> str:
-    """The paragraph as first published: a few transposed letters and one dropped word."""
+    """The paragraph as first published: two words with transposed letters."""
     words = paragraph.split()
     long_words = [i for i, w in enumerate(words) if len(w) >= 6 and w.isalpha()]
-    for i in sorted(rng.sample(long_words, min(3, len(long_words)))):
+    for i in sorted(rng.sample(long_words, min(2, len(long_words)))):
         w = words[i]
         j = rng.randrange(1, len(w) - 2)
         words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
-    if len(words) > 12:
-        del words[rng.randrange(len(words))]
     return " ".join(words)
 
 
@@ -620,7 +617,7 @@ def corrected(rng: random.Random) -> Iterator[Doc]:
         if page is None:
             continue
         paragraphs = page.prose(500)
-        if sum(len(p.split()) for p in paragraphs) < 150:
+        if sum(len(p.split()) for p in paragraphs) < 200:
             continue
         key = slug(page.name.split(",")[0])
         title = f"{page.name}: {page.summary}" if page.summary else page.name
@@ -789,36 +786,42 @@ def product(rng: random.Random) -> Iterator[Doc]:
 
 # Hard negative: one documentation site, a long shared template around different pages.
 TEMPLATE_PAGES = [
-    "chmod.1",
-    "chown.1",
-    "chgrp.1",
-    "cp.1",
-    "mv.1",
-    "rm.1",
-    "mkdir.1",
-    "ln.1",
-    "touch.1",
-    "cat.1",
-    "head.1",
-    "tail.1",
-    "sort.1",
-    "uniq.1",
-    "cut.1",
-    "wc.1",
-    "du.1",
-    "df.1",
-    "date.1",
-    "env.1",
-    "kill.1",
-    "nice.1",
-    "sleep.1",
-    "tee.1",
-    "tr.1",
-    "basename.1",
-    "dirname.1",
-    "mktemp.1",
-    "stat.1",
-    "sync.1",
+    f"{name}.1"
+    for name in [
+        "stty",
+        "rm",
+        "cp",
+        "stat",
+        "install",
+        "ls",
+        "df",
+        "od",
+        "numfmt",
+        "ln",
+        "date",
+        "du",
+        "chown",
+        "tr",
+        "pr",
+        "dd",
+        "test",
+        "split",
+        "sort",
+        "join",
+        "expr",
+        "env",
+        "tail",
+        "shred",
+        "timeout",
+        "touch",
+        "nl",
+        "cksum",
+        "mv",
+        "cut",
+        "chgrp",
+        "chmod",
+        "printf",
+    ]
 ]
 
 TEMPLATE_TOP = (
@@ -847,9 +850,9 @@ def template(rng: random.Random) -> Iterator[Doc]:
         page = man(man_name)
         if page is None:
             continue
-        text = page.prose(rng.randint(110, 200))
-        if not text:
-            continue
+        text = page.prose(rng.randint(200, 300))
+        if sum(len(p.split()) for p in text) < 180:
+            continue  # keep the template under half the page (--boilerplate-max-removed)
         name = page.name.split(",")[0].strip()
         key = slug(name)
         body = [
@@ -956,11 +959,16 @@ def unique(rng: random.Random, used: set[str], count: int) -> Iterator[Doc]:
     made = 0
     keys: set[str] = set()
     stems = {slug(n.rsplit(".", 1)[0]) for n in used}
+    paths: set[Path] = set()
+    chosen: list[set[str]] = []
     for filename in candidates:
         name = filename.removesuffix(".gz")
-        if name in used or made >= count:
-            continue
-        page = man(name)
+        if name in used or made >= count or re.search(r"-\d+\.\w+$", name):
+            continue  # versioned duplicates such as llvm-nm-14.1
+        path = find_man(name)
+        if path is None or path.resolve() in paths:
+            continue  # a symlink to a page taken already
+        page = read_man(path)
         if page is None or not page.summary:
             continue
         if slug(page.name.split(",")[0]) in stems:
@@ -969,6 +977,11 @@ def unique(rng: random.Random, used: set[str], count: int) -> Iterator[Doc]:
         words = sum(len(p.split()) for p in text)
         if words < 80 or words / len(text) < 12:
             continue  # too short, or a list of options rather than prose
+        vocabulary = set(" ".join(text).lower().split())
+        if any(len(vocabulary & other) > 0.45 * len(vocabulary | other) for other in chosen):
+            continue  # a page that is (nearly) the same as one taken: not a singleton
+        chosen.append(vocabulary)
+        paths.add(path.resolve())
         key = slug(name)
         if key in keys:
             continue
