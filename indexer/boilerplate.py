@@ -10,8 +10,9 @@ content; common wording on a host with few pages), so it is guarded:
 
 * ``min_pages``: a host with fewer pages gets no model (5% of 10 pages is one page);
 * ``min_docs``: a shingle must be on at least this many pages as well as on > ``min_share``;
-* ``max_removed``: a document that would lose more than this share of its shingles is
-  fingerprinted whole: there the "template" is the document.
+* ``max_removed`` and ``min_remaining``: a document that would lose more than this share of
+  its shingles, or keep fewer than ``min_remaining`` of them, is fingerprinted whole: there the
+  "template" is the document (license texts), or too little own text is left to fingerprint.
 
 :func:`fingerprint_excluding` equals ``fingerprint_arrays`` for documents without a model.
 """
@@ -48,7 +49,10 @@ class BoilerplateConfig(BaseModel):
     min_pages: int = Field(20, ge=1, description="hosts with fewer pages get no model")
     min_docs: int = Field(3, ge=1, description="and on at least this many pages")
     max_removed: float = Field(
-        0.5, ge=0, le=1, description="documents losing more of their shingles stay whole"
+        0.9, ge=0, le=1, description="documents losing more of their shingles stay whole"
+    )
+    min_remaining: int = Field(
+        50, ge=0, description="documents keeping fewer shingles than this stay whole"
     )
     max_hashes: int = Field(200_000, ge=1, description="cap on a host model's size")
 
@@ -140,7 +144,8 @@ def fingerprint_excluding(
     texts: Sequence[str],
     params: FingerprintParams,
     models: Sequence[HostModel | None],
-    max_removed: float = 0.5,
+    max_removed: float = 0.9,
+    min_remaining: int = 50,
 ) -> tuple[FingerprintArrays, np.ndarray]:
     """Fingerprint ``texts``, leaving each document's host furniture out (``models[i]``).
 
@@ -162,7 +167,7 @@ def fingerprint_excluding(
         a, b = sstart[i], sstart[i] + scounts[i]
         hit = np.isin(sh[a:b], model.simhash_hashes)
         share = float(hit.mean())
-        if share == 0 or share > max_removed:
+        if share == 0 or share > max_removed or int((~hit).sum()) < min_remaining:
             continue
         skeep[a:b] = ~hit
         c, d = mstart[i], mstart[i] + mcounts[i]

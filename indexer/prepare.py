@@ -31,7 +31,8 @@ class PrepareConfig(BaseModel):
 
     params: FingerprintParams = FingerprintParams()
     max_doc_bytes: int = 10 * 1024 * 1024
-    max_removed: float = 0.5
+    max_removed: float = 0.9
+    min_remaining: int = 50
 
 
 @dataclass(slots=True)
@@ -131,6 +132,7 @@ def prepare_batch(
             config.params,
             [models.get(g.host) if g.host else None for g in good],
             config.max_removed,
+            config.min_remaining,
         )
         ready: dict[int, Ready] = {}
         for i, g in enumerate(good):

@@ -63,9 +63,16 @@ from indexer.prepare import PrepareConfig
 @click.option(
     "--boilerplate-max-removed",
     type=click.FloatRange(0, 1),
-    default=0.5,
+    default=0.9,
     show_default=True,
     help="A document losing more than this share of its shingles is fingerprinted whole.",
+)
+@click.option(
+    "--boilerplate-min-remaining",
+    type=click.IntRange(0),
+    default=50,
+    show_default=True,
+    help="A document keeping fewer shingles than this is fingerprinted whole.",
 )
 @click.option(
     "--boilerplate-sample",
@@ -108,6 +115,7 @@ def ingest_command(
     boilerplate_share: float,
     boilerplate_min_pages: int,
     boilerplate_max_removed: float,
+    boilerplate_min_remaining: int,
     boilerplate_sample: int,
     max_doc_bytes: int,
     workers: int | None,
@@ -128,13 +136,18 @@ def ingest_command(
         rejects_path=rejects_path or Path(f"{index}.rejects.jsonl"),
         state_path=state_path or Path(f".{index}.ingest-state.json"),
         resume=resume,
-        prepare=PrepareConfig(max_doc_bytes=max_doc_bytes, max_removed=boilerplate_max_removed),
+        prepare=PrepareConfig(
+            max_doc_bytes=max_doc_bytes,
+            max_removed=boilerplate_max_removed,
+            min_remaining=boilerplate_min_remaining,
+        ),
         bulk=BulkConfig(chunk_size=chunk_size),
         boilerplate=boilerplate,
         boilerplate_config=BoilerplateConfig(
             min_share=boilerplate_share,
             min_pages=boilerplate_min_pages,
             max_removed=boilerplate_max_removed,
+            min_remaining=boilerplate_min_remaining,
         ),
         boilerplate_sample=boilerplate_sample,
         progress=sys.stderr.isatty() if progress is None else progress,

@@ -1,0 +1,155 @@
+"""Per-host boilerplate: a shared site template stops making pages near-duplicates."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+from elasticsearch import Elasticsearch
+
+from collapse.grouping import Thresholds, verify
+from indexer.boilerplate import (
+    BoilerplateConfig,
+    HostModel,
+    Learner,
+    doc_shingle_sets,
+    fingerprint_excluding,
+)
+from indexer.boilerplate_store import load_models
+from indexer.cli import main
+from indexer.fingerprints import FingerprintParams, fingerprint_arrays
+from indexer.mapping import FINGERPRINT_FIELD
+from tests.test_ingest import prose
+
+RULE = Thresholds(max_distance=18, min_similarity=0.5)  # the proxy's defaults
+
+
+def template(host: str, seed: int) -> tuple[str, str]:
+    rng = random.Random(seed)
+    words = prose(seed, 400).split()
+    rng.shuffle(words)
+    return f"{host} | Home | News | About\n" + " ".join(words[:250]), " ".join(
+        words[250:]
+    ) + " Copyright 2026"
+
+
+def corpus() -> list[dict]:
+    docs = []
+    for h, host in enumerate(("alpha.example", "beta.example")):
+        head, foot = template(host, 1000 + h)
+        for i in range(30):
+            content = prose(h * 100 + i, 150)
+            docs.append(
+                {
+                    "id": f"{host}-{i}",
+                    "body": f"{head}\n{content}\n{foot}",
+                    "url": f"https://{host}/{i}",
+                }
+            )
+    # beta.example's page 0 carries alpha.example's page 0 (a syndicated copy)
+    head, foot = template("beta.example", 1001)
+    docs.append(
+        {
+            "id": "beta-syndicated",
+            "body": f"{head}\n{prose(0, 150)}\n{foot}",
+            "url": "https://beta.example/s",
+        }
+    )
+    # a host whose pages are license texts sharing most of their wording: shared text IS content
+    lic = prose(5000, 400)
+    for i in range(25):
+        docs.append(
+            {
+                "id": f"lic-{i}",
+                "body": lic + " " + prose(6000 + i, 20),
+                "url": f"https://licenses.example/{i}",
+            }
+        )
+    return docs
+
+
+def _near(es: Elasticsearch, index: str, a: str, b: str) -> bool:
+    from collapse.fingerprints import decode
+
+    hits = [es.get(index=index, id=x).body for x in (a, b)]
+    d = decode(hits, RULE.min_tokens)
+    ok, _, _ = verify(d.prints, np.array([0]), d.prints, np.array([1]), RULE)
+    return bool(ok[0])
+
+
+def test_template_pages_separate_with_model_syndicated_copy_stays(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(json.dumps(d) + "\n" for d in corpus()))
+    common = [
+        "--es-url",
+        es_url,
+        "--workers",
+        "0",
+        "--rejects",
+        str(tmp_path / "r"),
+        "--state",
+        str(tmp_path / "s"),
+    ]
+    plain, modelled = f"{index_name}-plain", index_name
+    try:
+        r1 = CliRunner().invoke(
+            main, ["ingest", "--index", plain, "--no-boilerplate", *common, str(src)]
+        )
+        r2 = CliRunner().invoke(main, ["ingest", "--index", modelled, *common, str(src)])
+        assert r1.exit_code == 0 and r2.exit_code == 0, r1.output + r2.output
+        assert "boilerplate models for 3 hosts" in r2.output
+        es.indices.refresh(index=f"{plain},{modelled}")
+        # two different pages sharing a long site template
+        assert _near(es, plain, "alpha.example-1", "alpha.example-2")
+        assert not _near(es, modelled, "alpha.example-1", "alpha.example-2")
+        # the syndicated copy on another host, inside another template
+        assert _near(es, modelled, "alpha.example-0", "beta-syndicated")
+        # license texts: the guard keeps the shared text, so they stay (correctly) near-duplicates
+        assert _near(es, modelled, "lic-1", "lic-2")
+        # the models are stored for later single-document writes
+        version = es.get(index=modelled, id="lic-1")["_source"][FINGERPRINT_FIELD]["version"]
+        stored = load_models(es, modelled, version, ["alpha.example", "licenses.example"])
+        assert set(stored) == {"alpha.example", "licenses.example"}
+    finally:
+        es.options(ignore_status=404).indices.delete(index=plain)
+        found = es.options(ignore_status=404).search(
+            index="collapse-boilerplate", query={"terms": {"index": [plain, modelled]}}, size=100
+        )
+        for hit in found.body.get("hits", {}).get("hits", []):
+            es.delete(index="collapse-boilerplate", id=hit["_id"], refresh=True)
+
+
+def test_guards_min_pages_and_max_removed() -> None:
+    p = FingerprintParams()
+    texts = [prose(1, 200) + " " + prose(i + 10, 30) for i in range(10)]
+    learner = Learner(BoilerplateConfig(min_pages=20))
+    for host_text, (s, m) in zip(texts, doc_shingle_sets(texts, p), strict=True):
+        assert host_text
+        learner.add("few.example", s, m)
+    assert learner.models() == {}  # too few pages for a model
+    learner.config = BoilerplateConfig(min_pages=5)
+    model = learner.models()["few.example"]
+    # each text is 87% shared and keeps ~27 shingles: fingerprinted whole
+    arrays, removed = fingerprint_excluding(texts, p, [model] * len(texts))
+    assert (removed == 0).all()
+    assert (arrays.simhash == fingerprint_arrays(texts, p).simhash).all()
+    arrays, removed = fingerprint_excluding(
+        texts, p, [model] * len(texts), max_removed=0.95, min_remaining=10
+    )
+    assert (removed > 0.8).all()
+
+
+def test_no_model_equals_plain_fingerprints() -> None:
+    p = FingerprintParams()
+    texts = [prose(i, 100) for i in range(5)] + ["", "short text"]
+    unrelated = HostModel("x", 50, np.array([1, 2, 3], np.uint64), np.array([4], np.uint64))
+    arrays, _ = fingerprint_excluding(texts, p, [unrelated, None] * 3 + [unrelated])
+    plain = fingerprint_arrays(texts, p)
+    assert (arrays.simhash == plain.simhash).all()
+    assert (arrays.minhash == plain.minhash).all()
+    assert arrays.exact_keys == plain.exact_keys
