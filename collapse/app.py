@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from collapse import logging as json_logging
 from collapse import middleware
 from collapse.errors import BadRequest, ProxyError
-from collapse.routes import admin, health, passthrough
+from collapse.routes import admin, documents, expander, health, search
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
 
@@ -54,7 +54,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     middleware.install(app, settings)
     app.include_router(health.router)
 
-    app.include_router(passthrough.router)
+    app.include_router(search.router)
+    app.include_router(expander.router)
+    app.include_router(documents.router)
     if settings.admin_passthrough:
         app.include_router(admin.router)  # a catch-all: keep it the last router
     return app

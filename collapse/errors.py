@@ -4,6 +4,7 @@
     ├── BadRequest          400     malformed JSON, invalid collapse_* parameter
     ├── Unauthorized        401     write endpoint without an API key
     ├── Forbidden           403     endpoint outside the allowlist, or a wrong API key
+    ├── NotFound            404     the expander's document does not exist
     ├── PayloadTooLarge     413     request body above ``max_body_bytes``
     ├── UpstreamUnavailable 503     Elasticsearch refused the connection or is unreachable
     └── UpstreamTimeout     504     Elasticsearch did not answer in time
@@ -75,3 +76,10 @@ class UpstreamUnavailable(ProxyError):
 class UpstreamTimeout(ProxyError):
     status_code = 504
     error_type = "upstream_timeout"
+
+
+class NotFound(ProxyError):
+    """The document the expander was asked about does not exist (Elasticsearch's 404 shape)."""
+
+    status_code = 404
+    error_type = "resource_not_found_exception"

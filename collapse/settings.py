@@ -52,6 +52,42 @@ class Settings(BaseSettings):
         1000, ge=1, description="Past this, collapsing gives up and answers degraded (uncollapsed)."
     )
 
+    collapse_enabled: bool = Field(
+        True, description="Collapse unless a request says collapse=false."
+    )
+    collapse_max_distance: int = Field(
+        18, ge=0, le=64, description="Largest SimHash Hamming distance of near-duplicates."
+    )
+    collapse_min_similarity: float = Field(
+        0.5, ge=0.0, le=1.0, description="Smallest MinHash similarity of near-duplicates."
+    )
+    collapse_min_tokens: int = Field(
+        50, ge=0, description="Documents with fewer tokens group by exact key only."
+    )
+    collapse_window_factor: int = Field(
+        3, ge=1, le=100, description="Window of ranked hits fetched: factor x (from + size)."
+    )
+    collapse_min_window: int = Field(30, ge=1, description="Smallest window fetched.")
+    collapse_max_window: int = Field(
+        1000, ge=1, le=10_000, description="Largest window, including fetches to fill a page."
+    )
+    collapse_refills: int = Field(
+        2, ge=0, le=10, description="Further fetches when the window holds too few groups."
+    )
+    collapse_members: int = Field(5, ge=0, le=1000, description="Members listed per group.")
+    collapse_probe_size: int = Field(
+        100, ge=0, le=10_000, description="Candidates fetched per representative beyond the window."
+    )
+    collapse_total_limit: int = Field(
+        10_000, ge=1, le=10_000, description="collapse_total is exact up to this many hits."
+    )
+    collapse_cursor_reps: int = Field(
+        200, ge=0, le=10_000, description="Earlier representatives a search_after cursor carries."
+    )
+    collapse_expand_size: int = Field(
+        100, ge=1, le=10_000, description="Candidates the expander fetches by default."
+    )
+
     @field_validator("es_url", mode="before")
     @classmethod
     def _split_urls(cls, value: object) -> object:

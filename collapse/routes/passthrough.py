@@ -1,12 +1,14 @@
-"""Searches forwarded to Elasticsearch unchanged (collapsing comes in ``routes.search``)."""
+"""Forwarding to Elasticsearch unchanged: the helpers every route uses when it does not collapse.
+
+``forward`` sends the client's method, body and query string (without ``collapse*``) and answers
+with Elasticsearch's bytes, status and headers as they came: no parsing, no re-serialisation.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 
 from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
-
-router = APIRouter()
 
 
 def elasticsearch_params(request: Request) -> list[tuple[str, str]]:
@@ -33,13 +35,3 @@ async def forward(request: Request, path: str) -> Response:
         status_code=answer.status_code,
         headers=forwarded_response_headers(answer.headers),
     )
-
-
-@router.api_route("/_search", methods=["GET", "POST"])
-async def search_all(request: Request) -> Response:
-    return await forward(request, "/_search")
-
-
-@router.api_route("/{index}/_search", methods=["GET", "POST"])
-async def search_index(index: str, request: Request) -> Response:
-    return await forward(request, f"/{index}/_search")

@@ -1,0 +1,152 @@
+"""Sending sub-searches to Elasticsearch: one ``_search`` each, or many in one ``_msearch``.
+
+The collapsing pipeline only says *what* to search (:class:`SubSearch`); this module decides how
+it travels. In a plain ``_search`` the user's query string and headers go with the window
+search, and internal searches run concurrently; in an ``_msearch`` every round of all searches
+travels as one ``_msearch``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from collapse import jsonio
+from collapse.upstream import Upstream, forwarded_request_headers
+
+#: Query-string parameters that are also valid in an ``_msearch`` header line.
+HEADER_PARAMS = frozenset(
+    {
+        "routing",
+        "preference",
+        "search_type",
+        "request_cache",
+        "ignore_unavailable",
+        "allow_no_indices",
+        "expand_wildcards",
+        "allow_partial_search_results",
+    }
+)
+#: Request headers passed on with the proxy's own (internal) searches.
+INTERNAL_HEADERS = frozenset({"authorization", "x-opaque-id", "traceparent"})
+
+
+@dataclass
+class SubSearch:
+    """One search to run: index expression (None: all), ``_msearch`` header extras, body."""
+
+    index: str | None
+    body: dict[str, Any]
+    header: dict[str, Any] = field(default_factory=dict)
+    primary: bool = False  # the user's own search: gets the user's query string and headers
+
+
+@dataclass
+class SubResult:
+    """Elasticsearch's answer to one sub-search (``body`` None when it was not JSON)."""
+
+    status: int
+    body: dict[str, Any] | None
+    raw: bytes = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status < 300 and self.body is not None and "error" not in self.body
+
+
+def _safe_loads(raw: bytes) -> dict[str, Any] | None:
+    try:
+        body = jsonio.loads(raw)
+    except Exception:
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def _ndjson_type(content_type: str | None) -> str:
+    """The NDJSON media type matching the client's (compatible-with kept)."""
+    if content_type and "vnd.elasticsearch" in content_type:
+        return content_type.replace("+json", "+x-ndjson")
+    return "application/x-ndjson"
+
+
+class Executor:
+    """Runs sub-searches for one incoming request."""
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        client_headers: Mapping[str, str],
+        query: list[tuple[str, str]],
+        *,
+        batch: bool,
+    ) -> None:
+        self.upstream = upstream
+        self.query = query
+        self.batch = batch
+        self.user_headers = forwarded_request_headers(client_headers)
+        self.user_headers.pop("content-length", None)
+        internal = {k: v for k, v in client_headers.items() if k.lower() in INTERNAL_HEADERS}
+        self.json_headers = {**internal, "content-type": "application/json"}
+        self.ndjson_headers = {
+            **internal,
+            "content-type": _ndjson_type(client_headers.get("content-type")),
+            "accept": "application/json",
+        }
+        if "vnd.elasticsearch" in self.ndjson_headers["content-type"]:
+            self.ndjson_headers["accept"] = self.ndjson_headers["content-type"].replace(
+                "+x-ndjson", "+json"
+            )
+
+    async def run(self, searches: list[SubSearch]) -> list[SubResult]:
+        """Answers in the order of ``searches``."""
+        if not searches:
+            return []
+        if self.batch or (len(searches) > 1 and not any(s.primary for s in searches)):
+            return await self.msearch(searches)
+        return list(await asyncio.gather(*(self.search(s) for s in searches)))
+
+    async def search(self, sub: SubSearch) -> SubResult:
+        path = f"/{sub.index}/_search" if sub.index else "/_search"
+        if sub.primary:
+            params, headers = self.query, dict(self.user_headers)
+            headers.setdefault("content-type", "application/json")
+        else:
+            params = [
+                (k, str(v).lower() if isinstance(v, bool) else str(v))
+                for k, v in sub.header.items()
+            ]
+            headers = self.json_headers
+        answer = await self.upstream.request(
+            "POST", path, params=params, content=jsonio.dumps(sub.body), headers=headers
+        )
+        raw = answer.content
+        return SubResult(answer.status_code, _safe_loads(raw), raw, answer.headers)
+
+    async def msearch(self, searches: list[SubSearch]) -> list[SubResult]:
+        lines: list[bytes] = []
+        for sub in searches:
+            header = dict(sub.header)
+            if sub.index:
+                header["index"] = sub.index
+            lines += [jsonio.dumps(header), jsonio.dumps(sub.body)]
+        params = self.query if self.batch else []
+        answer = await self.upstream.request(
+            "POST",
+            "/_msearch",
+            params=params,
+            content=b"\n".join(lines) + b"\n",
+            headers=self.ndjson_headers,
+        )
+        body = _safe_loads(answer.content)
+        if answer.status_code >= 300 or body is None or "responses" not in body:
+            return [SubResult(answer.status_code, body, answer.content, answer.headers)] * len(
+                searches
+            )
+        out = []
+        for item in body["responses"]:
+            status = int(item.get("status", 200)) if isinstance(item, dict) else 500
+            out.append(SubResult(status, item if isinstance(item, dict) else None))
+        return out

@@ -1,0 +1,94 @@
+"""Fingerprints read back from hits: the ``collapse_fp`` object (docs/CONTRACTS.md) to arrays.
+
+Decoding is the indexer's (:func:`indexer.fingerprints.decode_many`), so the stored layout has
+one reader. A window may mix fingerprint versions (an index being rebuilt): the most common
+version is decoded, hits of any other version (or without ``collapse_fp``) become singletons.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from collapse.grouping import Prints
+from indexer.fingerprints.params import FingerprintParams
+from indexer.fingerprints.record import decode_many
+
+#: The object field holding the fingerprints (``indexer.mapping.FINGERPRINT_FIELD``).
+FINGERPRINT_FIELD = "collapse_fp"
+
+Hit = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """Fingerprints of some hits plus the version decoded (None: no hit had one)."""
+
+    prints: Prints
+    params: FingerprintParams | None
+
+    @property
+    def blocks(self) -> int:
+        return self.params.blocks if self.params else 0
+
+
+@lru_cache(maxsize=64)
+def _params(version: str, min_tokens: int) -> FingerprintParams | None:
+    try:
+        return FingerprintParams.from_version(version, min_tokens=min_tokens)
+    except ValueError:
+        return None
+
+
+def fp_of(hit: Hit) -> dict[str, Any] | None:
+    """The ``collapse_fp`` object of a hit, if it has one."""
+    source = hit.get("_source")
+    fp = source.get(FINGERPRINT_FIELD) if isinstance(source, dict) else None
+    return fp if isinstance(fp, dict) else None
+
+
+def key_code(key: object) -> int:
+    """An exact key as a non-negative int64 (its first 60 bits; -1 when missing)."""
+    if not isinstance(key, str) or len(key) < 15:
+        return -1
+    try:
+        return int(key[:15], 16)
+    except ValueError:
+        return -1
+
+
+def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Decoded:
+    """Decode the fingerprints of hits (in their order); ``version`` forces one version."""
+    fps = [fp_of(h) for h in hits]
+    if version is None:
+        counts = Counter(fp.get("version") for fp in fps if fp is not None)
+        version = counts.most_common(1)[0][0] if counts else None
+    params = _params(str(version), min_tokens) if version else None
+    if params is None:
+        n = len(hits)
+        empty = Prints(
+            np.zeros(n, np.uint64),
+            np.zeros((n, 1), np.uint16),
+            np.full(n, -1, np.int64),
+            np.zeros(n, np.int64),
+            np.zeros(n, bool),
+        )
+        return Decoded(empty, None)
+    arrays = decode_many(fps, params)
+    keys = np.array([key_code(k) if k else -1 for k in arrays.exact_keys], dtype=np.int64)
+    prints = Prints(arrays.simhash, arrays.minhash, keys, arrays.token_count, arrays.present.copy())
+    return Decoded(prints, params)
+
+
+def block_terms(hit: Hit, blocks: int) -> list[tuple[str, str]]:
+    """(field, value) of each stored block of a hit: what the probe looks up."""
+    fp = fp_of(hit) or {}
+    return [
+        (f"{FINGERPRINT_FIELD}.block_{i}", str(fp[f"block_{i}"]))
+        for i in range(blocks)
+        if f"block_{i}" in fp
+    ]

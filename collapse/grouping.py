@@ -1,0 +1,205 @@
+"""The grouping rule, in one place: which ranked hits are near-duplicates of which.
+
+Pure numpy, no I/O. Input: fingerprints of hits in rank order (:class:`Prints`) and
+:class:`Thresholds`. A pair *verifies* when
+
+* both have an exact key and the keys are equal (documents below ``min_tokens`` group only so), or
+* both are long enough, their SimHash differ in at most ``max_distance`` bits **and** their
+  MinHash similarity is at least ``min_similarity``.
+
+A hit joins the group of the best-ranked *representative* it verifies against, else it founds
+a group. Every member is thus verified against its own representative, and groups never grow by
+chains (A~B, B~C with A and C far apart leaves C out of A's group). Since a hit's fate depends
+only on better-ranked hits, grouping is prefix-stable: extending the window never changes the
+groups of the hits already seen — what keeps pages consistent (see ``collapse.paging``).
+
+Candidates: inside a window every pair is compared (:func:`window_pairs`, all-pairs XOR and
+popcount, exact at any distance). A shared SimHash block (what the Elasticsearch probe looks
+up) is guaranteed only for pairs within B−1 bits; it is a candidate filter, never a verdict.
+Hits without a fingerprint (``present`` False) are singletons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from indexer.fingerprints.bits import popcount64
+from indexer.fingerprints.minhash import similarity
+
+__all__ = ["Grouping", "Prints", "Thresholds", "assign", "group", "matched_block", "window_pairs"]
+
+#: Rows per chunk of the all-pairs comparison: bounds memory to chunk x n uint64.
+_CHUNK_ROWS = 512
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When two fingerprints verify as near-duplicates."""
+
+    max_distance: int
+    min_similarity: float
+    min_tokens: int = 50
+
+
+@dataclass(frozen=True)
+class Prints:
+    """Fingerprints of n hits in rank order (a hit without one has ``present`` False).
+
+    ``key`` is the exact key as a small integer code (-1 none); equal codes mean equal keys.
+    """
+
+    simhash: np.ndarray  # (n,) uint64
+    minhash: np.ndarray  # (n, m) uint16 | uint32
+    key: np.ndarray  # (n,) int64
+    token_count: np.ndarray  # (n,) int64
+    present: np.ndarray  # (n,) bool
+
+    def __len__(self) -> int:
+        return len(self.simhash)
+
+    def take(self, rows: np.ndarray) -> Prints:
+        """The fingerprints of some rows, in the given order."""
+        return Prints(
+            self.simhash[rows],
+            self.minhash[rows],
+            self.key[rows],
+            self.token_count[rows],
+            self.present[rows],
+        )
+
+    @staticmethod
+    def concat(parts: list[Prints]) -> Prints:
+        return Prints(
+            np.concatenate([p.simhash for p in parts]),
+            np.concatenate([p.minhash for p in parts]),
+            np.concatenate([p.key for p in parts]),
+            np.concatenate([p.token_count for p in parts]),
+            np.concatenate([p.present for p in parts]),
+        )
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """Per hit: its representative (itself for representatives), distance and similarity."""
+
+    rep: np.ndarray  # (n,) int64 index of the hit's representative
+    hamming: np.ndarray  # (n,) int64 distance to the representative (0 for representatives)
+    similarity: np.ndarray  # (n,) float64 similarity to the representative (1.0 for them)
+
+    @property
+    def is_rep(self) -> np.ndarray:
+        return self.rep == np.arange(len(self.rep))
+
+    @property
+    def representatives(self) -> np.ndarray:
+        """Indices of the representatives, in rank order."""
+        return np.flatnonzero(self.is_rep)
+
+    def members(self, rep: int) -> np.ndarray:
+        """Indices of the hits folded behind ``rep``, in rank order."""
+        found = np.flatnonzero(self.rep == rep)
+        return found[found != rep]
+
+
+def _long(p: Prints, t: Thresholds) -> np.ndarray:
+    return p.present & (p.token_count >= max(t.min_tokens, 1))
+
+
+def verify(
+    a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, t: Thresholds
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Whether pairs (a[i], b[j]) verify; also their Hamming distances and similarities."""
+    ham = popcount64(a.simhash[i] ^ b.simhash[j]).astype(np.int64)
+    both = a.present[i] & b.present[j]
+    key_eq = both & (a.key[i] >= 0) & (a.key[i] == b.key[j]) & (a.token_count[i] > 0)
+    near = _long(a, t)[i] & _long(b, t)[j] & (ham <= t.max_distance)
+    sim = np.zeros(len(ham), dtype=np.float64)
+    if near.any():
+        sim[near] = similarity(a.minhash[i[near]], b.minhash[j[near]])
+    sim[key_eq] = np.where(near[key_eq], sim[key_eq], 1.0)
+    ok = key_eq | (near & (sim >= t.min_similarity))
+    return ok, ham, sim
+
+
+def window_pairs(p: Prints, t: Thresholds) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate pairs (i, j), j < i, of one window: all pairs within ``max_distance`` bits or
+    with equal exact keys, by an all-pairs XOR and popcount in row chunks (exact, any distance).
+    """
+    n = len(p)
+    out_i: list[np.ndarray] = []
+    out_j: list[np.ndarray] = []
+    for lo in range(0, n, _CHUNK_ROWS):
+        hi = min(n, lo + _CHUNK_ROWS)
+        rows = np.arange(lo, hi)
+        d = popcount64(p.simhash[lo:hi, None] ^ p.simhash[None, :hi])
+        keys = (p.key[lo:hi, None] == p.key[None, :hi]) & (p.key[lo:hi, None] >= 0)
+        hit = ((d <= t.max_distance) | keys) & (rows[:, None] > np.arange(hi)[None, :])
+        hit &= p.present[lo:hi, None] & p.present[None, :hi]
+        ii, jj = np.nonzero(hit)
+        out_i.append(ii + lo)
+        out_j.append(jj)
+    if not out_i:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(out_i).astype(np.int64), np.concatenate(out_j).astype(np.int64)
+
+
+def group(p: Prints, t: Thresholds) -> Grouping:
+    """Group a window of hits in rank order (the rule in the module docstring)."""
+    n = len(p)
+    rep = np.arange(n, dtype=np.int64)
+    ham = np.zeros(n, dtype=np.int64)
+    sim = np.ones(n, dtype=np.float64)
+    ci, cj = window_pairs(p, t)
+    if len(ci):
+        ok, h, s = verify(p, ci, p, cj, t)
+        ci, cj, h, s = ci[ok], cj[ok], h[ok], s[ok]
+        order = np.lexsort((cj, ci))
+        ci, cj, h, s = ci[order], cj[order], h[order], s[order]
+        firsts = np.flatnonzero(np.r_[True, ci[1:] != ci[:-1]]) if len(ci) else []
+        bounds = np.r_[firsts, len(ci)] if len(ci) else []
+        is_rep = np.ones(n, dtype=bool)
+        for k in range(len(firsts)):
+            lo, hi = bounds[k], bounds[k + 1]
+            reps = np.flatnonzero(is_rep[cj[lo:hi]])
+            if len(reps):
+                at = lo + reps[0]
+                i = ci[lo]
+                rep[i], ham[i], sim[i] = cj[at], h[at], s[at]
+                is_rep[i] = False
+    return Grouping(rep=rep, hamming=ham, similarity=sim)
+
+
+def assign(cand: Prints, reps: Prints, t: Thresholds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For hits ranked below every one of ``reps`` (e.g. found beyond the window): the index of
+    the best-ranked representative each verifies against (-1 none), with distance and similarity.
+    """
+    m, k = len(cand), len(reps)
+    best = np.full(m, -1, dtype=np.int64)
+    ham = np.zeros(m, dtype=np.int64)
+    sim = np.zeros(m, dtype=np.float64)
+    if not m or not k:
+        return best, ham, sim
+    i = np.repeat(np.arange(m), k)
+    j = np.tile(np.arange(k), m)
+    ok, h, s = verify(cand, i, reps, j, t)
+    ok = ok.reshape(m, k)
+    found = ok.any(axis=1)
+    first = ok.argmax(axis=1)
+    flat = np.arange(m) * k + first
+    best[found] = first[found]
+    ham[found] = h[flat[found]]
+    sim[found] = s[flat[found]]
+    return best, ham, sim
+
+
+def matched_block(a: int, b: int, blocks: int) -> int | None:
+    """The first SimHash block two fingerprints share (None: they share none)."""
+    w = 64 // blocks
+    x = (int(a) ^ int(b)) & ((1 << 64) - 1)
+    mask = (1 << w) - 1
+    for k in range(blocks):
+        if (x >> (w * k)) & mask == 0:
+            return k
+    return None

@@ -1,0 +1,55 @@
+"""JSON in and out of the proxy: orjson when installed (about 3-5x faster), else the stdlib.
+
+Only collapsed answers are parsed and serialised; ``collapse=false`` answers are never touched.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from collapse.errors import BadRequest
+
+try:  # pragma: no cover - which branch runs depends on the environment
+    import orjson
+
+    def loads(data: bytes | str) -> Any:
+        return orjson.loads(data)
+
+    def dumps(value: Any) -> bytes:
+        return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
+
+    _DECODE_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
+except ImportError:  # pragma: no cover
+
+    def loads(data: bytes | str) -> Any:
+        return json.loads(data)
+
+    def dumps(value: Any) -> bytes:
+        return json.dumps(value, separators=(",", ":"), default=_numpy_default).encode()
+
+    _DECODE_ERRORS = (json.JSONDecodeError, UnicodeDecodeError)
+
+
+def _numpy_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def parse_body(data: bytes) -> dict[str, Any]:
+    """A search body, or ``{}`` when empty; BadRequest (400) when it is not a JSON object."""
+    if not data.strip():
+        return {}
+    try:
+        body = loads(data)
+    except _DECODE_ERRORS as exc:
+        raise BadRequest(f"request body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise BadRequest("request body must be a JSON object")
+    return body
+
+
+def parse_ndjson(data: bytes) -> list[dict[str, Any]]:
+    """The lines of an NDJSON body (``_msearch``), each a JSON object; blank lines skipped."""
+    return [parse_body(line) for line in data.split(b"\n") if line.strip()]

@@ -1,0 +1,120 @@
+"""Per-request collapsing controls, read from the query string so the body stays Elasticsearch's.
+
+``collapse``, ``collapse_max_distance``, ``collapse_min_similarity``, ``collapse_window``,
+``collapse_members``, ``collapse_explain``, ``collapse_total``; defaults come from
+:class:`~collapse.settings.Settings`. Any invalid value is a 400 in Elasticsearch's error shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from collapse.errors import BadRequest
+from collapse.settings import Settings
+
+CONTROL_NAMES = frozenset(
+    {
+        "collapse",
+        "collapse_max_distance",
+        "collapse_min_similarity",
+        "collapse_window",
+        "collapse_members",
+        "collapse_explain",
+        "collapse_total",
+    }
+)
+
+
+class CollapseParams(BaseModel):
+    """How one request is collapsed.
+
+    ``max_distance`` may go up to 64, but only distances up to B−1 (7 for eight 8-bit blocks)
+    are guaranteed to share a block: inside the window every pair is compared, so grouping
+    there is exact at any distance; the probe beyond the window finds only copies that share a
+    block, so counts beyond the window are approximate for larger distances.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = True
+    max_distance: int = Field(ge=0, le=64)
+    min_similarity: float = Field(ge=0.0, le=1.0)
+    window: int | None = Field(None, ge=1, le=10_000)
+    members: int = Field(ge=0, le=1000)
+    explain: bool = False
+    total: bool = False
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str], settings: Settings) -> CollapseParams:
+        """Controls from the query string over the settings' defaults (BadRequest if invalid)."""
+        unknown = sorted(k for k in query if k.startswith("collapse") and k not in CONTROL_NAMES)
+        if unknown:
+            raise BadRequest(
+                f"request contains unrecognized parameter: [{unknown[0]}]",
+                valid=sorted(CONTROL_NAMES),
+            )
+        raw: dict[str, object] = {
+            "enabled": _flag(query, "collapse", settings.collapse_enabled),
+            "max_distance": query.get("collapse_max_distance", settings.collapse_max_distance),
+            "min_similarity": query.get(
+                "collapse_min_similarity", settings.collapse_min_similarity
+            ),
+            "window": query.get("collapse_window"),
+            "members": query.get("collapse_members", settings.collapse_members),
+            "explain": _flag(query, "collapse_explain", False),
+            "total": _flag(query, "collapse_total", False),
+        }
+        window = int_or_none(raw["window"]) if raw["window"] is not None else None
+        if window is not None and window > settings.collapse_max_window:
+            raise BadRequest(
+                f"collapse_window must be at most {settings.collapse_max_window} "
+                "(COLLAPSE_MAX_WINDOW)"
+            )
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = _QUERY_NAME.get(str(first["loc"][0]), str(first["loc"][0]))
+            raise BadRequest(
+                f"invalid value [{first.get('input')}] for [{name}]: {first['msg']}"
+            ) from exc
+
+
+_QUERY_NAME = {
+    "enabled": "collapse",
+    "max_distance": "collapse_max_distance",
+    "min_similarity": "collapse_min_similarity",
+    "window": "collapse_window",
+    "members": "collapse_members",
+    "explain": "collapse_explain",
+    "total": "collapse_total",
+}
+
+
+def int_or_none(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def _flag(query: Mapping[str, str], name: str, default: bool) -> bool:
+    """Elasticsearch's boolean parameters: ``true``/``false``, and a bare ``?name`` is true."""
+    if name not in query:
+        return default
+    value = query[name].strip().lower()
+    if value in ("", "true"):
+        return True
+    if value == "false":
+        return False
+    raise BadRequest(
+        f"Failed to parse value [{query[name]}] as only [true] or [false] are allowed "
+        f"(parameter [{name}])"
+    )
+
+
+def collapse_disabled(query: Mapping[str, str]) -> bool:
+    """Cheap check for ``collapse=false`` before any other work (the pass-through path)."""
+    return query.get("collapse", "").strip().lower() == "false"

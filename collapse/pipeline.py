@@ -1,0 +1,448 @@
+"""One collapsed search from request to answer: window, grouping, probe, page.
+
+:class:`CollapsedSearch` only decides what to ask Elasticsearch (:class:`SubSearch`) and what
+to make of the answers; :func:`run` drives any number of them in lockstep through an
+:class:`~collapse.executor.Executor`, so an ``_msearch`` of n searches costs the same number of
+round trips as one search: window (with the cursor lookup and ``collapse_total`` alongside),
+rarely a refill, then ONE probe ``_msearch`` for all representatives of all pages.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from collapse import metrics, paging, probe
+from collapse.executor import HEADER_PARAMS, Executor, SubResult, SubSearch
+from collapse.fingerprints import FINGERPRINT_FIELD, Decoded, block_terms, decode, fp_of
+from collapse.grouping import Grouping, Prints, Thresholds, assign, group, matched_block
+from collapse.params import CollapseParams
+from collapse.settings import Settings
+from collapse.source import SourcePlan, plan
+
+Hit = dict[str, Any]
+DocKey = tuple[str, str]
+
+#: Query-string parameters of ``q`` searches, turned into a ``query_string`` query.
+_Q_PARAMS = {
+    "df": "default_field",
+    "default_operator": "default_operator",
+    "analyzer": "analyzer",
+    "analyze_wildcard": "analyze_wildcard",
+    "lenient": "lenient",
+}
+#: Parts of a body that only the first window fetch needs.
+_FIRST_ONLY = ("aggs", "aggregations", "suggest", "profile")
+_TOTAL_SOURCE = [
+    f"{FINGERPRINT_FIELD}.{name}"
+    for name in ("version", "simhash", "minhash", "exact_key", "token_count")
+]
+
+
+def key(hit: Hit) -> DocKey:
+    return (str(hit.get("_index")), str(hit.get("_id")))
+
+
+def total_of(body: dict[str, Any]) -> tuple[int | None, bool]:
+    """``hits.total`` as (value, exact) whichever form Elasticsearch used."""
+    total = body.get("hits", {}).get("total")
+    if isinstance(total, int):
+        return total, True
+    if isinstance(total, dict):
+        return int(total.get("value", 0)), total.get("relation", "eq") == "eq"
+    return None, False
+
+
+def _int(value: object, name: str) -> int:
+    from collapse.errors import BadRequest
+
+    try:
+        return int(str(value))
+    except ValueError as exc:
+        raise BadRequest(f"Failed to parse int parameter [{name}] with value [{value}]") from exc
+
+
+@dataclass
+class _Members:
+    """Near-duplicates found for one representative on the page."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    count: int = 0
+
+
+class CollapsedSearch:
+    """The state of one collapsed search (see the module docstring for its rounds)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        ctl: CollapseParams,
+        index: str | None,
+        body: dict[str, Any],
+        query: dict[str, str],
+        header: dict[str, Any] | None = None,
+    ) -> None:
+        self.settings, self.ctl, self.index = settings, ctl, index
+        self.t = Thresholds(ctl.max_distance, ctl.min_similarity, settings.collapse_min_tokens)
+        self.header = dict(header or {})
+        for name in HEADER_PARAMS & query.keys():
+            self.header.setdefault(name, query[name])
+        if "q" in query:
+            qs: dict[str, Any] = {"query": query.pop("q")}
+            for name, option in _Q_PARAMS.items():
+                if name in query:
+                    qs[option] = query.pop(name)
+            body["query"] = {"query_string": qs}
+        self.start = _int(query.pop("from", body.pop("from", 0)), "from")
+        self.size = _int(query.pop("size", body.pop("size", 10)), "size")
+        if self.start < 0 or self.size < 0:
+            from collapse.errors import BadRequest
+
+            raise BadRequest("[from] and [size] must be non-negative")
+        self.source: SourcePlan = plan(body, query)
+        self.prior_keys: list[DocKey] = []
+        if isinstance(body.get("search_after"), list):
+            body["search_after"], self.prior_keys = paging.split_search_after(body["search_after"])
+        self.body = body
+        self.target = paging.window_size(
+            self.start,
+            self.size,
+            factor=settings.collapse_window_factor,
+            min_window=settings.collapse_min_window,
+            max_window=settings.collapse_max_window,
+            override=ctl.window,
+        )
+        self.first: SubResult | None = None
+        self.failed: SubResult | None = None
+        self.hits: list[Hit] = []
+        self.prior_hits: list[Hit] = []
+        self.total_result: SubResult | None = None
+        self.fetches = 0
+        self.exhausted = False
+        self.took = 0
+        self.collapse_ns = 0
+        self.grouping: Grouping | None = None
+        self.decoded: Decoded | None = None
+        self.n_prior = 0
+        self.collapsed: list[int] = []  # window indices of representatives, in rank order
+        self.page: list[int] = []
+        self.found: dict[int, _Members] = {}
+        self.degraded: list[str] = []
+        self._probe_for: list[int] = []
+
+    # -- round 1 and refills: the window -------------------------------------------------
+
+    def _window_body(self) -> dict[str, Any]:
+        body = dict(self.body)
+        if self.source.send is not None:
+            body["_source"] = self.source.send
+        if self.fetches == 0:
+            body["from"] = 0
+            body["size"] = self.target
+            return body
+        for name in _FIRST_ONLY:
+            body.pop(name, None)
+        body["track_total_hits"] = False
+        body["size"] = self._last_step
+        if "search_after" in self.body and isinstance(self.hits[-1].get("sort"), list):
+            body["search_after"] = self.hits[-1]["sort"]
+            body.pop("from", None)
+        else:
+            body["from"] = len(self.hits)
+        return body
+
+    def requests(self) -> list[tuple[str, SubSearch]]:
+        """What to fetch next (empty: the window is complete)."""
+        if self.failed is not None or self.exhausted:
+            return []
+        if self.fetches == 0:
+            out = [("window", SubSearch(self.index, self._window_body(), self.header, True))]
+            if self.prior_keys:
+                out.append(("prior", self._prior_search()))
+            if self.ctl.total:
+                out.append(("total", self._total_search()))
+            return out
+        if self._needs_more():
+            return [("window", SubSearch(self.index, self._window_body(), self.header, True))]
+        return []
+
+    def _prior_search(self) -> SubSearch:
+        keys = (
+            self.prior_keys[-self.settings.collapse_cursor_reps :]
+            if (self.settings.collapse_cursor_reps)
+            else []
+        )
+        self.prior_keys = keys
+        should = [q for q in probe.exclude_seen(keys)]
+        body = {
+            "query": {"bool": {"should": should, "minimum_should_match": 1}},
+            "size": max(len(keys), 1),
+            "_source": [FINGERPRINT_FIELD],
+        }
+        return SubSearch(self.index, body, self._internal_header())
+
+    def _total_search(self) -> SubSearch:
+        body: dict[str, Any] = {
+            "query": self.body.get("query") or {"match_all": {}},
+            "size": self.settings.collapse_total_limit,
+            "_source": _TOTAL_SOURCE,
+            "track_total_hits": True,
+        }
+        for name in ("post_filter", "sort", "search_after"):
+            if name in self.body:
+                body[name] = self.body[name]
+        return SubSearch(self.index, body, self._internal_header())
+
+    def _internal_header(self) -> dict[str, Any]:
+        return {k: v for k, v in self.header.items() if k in HEADER_PARAMS}
+
+    def accept(self, kind: str, result: SubResult) -> None:
+        """Take one answer of :meth:`requests`."""
+        if kind == "prior":
+            if result.ok and result.body:
+                found = {key(h): h for h in result.body.get("hits", {}).get("hits", [])}
+                self.prior_hits = [found[k] for k in self.prior_keys if k in found]
+            else:
+                self.degraded.append("cursor lookup failed")
+            return
+        if kind == "total":
+            self.total_result = result
+            return
+        self.fetches += 1
+        if not result.ok or result.body is None:
+            if self.first is None:
+                self.failed = result
+            else:
+                self.degraded.append("refill failed")
+                self.exhausted = True
+            return
+        if self.first is None:
+            self.first = result
+        self.took += int(result.body.get("took", 0))
+        got = result.body.get("hits", {}).get("hits", [])
+        asked = self._asked
+        self.hits.extend(got)
+        if len(got) < asked:
+            self.exhausted = True
+        self._group()
+
+    @property
+    def _asked(self) -> int:
+        if self.fetches <= 1:
+            return self.target
+        return self._last_step
+
+    def _needs_more(self) -> bool:
+        groups = len(self.collapsed)
+        if self.exhausted or groups >= self.start + self.size:
+            return False
+        if self.fetches > self.settings.collapse_refills:
+            return False
+        if len(self.hits) >= self.settings.collapse_max_window:
+            return False
+        total, _ = total_of(self.first.body) if self.first and self.first.body else (None, False)
+        if total is not None and len(self.hits) >= total:
+            return False
+        self._last_step = min(len(self.hits), self.settings.collapse_max_window - len(self.hits))
+        return self._last_step > 0
+
+    _last_step = 0
+
+    # -- grouping ---------------------------------------------------------------------------
+
+    def _group(self) -> None:
+        t0 = time.perf_counter_ns()
+        decoded = decode(self.hits, self.settings.collapse_min_tokens)
+        version = decoded.params.version if decoded.params else None
+        prior = decode(self.prior_hits, self.settings.collapse_min_tokens, version)
+        self.n_prior = len(self.prior_hits)
+        prints = Prints.concat([prior.prints, decoded.prints])
+        self.decoded = Decoded(prints, decoded.params)
+        self.grouping = group(prints, self.t)
+        reps = self.grouping.representatives
+        self.collapsed = [int(r) - self.n_prior for r in reps if r >= self.n_prior]
+        self.collapse_ns += time.perf_counter_ns() - t0
+
+    # -- the probe beyond the window --------------------------------------------------------
+
+    def probe_requests(self) -> list[SubSearch]:
+        """One candidate search per representative on the page (for ONE ``_msearch``)."""
+        if self.failed is not None or self.grouping is None or self.decoded is None:
+            return []
+        self.page = self.collapsed[self.start : self.start + self.size]
+        if not self.settings.collapse_probe_size or not self.decoded.blocks:
+            return []
+        seen = self.prior_keys + [key(h) for h in self.hits]
+        out = []
+        for w in self.page:
+            if not self.decoded.prints.present[w + self.n_prior]:
+                continue
+            hit = self.hits[w]
+            fp = fp_of(hit) or {}
+            terms = block_terms(hit, self.decoded.blocks)
+            body = probe.probe_body(
+                self.body, terms, fp.get("exact_key"), seen, self.settings.collapse_probe_size
+            )
+            self._probe_for.append(w)
+            out.append(SubSearch(self.index, body, self._internal_header()))
+        return out
+
+    def accept_probes(self, results: list[SubResult]) -> None:
+        """Verify the candidates and credit each to the best-ranked representative it matches."""
+        t0 = time.perf_counter_ns()
+        assert self.grouping is not None and self.decoded is not None
+        cands: dict[DocKey, Hit] = {}
+        for result in results:
+            if not result.ok or result.body is None:
+                self.degraded.append("probe failed")
+                continue
+            for h in result.body.get("hits", {}).get("hits", []):
+                cands.setdefault(key(h), h)
+        version = self.decoded.params.version if self.decoded.params else None
+        hits = list(cands.values())
+        if hits:
+            got = decode(hits, self.settings.collapse_min_tokens, version)
+            reps = self.grouping.representatives
+            best, ham, sim = assign(got.prints, self.decoded.prints.take(reps), self.t)
+            on_page = {w + self.n_prior for w in self.page}
+            for c, b in enumerate(best):
+                if b < 0 or int(reps[b]) not in on_page:
+                    continue
+                w = int(reps[b]) - self.n_prior
+                found = self.found.setdefault(w, _Members())
+                found.count += 1
+                found.entries.append(
+                    self._member(hits[c], int(ham[c]), float(sim[c]), int(reps[b]), got, c)
+                )
+        self.collapse_ns += time.perf_counter_ns() - t0
+
+    def _member(
+        self, hit: Hit, ham: int, sim: float, rep: int, prints: Decoded, row: int
+    ) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "_id": hit.get("_id"),
+            "_index": hit.get("_index"),
+            "_score": hit.get("_score"),
+            "hamming": ham,
+            "similarity": round(sim, 4),
+        }
+        if self.ctl.explain and self.decoded is not None:
+            blocks = self.decoded.blocks
+            entry["block"] = (
+                matched_block(
+                    int(prints.prints.simhash[row]), int(self.decoded.prints.simhash[rep]), blocks
+                )
+                if blocks
+                else None
+            )
+            entry["found"] = "probe" if prints is not self.decoded else "window"
+        return entry
+
+    # -- the answer ---------------------------------------------------------------------------
+
+    def render(self) -> tuple[int, dict[str, Any] | None, SubResult | None]:
+        """(status, body) of the collapsed answer, or the failed result to pass on as is."""
+        if self.failed is not None or self.first is None or self.first.body is None:
+            return (self.failed or self.first or SubResult(500, None)).status, None, self.failed
+        t0 = time.perf_counter_ns()
+        g, dec = self.grouping, self.decoded
+        assert g is not None and dec is not None
+        out = self.first.body
+        page_hits = []
+        folded_total = 0
+        sorted_request = "sort" in self.body
+        shown: list[DocKey] = list(self.prior_keys)
+        rep_keys = [key(self.hits[w]) for w in self.collapsed]
+        for pos, w in enumerate(self.collapsed[: self.start + self.size]):
+            if pos < self.start:
+                continue
+            hit = self.hits[w]
+            gi = w + self.n_prior
+            members = [
+                self._member(
+                    self.hits[m - self.n_prior],
+                    int(g.hamming[m]),
+                    float(g.similarity[m]),
+                    gi,
+                    dec,
+                    m,
+                )
+                for m in g.members(gi)
+            ]
+            beyond = self.found.get(w, _Members())
+            folded = len(members) + beyond.count
+            folded_total += folded
+            listed = (members + beyond.entries)[: self.ctl.members]
+            self.source.strip(hit)
+            hit["_collapse"] = {"folded": folded, "members": listed}
+            if sorted_request and isinstance(hit.get("sort"), list):
+                cap = max(self.settings.collapse_cursor_reps, 1)
+                carried = (shown + rep_keys[: pos + 1])[-cap:]
+                hit["sort"] = [*hit["sort"], paging.encode_cursor(carried)]
+            page_hits.append(hit)
+        without = int((~dec.prints.present[self.n_prior :]).sum())
+        out.setdefault("hits", {})["hits"] = page_hits
+        out["took"] = self.took
+        info: dict[str, Any] = {
+            "enabled": True,
+            "max_distance": self.t.max_distance,
+            "min_similarity": self.t.min_similarity,
+            "window": len(self.hits),
+            "groups": len(page_hits),
+            "folded": folded_total,
+            "without_fingerprint": without,
+        }
+        if self.ctl.total:
+            info.update(self._total_groups())
+        self.collapse_ns += time.perf_counter_ns() - t0
+        info["took_ms"] = round(self.collapse_ns / 1e6, 3)
+        info["degraded"] = bool(self.degraded)
+        if self.degraded:
+            info["reason"] = "; ".join(sorted(set(self.degraded)))
+        out["collapse"] = info
+        metrics.record_collapse(
+            groups=len(page_hits),
+            folded=folded_total,
+            group_sizes=[1 + h["_collapse"]["folded"] for h in page_hits],
+            without_fingerprint=without,
+            degraded_reason=info.get("reason"),
+        )
+        return self.first.status, out, None
+
+    def _total_groups(self) -> dict[str, Any]:
+        """Distinct groups among all hits (exact up to ``collapse_total_limit`` hits)."""
+        r = self.total_result
+        if r is None or not r.ok or r.body is None:
+            self.degraded.append("collapse_total failed")
+            return {}
+        hits = r.body.get("hits", {}).get("hits", [])
+        total, exact = total_of(r.body)
+        dec = decode(hits, self.settings.collapse_min_tokens)
+        groups = int(np.count_nonzero(group(dec.prints, self.t).is_rep))
+        complete = exact and total is not None and total <= len(hits)
+        return {"total_groups": groups, "total_groups_relation": "eq" if complete else "gte"}
+
+
+async def run(searches: list[CollapsedSearch], executor: Executor) -> None:
+    """Drive the searches through their rounds, batching each round across searches."""
+    while True:
+        round_ = [(s, kind, sub) for s in searches for kind, sub in s.requests()]
+        if not round_:
+            break
+        results = await executor.run([sub for _, _, sub in round_])
+        for (s, kind, _), result in zip(round_, results, strict=True):
+            s.accept(kind, result)
+    probes = [(s, sub) for s in searches for sub in s.probe_requests()]
+    if probes:
+        results = await executor.msearch([sub for _, sub in probes])
+    else:
+        results = []
+    by_search: dict[int, list[SubResult]] = {}
+    for (s, _), result in zip(probes, results, strict=True):
+        by_search.setdefault(id(s), []).append(result)
+    for s in searches:
+        if s.failed is None and s.grouping is not None:
+            s.accept_probes(by_search.get(id(s), []))

@@ -1,0 +1,115 @@
+"""The expander: ``GET|POST /{index}/_collapse/{id}`` — every near-duplicate of one document that
+matches the query ("show similar"), ranked as the query ranks them, with distances.
+
+Two round trips: the document's fingerprint, then ONE search for the candidates (the user's
+query AND a shared block or exact key, as in ``collapse.probe``), verified by the grouping rule
+against the document. Copies further than B−1 bits apart are found only when they share a
+block (approximate beyond 7 bits with eight 8-bit blocks). ``hits.total`` counts the verified
+near-duplicates among the candidates fetched: ``eq`` when every candidate was fetched.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+
+from collapse import jsonio, probe
+from collapse.errors import NotFound
+from collapse.executor import Executor, SubSearch
+from collapse.fingerprints import FINGERPRINT_FIELD, block_terms, decode, fp_of
+from collapse.grouping import Thresholds, assign, matched_block
+from collapse.params import CollapseParams
+from collapse.pipeline import _int, total_of
+from collapse.routes.passthrough import elasticsearch_params
+from collapse.routes.search import _answer
+from collapse.settings import Settings
+from collapse.source import plan
+from collapse.upstream import Upstream, forwarded_response_headers
+
+router = APIRouter(tags=["search"])
+
+
+@router.api_route(
+    "/{index}/_collapse/{doc_id}",
+    methods=["GET", "POST"],
+    summary="Near-duplicates of one document that match the query",
+)
+async def expand(index: str, doc_id: str, request: Request) -> Response:
+    settings: Settings = request.app.state.settings
+    upstream: Upstream = request.app.state.upstream
+    started = time.perf_counter()
+    controls = {k: v for k, v in request.query_params.items() if k.startswith("collapse")}
+    ctl = CollapseParams.from_query(controls, settings)
+    t = Thresholds(ctl.max_distance, ctl.min_similarity, settings.collapse_min_tokens)
+    body = jsonio.parse_body(await request.body())
+    query = dict(elasticsearch_params(request))
+    size = _int(query.pop("size", body.pop("size", settings.collapse_expand_size)), "size")
+    body.pop("from", None)
+    query.pop("from", None)
+    source = plan(body, query)
+    executor = Executor(upstream, request.headers, [], batch=False)
+
+    lookup = SubSearch(
+        index,
+        {"query": {"ids": {"values": [doc_id]}}, "size": 1, "_source": [FINGERPRINT_FIELD]},
+    )
+    (found,) = await executor.run([lookup])
+    if not found.ok or found.body is None:
+        return Response(found.raw, found.status, headers=forwarded_response_headers(found.headers))
+    docs = found.body.get("hits", {}).get("hits", [])
+    if not docs:
+        raise NotFound(f"document [{doc_id}] not found in [{index}]", index=index, id=doc_id)
+    doc = docs[0]
+    me = decode([doc], settings.collapse_min_tokens)
+    info: dict[str, Any] = {
+        "enabled": True,
+        "max_distance": t.max_distance,
+        "min_similarity": t.min_similarity,
+        "of": {"_index": doc.get("_index"), "_id": doc.get("_id")},
+    }
+    if me.params is None or not me.prints.present[0]:
+        info.update(degraded=True, reason="the document has no fingerprint")
+        empty = {"total": {"value": 0, "relation": "eq"}, "max_score": None, "hits": []}
+        return _answer(200, {"took": 0, "hits": empty, "collapse": info}, found.headers)
+
+    candidates = dict(body)
+    candidates["query"] = probe.candidates_query(
+        body, block_terms(doc, me.blocks), (fp_of(doc) or {}).get("exact_key")
+    )
+    candidates["query"]["bool"]["must_not"] = probe.exclude_seen([(doc["_index"], doc["_id"])])
+    candidates.pop("post_filter", None)
+    candidates["size"] = size
+    candidates["track_total_hits"] = True
+    if source.send is not None:
+        candidates["_source"] = source.send
+    (answer,) = await executor.run([SubSearch(index, candidates, {}, primary=False)])
+    if not answer.ok or answer.body is None:
+        return Response(
+            answer.raw, answer.status, headers=forwarded_response_headers(answer.headers)
+        )
+    hits = answer.body.get("hits", {}).get("hits", [])
+    got = decode(hits, settings.collapse_min_tokens, me.params.version)
+    best, ham, sim = assign(got.prints, me.prints, t)
+    kept = []
+    for i, hit in enumerate(hits):
+        if best[i] < 0:
+            continue
+        entry: dict[str, Any] = {"hamming": int(ham[i]), "similarity": round(float(sim[i]), 4)}
+        if ctl.explain:
+            entry["block"] = matched_block(
+                int(got.prints.simhash[i]), int(me.prints.simhash[0]), me.blocks
+            )
+        source.strip(hit)
+        hit["_collapse"] = entry
+        kept.append(hit)
+    fetched_all = total_of(answer.body)[0] is not None and total_of(answer.body)[0] <= len(hits)
+    out = answer.body
+    out["hits"]["hits"] = kept
+    out["hits"]["total"] = {"value": len(kept), "relation": "eq" if fetched_all else "gte"}
+    info["candidates"] = len(hits)
+    info["took_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    info["degraded"] = False
+    out["collapse"] = info
+    return _answer(200, out, answer.headers)

@@ -1,0 +1,128 @@
+"""``_search`` and ``_msearch``, collapsed by default; ``collapse=false`` forwards untouched."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+
+from collapse import jsonio
+from collapse.executor import Executor
+from collapse.params import CONTROL_NAMES, CollapseParams, collapse_disabled
+from collapse.pipeline import CollapsedSearch, run
+from collapse.routes.passthrough import elasticsearch_params, forward
+from collapse.settings import Settings
+from collapse.upstream import Upstream, forwarded_response_headers
+
+router = APIRouter(tags=["search"])
+
+
+def _controls(request: Request) -> CollapseParams | None:
+    """The request's collapsing controls, or None when it is not to be collapsed."""
+    query = request.query_params
+    if collapse_disabled(query):
+        return None
+    settings: Settings = request.app.state.settings
+    controls = {k: query[k] for k in query if k in CONTROL_NAMES or k.startswith("collapse")}
+    ctl = CollapseParams.from_query(controls, settings)
+    return ctl if ctl.enabled else None
+
+
+def _answer(status: int, body: dict[str, Any], upstream_headers: Any) -> Response:
+    headers = forwarded_response_headers(upstream_headers)
+    headers.pop("content-length", None)
+    headers.pop("Content-Length", None)
+    names = {k.lower() for k in headers}
+    if "x-elastic-product" not in names:
+        headers["X-Elastic-Product"] = "Elasticsearch"
+    if "content-type" not in names:
+        headers["content-type"] = "application/json"
+    return Response(content=jsonio.dumps(body), status_code=status, headers=headers)
+
+
+async def collapsed_search(request: Request, index: str | None) -> Response:
+    """One search, collapsed (see ``collapse.pipeline``)."""
+    path = f"/{index}/_search" if index else "/_search"
+    ctl = _controls(request)
+    if ctl is None:
+        return await forward(request, path)
+    settings: Settings = request.app.state.settings
+    upstream: Upstream = request.app.state.upstream
+    body = jsonio.parse_body(await request.body())
+    query = dict(elasticsearch_params(request))
+    search = CollapsedSearch(settings, ctl, index, body, query)
+    executor = Executor(upstream, request.headers, list(query.items()), batch=False)
+    await run([search], executor)
+    status, out, failed = search.render()
+    if failed is not None or out is None:
+        assert failed is not None
+        return Response(
+            content=failed.raw,
+            status_code=failed.status,
+            headers=forwarded_response_headers(failed.headers),
+        )
+    assert search.first is not None
+    return _answer(status, out, search.first.headers)
+
+
+@router.api_route("/_search", methods=["GET", "POST"], summary="Search, collapsed")
+async def search_all(request: Request) -> Response:
+    return await collapsed_search(request, None)
+
+
+@router.api_route("/{index}/_search", methods=["GET", "POST"], summary="Search, collapsed")
+async def search_index(index: str, request: Request) -> Response:
+    return await collapsed_search(request, index)
+
+
+async def collapsed_msearch(request: Request, index: str | None) -> Response:
+    """Every search of an ``_msearch`` collapsed, all of them in lockstep (one probe round)."""
+    path = f"/{index}/_msearch" if index else "/_msearch"
+    ctl = _controls(request)
+    if ctl is None:
+        return await forward(request, path)
+    settings: Settings = request.app.state.settings
+    upstream: Upstream = request.app.state.upstream
+    lines = jsonio.parse_ndjson(await request.body())
+    if len(lines) % 2:
+        from collapse.errors import BadRequest
+
+        raise BadRequest("_msearch body must hold a header line and a body line per search")
+    searches = []
+    for header, body in zip(lines[0::2], lines[1::2], strict=True):
+        header = dict(header)
+        target = header.pop("index", index)
+        if isinstance(target, list):
+            target = ",".join(target)
+        searches.append(CollapsedSearch(settings, ctl, target, body, {}, header))
+    executor = Executor(upstream, request.headers, elasticsearch_params(request), batch=True)
+    await run(searches, executor)
+    responses = []
+    took = 0
+    for search in searches:
+        status, out, failed = search.render()
+        if out is None:
+            item = (failed.body if failed is not None and failed.body else None) or {
+                "error": {"type": "proxy_exception", "reason": "search failed"},
+                "status": status,
+            }
+            responses.append(item)
+            continue
+        out["status"] = status
+        took = max(took, int(out.get("took", 0)))
+        responses.append(out)
+    headers = {"X-Elastic-Product": "Elasticsearch", "content-type": "application/json"}
+    first = next((s.first for s in searches if s.first is not None), None)
+    if first is not None:
+        headers = forwarded_response_headers(first.headers) if first.headers else headers
+    return _answer(200, {"took": took, "responses": responses}, headers)
+
+
+@router.api_route("/_msearch", methods=["GET", "POST"], summary="Multi-search, each collapsed")
+async def msearch_all(request: Request) -> Response:
+    return await collapsed_msearch(request, None)
+
+
+@router.api_route("/{index}/_msearch", methods=["GET", "POST"], summary="Multi-search, collapsed")
+async def msearch_index(index: str, request: Request) -> Response:
+    return await collapsed_msearch(request, index)

@@ -1,0 +1,101 @@
+"""Helpers for the proxy tests: indices with the fingerprint mapping, texts, fingerprints.
+
+Texts are drawn from a fixed vocabulary with a seeded generator, so every run indexes the same
+documents; fingerprints are computed by the indexer (``fingerprint_batch``) or, where a test
+needs exact distances, built by hand in the stored shape (``synthetic_fp``).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+from elasticsearch import Elasticsearch, helpers
+
+from indexer.fingerprints import FingerprintParams, fingerprint_batch, split, to_signed
+from indexer.fingerprints.blocks import block_hex
+from indexer.fingerprints.record import pack_minhash
+from indexer.mapping import index_mappings
+
+PARAMS = FingerprintParams()
+_VOCABULARY = (
+    "market council river energy station report policy minister company shares storm coast "
+    "village school hospital budget election court judge police officer museum festival "
+    "bridge railway airport harbour factory worker union strike price growth farmer harvest "
+    "drought flood rescue team season match player coach league stadium record science "
+    "research study university climate ocean forest mountain valley desert island city "
+    "mayor plan housing rent traffic cyclist engine battery solar wind turbine grid network "
+    "software update security breach data privacy court appeal ruling law vote senate "
+    "governor treaty border trade export import tariff currency bank interest inflation "
+    "retail store online delivery parcel winter summer spring autumn morning evening night "
+    "garden library concert theatre gallery painter author novel poet history archive"
+)
+_WORDS = _VOCABULARY.split()
+
+
+def create_index(es: Elasticsearch, name: str, **properties: Any) -> None:
+    """An index with one shard (stable scores), the fingerprint mapping and ``properties``."""
+    mappings = index_mappings(PARAMS)
+    mappings["properties"].update(
+        {"title": {"type": "text"}, "body": {"type": "text"}, "n": {"type": "integer"}}
+    )
+    mappings["properties"].update(properties)
+    es.indices.create(
+        index=name,
+        mappings=mappings,
+        settings={"number_of_shards": 1, "number_of_replicas": 0},
+    )
+
+
+def text(rng: random.Random, words: int, topic: str = "") -> str:
+    """A text of random vocabulary words (unrelated texts share few shingles)."""
+    out = [rng.choice(_WORDS) for _ in range(words)]
+    if topic:
+        for i in range(0, words, 7):
+            out[i] = topic
+    return " ".join(out)
+
+
+def variants(base: str, n: int, rng: random.Random, changes: int = 3) -> list[str]:
+    """``n`` syndicated copies of ``base``: an outlet header and footer, a few words changed."""
+    words = base.split()
+    out = []
+    for k in range(n):
+        copy = list(words)
+        for _ in range(changes):
+            copy[rng.randrange(len(copy))] = rng.choice(_WORDS)
+        out.append(f"Outlet {k} news desk. " + " ".join(copy) + f" Copyright outlet {k}.")
+    return out
+
+
+def fingerprints(texts: list[str]) -> list[dict[str, Any]]:
+    """The stored ``collapse_fp`` objects of texts, computed by the indexer."""
+    return [record.to_es() for record in fingerprint_batch(texts, PARAMS)]
+
+
+def synthetic_fp(
+    simhash: int, minhash: np.ndarray, *, token_count: int = 200, exact_key: str | None = None
+) -> dict[str, Any]:
+    """A ``collapse_fp`` with chosen values (exact distances for tests of the grouping rule)."""
+    doc: dict[str, Any] = {"version": PARAMS.version, "simhash": to_signed(simhash)}
+    for i, block in enumerate(split(simhash, PARAMS.blocks)):
+        doc[f"block_{i}"] = block_hex(block, PARAMS.blocks)
+    doc["minhash"] = pack_minhash(minhash, PARAMS.minhash_bits)
+    doc["exact_key"] = exact_key or format(simhash, "064x")
+    doc["token_count"] = token_count
+    return doc
+
+
+def flip(simhash: int, bits: list[int]) -> int:
+    """``simhash`` with the given bit positions flipped."""
+    for b in bits:
+        simhash ^= 1 << b
+    return simhash
+
+
+def index_docs(es: Elasticsearch, index: str, docs: list[dict[str, Any]]) -> None:
+    """Bulk-load documents (each with its ``_id``) and make them searchable."""
+    actions = [{"_index": index, **doc} for doc in docs]
+    ok, errors = helpers.bulk(es, actions, refresh="wait_for")
+    assert (ok, errors) == (len(docs), [])
