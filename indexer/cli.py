@@ -140,3 +140,7 @@ from indexer.commands.init import init_command  # noqa: E402
 
 main.add_command(init_command)
 main.add_command(ingest_command)
+
+from indexer.commands.backfill import backfill_command  # noqa: E402
+
+main.add_command(backfill_command)

@@ -1,0 +1,41 @@
+"""``python -m indexer backfill --index NAME``: fingerprint an existing index in place."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from elasticsearch import TransportError
+
+from indexer.backfill import backfill
+from indexer.commands.common import EXIT_REJECTED, Fatal, client, es_url_option
+from indexer.mapping import MappingConflict
+
+
+@click.command("backfill")
+@click.option("--index", required=True, help="Index (or pattern) whose documents get fingerprints.")
+@click.option("--page-size", type=click.IntRange(1, 10_000), default=500, show_default=True)
+@es_url_option
+def backfill_command(index: str, page_size: int, es_url: str) -> None:
+    """Add fingerprints to documents lacking them or carrying an older algorithm version.
+
+    Point in time + search_after, bulk partial updates; run it again after an interruption
+    and it continues with the documents still lacking them. Exit 1 when some failed.
+    """
+    es = client(es_url)
+    try:
+        s = backfill(es, index, page_size=page_size)
+    except MappingConflict as exc:
+        raise Fatal(str(exc)) from exc
+    except TransportError as exc:
+        raise Fatal(
+            f"Elasticsearch failed at {es_url}: {exc}; run backfill again to continue"
+        ) from exc
+    finally:
+        es.close()
+    click.echo(
+        f"scanned {s.scanned}, updated {s.updated}, without text {s.no_text}, "
+        f"changed meanwhile {s.conflicts}, failed {s.failed} in {s.seconds:.1f} s"
+    )
+    if s.failed:
+        sys.exit(EXIT_REJECTED)
