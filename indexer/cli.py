@@ -144,3 +144,7 @@ main.add_command(ingest_command)
 from indexer.commands.backfill import backfill_command  # noqa: E402
 
 main.add_command(backfill_command)
+
+from indexer.commands.lookup import lookup_command  # noqa: E402
+
+main.add_command(lookup_command)

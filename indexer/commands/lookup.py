@@ -1,0 +1,77 @@
+"""``python -m indexer lookup --index NAME``: has this content been seen (stored) already?"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from collapse.grouping import Thresholds
+from indexer.boilerplate import fingerprint_excluding
+from indexer.boilerplate_store import load_models
+from indexer.commands.common import client, es_url_option
+from indexer.documents import DocumentError, document_text, host_of
+from indexer.fingerprints import FingerprintParams
+from indexer.lookup import matches, search_body
+
+
+@click.command("lookup")
+@click.option("--index", required=True, help="Index (or pattern) to look in.")
+@click.option("--text", default=None, help="The text (default: read from --doc or stdin).")
+@click.option(
+    "--doc",
+    "doc_path",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="A JSON document (title, body/text, url).",
+)
+@click.option("--max-distance", type=click.IntRange(0, 64), default=18, show_default=True)
+@click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option(
+    "--size",
+    type=click.IntRange(1, 10_000),
+    default=100,
+    show_default=True,
+    help="Candidates fetched.",
+)
+@es_url_option
+def lookup_command(
+    index: str,
+    text: str | None,
+    doc_path: Path | None,
+    max_distance: int,
+    min_similarity: float,
+    size: int,
+    es_url: str,
+) -> None:
+    """Print (JSON) the stored near-duplicates of a text or document, with Hamming distance and
+    MinHash similarity; exit 0 whether or not any was found."""
+    url = None
+    if doc_path is not None:
+        raw = sys.stdin.read() if str(doc_path) == "-" else doc_path.read_text(encoding="utf-8")
+        try:
+            doc = json.loads(raw)
+            text = document_text(doc)
+        except (json.JSONDecodeError, DocumentError, AttributeError) as exc:
+            raise click.UsageError(f"--doc: {exc}") from exc
+        url = doc.get("url")
+    elif text is None:
+        text = sys.stdin.read()
+    if not text or not text.strip():
+        raise click.UsageError("no text to look up")
+    es = client(es_url)
+    try:
+        params = FingerprintParams()
+        host = host_of(url)
+        model = load_models(es, index, params.version, [host]).get(host) if host else None
+        arrays, _ = fingerprint_excluding([text], params, [model])
+        record = arrays.record(0)
+        hits = es.search(index=index, **search_body(record, size)).body["hits"]["hits"]
+    finally:
+        es.close()
+    result = matches(
+        record, hits, Thresholds(max_distance=max_distance, min_similarity=min_similarity)
+    )
+    click.echo(result.model_dump_json(indent=2))

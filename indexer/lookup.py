@@ -1,0 +1,100 @@
+""" "Content seen?": the stored near-duplicates of a text, found through the block fields.
+
+The candidates are the documents sharing a SimHash block or the exact key with the text
+(``collapse.probe.candidates_query``: terms lookups, no scan), verified by the proxy's own
+rule (``collapse.grouping.verify``). What the block lookup guarantees: every stored copy within
+B-1 bits (7 for eight blocks) or with an equal exact key is a candidate; copies further apart
+are found only when they happen to share a block (approximate, like the proxy's probe).
+
+Pure request/response functions, so the CLI (sync client) and the proxy route (its async
+upstream) share them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from collapse.fingerprints import decode, key_code
+from collapse.grouping import Prints, Thresholds, verify
+from collapse.probe import candidates_query
+from indexer.fingerprints import FingerprintRecord
+from indexer.mapping import FINGERPRINT_FIELD
+
+__all__ = ["LookupMatch", "LookupResult", "matches", "search_body"]
+
+
+class LookupMatch(BaseModel):
+    """One stored near-duplicate."""
+
+    id: str
+    index: str
+    hamming: int
+    similarity: float
+    exact: bool
+    title: str | None = None
+    url: str | None = None
+
+
+class LookupResult(BaseModel):
+    """The text's fingerprint summary and its stored near-duplicates, closest first."""
+
+    simhash: str
+    token_count: int
+    version: str
+    candidates: int
+    matches: list[LookupMatch]
+
+
+def search_body(record: FingerprintRecord, size: int = 100) -> dict[str, Any]:
+    """The ``_search`` body fetching the candidates of ``record`` (block terms + exact key)."""
+    es = record.to_es()
+    terms = [
+        (f"{FINGERPRINT_FIELD}.block_{i}", es[f"block_{i}"]) for i in range(record.params.blocks)
+    ]
+    return {
+        "query": candidates_query({}, terms, record.exact_key),
+        "size": size,
+        "_source": [FINGERPRINT_FIELD, "title", "url"],
+    }
+
+
+def matches(record: FingerprintRecord, hits: list[dict[str, Any]], t: Thresholds) -> LookupResult:
+    """Verify candidate hits against ``record`` with the grouping rule; closest first."""
+    query = Prints(
+        np.array([record.simhash], dtype=np.uint64),
+        np.array(
+            [record.minhash], dtype=np.uint16 if record.params.minhash_bits == 16 else np.uint32
+        ),
+        np.array([key_code(record.exact_key)], dtype=np.int64),
+        np.array([record.token_count], dtype=np.int64),
+        np.ones(1, dtype=bool),
+    )
+    found: list[LookupMatch] = []
+    if hits:
+        cand = decode(hits, t.min_tokens, version=record.version).prints
+        i = np.arange(len(hits))
+        ok, ham, sim = verify(cand, i, query, np.zeros(len(hits), dtype=np.int64), t)
+        for k in np.flatnonzero(ok):
+            src = hits[k].get("_source", {})
+            found.append(
+                LookupMatch(
+                    id=hits[k]["_id"],
+                    index=hits[k]["_index"],
+                    hamming=int(ham[k]),
+                    similarity=round(float(sim[k]), 4),
+                    exact=src.get(FINGERPRINT_FIELD, {}).get("exact_key") == record.exact_key,
+                    title=src.get("title") if isinstance(src.get("title"), str) else None,
+                    url=src.get("url") if isinstance(src.get("url"), str) else None,
+                )
+            )
+    found.sort(key=lambda m: (m.hamming, -m.similarity))
+    return LookupResult(
+        simhash=record.simhash_hex,
+        token_count=record.token_count,
+        version=record.version,
+        candidates=len(hits),
+        matches=found,
+    )

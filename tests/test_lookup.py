@@ -1,0 +1,73 @@
+""" "Content seen?": ``indexer lookup`` and ``POST /{index}/_collapse/lookup`` on the real node."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+from click.testing import CliRunner
+from elasticsearch import Elasticsearch
+
+from indexer.cli import main
+from tests.test_ingest import prose
+
+
+def _ingest(es: Elasticsearch, es_url: str, index: str, tmp_path: Path) -> str:
+    src = tmp_path / "d.jsonl"
+    docs = [{"id": f"d{i}", "title": f"T{i}", "body": prose(i, 200)} for i in range(50)]
+    src.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    r = CliRunner().invoke(
+        main,
+        [
+            "ingest",
+            "--index",
+            index,
+            "--es-url",
+            es_url,
+            "--workers",
+            "0",
+            "--rejects",
+            str(tmp_path / "r"),
+            "--state",
+            str(tmp_path / "s"),
+            str(src),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    es.indices.refresh(index=index)
+    # a near-duplicate of d7: its title and body with a few words changed
+    words = ("T7\n" + prose(7, 200)).split()
+    words[30], words[90] = "changed", "edited"
+    return " ".join(words)
+
+
+def test_cli_lookup_finds_near_duplicate(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    text = _ingest(es, es_url, index_name, tmp_path)
+    r = CliRunner().invoke(
+        main, ["lookup", "--index", index_name, "--es-url", es_url, "--text", text]
+    )
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert [m["id"] for m in out["matches"]] == ["d7"]
+    assert out["matches"][0]["hamming"] <= 7 and out["matches"][0]["similarity"] > 0.7
+    assert out["candidates"] < 50  # found through the blocks, not a scan
+    unseen = CliRunner().invoke(
+        main, ["lookup", "--index", index_name, "--es-url", es_url, "--text", prose(999, 200)]
+    )
+    assert json.loads(unseen.output)["matches"] == []
+
+
+def test_proxy_lookup(
+    es: Elasticsearch, es_url: str, proxy_url: str, index_name: str, tmp_path: Path
+) -> None:
+    text = _ingest(es, es_url, index_name, tmp_path)
+    r = httpx.post(f"{proxy_url}/{index_name}/_collapse/lookup", json={"doc": {"body": text}})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert [m["_id"] for m in body["matches"]] == ["d7"]
+    assert {"hamming", "similarity", "exact"} <= set(body["matches"][0])
+    bad = httpx.post(f"{proxy_url}/{index_name}/_collapse/lookup", json={"doc": {"title": "only"}})
+    assert bad.status_code == 400 and bad.json()["error"]["type"] == "illegal_argument_exception"
