@@ -143,7 +143,7 @@ class Upstream:
                 except httpx.ConnectError as exc:
                     last_error = exc
                     continue
-                except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                except httpx.TransportError as exc:
                     # The request may have reached Elasticsearch: only reads go on elsewhere.
                     last_error = exc
                     if idempotent:

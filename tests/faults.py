@@ -35,7 +35,7 @@ class StallingServer:
 
 
 class DroppingRelay:
-    """Relays TCP to ``target_port``; the first ``drop`` connections are closed unanswered."""
+    """Relays TCP to ``target_port``; the first ``drop`` connections are hung up unanswered."""
 
     def __init__(self, target_port: int, drop: int = 0) -> None:
         self.target_port = target_port
@@ -53,8 +53,10 @@ class DroppingRelay:
                 conn, _ = self.sock.accept()
                 self.accepted += 1
                 if self.drop > 0:
+                    # Read the request, then hang up without an answer: a node dying mid-request.
                     self.drop -= 1
-                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
+                    with suppress(OSError):
+                        conn.recv(65536)
                     conn.close()
                     continue
                 upstream = socket.create_connection(("127.0.0.1", self.target_port))
