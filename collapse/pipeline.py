@@ -159,9 +159,9 @@ class CollapsedSearch:
         if self.failed is not None or self.exhausted:
             return []
         if self.fetches == 0:
-            out = [("window", SubSearch(self.index, self._window_body(), self.header, True))]
-            if self.prior_keys:
-                out.append(("prior", self._prior_search()))
+            # The cursor lookup comes first: its answer must be in before the window is grouped.
+            out = [("prior", self._prior_search())] if self.prior_keys else []
+            out.append(("window", SubSearch(self.index, self._window_body(), self.header, True)))
             if self.ctl.total:
                 out.append(("total", self._total_search()))
             return out

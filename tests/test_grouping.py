@@ -1,0 +1,127 @@
+"""The grouping rule (collapse.grouping): pure numpy, no Elasticsearch."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collapse.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
+from indexer.fingerprints.bits import popcount64
+
+T = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=50)
+BASE = 0x0123_4567_89AB_CDEF
+
+
+def prints(
+    simhashes: list[int],
+    *,
+    sketches: list[np.ndarray] | None = None,
+    keys: list[int] | None = None,
+    tokens: list[int] | None = None,
+    present: list[bool] | None = None,
+) -> Prints:
+    n = len(simhashes)
+    sketch = np.arange(64, dtype=np.uint16)
+    return Prints(
+        simhash=np.array(simhashes, dtype=np.uint64),
+        minhash=np.stack(sketches) if sketches else np.tile(sketch, (n, 1)),
+        key=np.array(keys if keys is not None else range(100, 100 + n), dtype=np.int64),
+        token_count=np.array(tokens or [200] * n, dtype=np.int64),
+        present=np.array(present or [True] * n, dtype=bool),
+    )
+
+
+def flip(x: int, bits: range | list[int]) -> int:
+    for b in bits:
+        x ^= 1 << b
+    return x
+
+
+def test_near_copies_fold_behind_the_best_ranked() -> None:
+    p = prints([BASE, flip(BASE, range(10)), flip(BASE, range(30, 45)), flip(BASE, range(64))])
+    g = group(p, T)
+    assert g.rep.tolist() == [0, 0, 0, 3]
+    assert g.hamming.tolist() == [0, 10, 15, 0]
+    assert g.members(0).tolist() == [1, 2]
+
+
+def test_a_chain_does_not_merge_its_ends() -> None:
+    a = BASE
+    b = flip(a, range(10))  # 10 bits from a
+    c = flip(b, range(10, 20))  # 10 bits from b, 20 from a
+    g = group(prints([a, b, c]), T)
+    assert g.rep.tolist() == [0, 0, 2]  # c verifies only against b, which is not a representative
+
+
+def test_a_hit_joins_the_best_ranked_representative_it_verifies_against() -> None:
+    a = BASE
+    b = flip(a, range(20))  # 20 from a: its own group
+    c = flip(a, range(10, 20))  # 10 from a and 10 from b
+    g = group(prints([a, b, c]), T)
+    assert g.rep.tolist() == [0, 1, 0]
+
+
+def test_the_second_hash_vetoes_close_simhashes() -> None:
+    same = np.arange(64, dtype=np.uint16)
+    other = np.arange(64, 128, dtype=np.uint16)
+    p = prints([BASE, flip(BASE, [1])], sketches=[same, other])
+    assert group(p, T).rep.tolist() == [0, 1]
+
+
+def test_short_documents_group_only_by_exact_key() -> None:
+    p = prints([BASE, BASE, BASE], keys=[7, 8, 7], tokens=[10, 10, 10])
+    assert group(p, T).rep.tolist() == [0, 1, 0]
+
+
+def test_hits_without_fingerprints_are_singletons() -> None:
+    p = prints([BASE, BASE, BASE], keys=[7, 7, 7], present=[True, False, True])
+    assert group(p, T).rep.tolist() == [0, 1, 0]
+
+
+def test_equal_exact_keys_group_whatever_the_distance() -> None:
+    p = prints([BASE, flip(BASE, range(40))], keys=[5, 5])
+    g = group(p, T)
+    assert g.rep.tolist() == [0, 0]
+    assert g.hamming.tolist() == [0, 40]
+
+
+def test_assign_credits_the_best_ranked_representative() -> None:
+    reps = prints([BASE, flip(BASE, range(40))])
+    cand = prints([flip(BASE, range(40, 44)), flip(BASE, range(3, 40)), flip(BASE, range(64))])
+    best, ham, _ = assign(cand, reps, T)
+    assert best.tolist() == [0, 1, -1]
+    assert ham[:2].tolist() == [4, 3]
+
+
+def test_matched_block_names_the_shared_block() -> None:
+    assert matched_block(BASE, flip(BASE, [0, 9, 17, 25, 33, 41, 49]), 8) == 7
+    assert matched_block(BASE, flip(BASE, [0, 9, 17, 25, 33, 41, 49, 57]), 8) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40), st.integers(0, 64))
+def test_window_pairs_are_exactly_the_close_pairs(values: list[int], d: int) -> None:
+    p = prints(values, keys=[-1] * len(values))
+    ci, cj = window_pairs(p, Thresholds(d, 0.5))
+    x = np.array(values, dtype=np.uint64)
+    dist = popcount64(x[:, None] ^ x[None, :])
+    want = {(i, j) for i in range(len(x)) for j in range(i) if dist[i, j] <= d}
+    assert set(zip(ci.tolist(), cj.tolist(), strict=True)) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 63), min_size=2, max_size=30).map(
+        lambda flips: [flip(BASE, range(f, min(64, f + 9))) for f in flips]
+    ),
+    st.integers(1, 30),
+)
+def test_grouping_is_prefix_stable(values: list[int], k: int) -> None:
+    """Extending the window never changes the groups of hits already seen (paging relies on it)."""
+    k = min(k, len(values))
+    full = group(prints(values), T)
+    head = group(prints(values[:k]), T)
+    assert head.rep.tolist() == full.rep[:k].tolist()
+    members_verify = full.hamming[~full.is_rep] <= T.max_distance
+    assert members_verify.all()

@@ -1,0 +1,72 @@
+"""The official Python client, pointed at the proxy, works untouched (and the expander)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from elasticsearch import ApiError, Elasticsearch
+
+from tests.test_proxy_search import SORTED, wire_story
+
+pytestmark = pytest.mark.es
+
+
+@pytest.fixture
+def client(proxy_url: str) -> Elasticsearch:
+    return Elasticsearch(proxy_url, request_timeout=30)
+
+
+def test_official_client_search_count_get(
+    es: Elasticsearch, index_name: str, client: Elasticsearch
+) -> None:
+    wire_story(es, index_name)
+    out = client.search(index=index_name, query=SORTED["query"], sort=SORTED["sort"], size=3)
+    assert [h["_id"] for h in out["hits"]["hits"]] == ["c0", "u0", "u1"]
+    assert out["hits"]["hits"][0]["_collapse"]["folded"] == 19
+    assert out.meta.headers["x-elastic-product"] == "Elasticsearch"
+    assert "compatible-with=9" in out.meta.headers["content-type"]
+    assert client.count(index=index_name)["count"] == 60
+    doc = client.get(index=index_name, id="c3")
+    assert doc["_id"] == "c3" and doc["found"]
+    assert out["hits"]["total"]["value"] == 60  # hits.total counts every matching document
+    multi = client.msearch(searches=[{"index": index_name}, {**SORTED, "size": 1}])
+    assert multi["responses"][0]["hits"]["hits"][0]["_collapse"]["folded"] == 19
+    with pytest.raises(ApiError) as missing:
+        client.search(index="no-such-index-anywhere", query={"match_all": {}})
+    assert missing.value.meta.status == 404
+
+
+def test_info_is_elasticsearchs_own_answer(es_url: str, proxy_url: str) -> None:
+    direct = httpx.get(f"{es_url}/")
+    proxied = httpx.get(f"{proxy_url}/")
+    assert proxied.status_code == direct.status_code
+    if direct.status_code == 200:
+        assert Elasticsearch(proxy_url).info()["version"]["number"]
+    else:  # the minimal distribution has no GET / (405): the proxy passes that on
+        with pytest.raises(ApiError):
+            Elasticsearch(proxy_url).info()
+    assert httpx.head(f"{proxy_url}/").status_code == httpx.head(f"{es_url}/").status_code
+
+
+def test_expander_lists_the_near_duplicates_ranked(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    wire_story(es, index_name)
+    answer = httpx.post(
+        f"{proxy_url}/{index_name}/_collapse/c0",
+        json={"query": SORTED["query"], "sort": SORTED["sort"]},
+        params={"collapse_explain": "true"},
+    )
+    assert answer.status_code == 200, answer.text
+    out = answer.json()
+    assert [h["_id"] for h in out["hits"]["hits"]] == [f"c{i}" for i in range(1, 20)]
+    assert out["hits"]["total"] == {"value": 19, "relation": "eq"}
+    assert all(0 < h["_collapse"]["hamming"] <= 18 for h in out["hits"]["hits"])
+    assert all("collapse_fp" not in h["_source"] for h in out["hits"]["hits"])
+    narrow = httpx.get(
+        f"{proxy_url}/{index_name}/_collapse/c0", params={"collapse_max_distance": "3"}
+    ).json()
+    assert narrow["hits"]["total"]["value"] < 19
+    missing = httpx.get(f"{proxy_url}/{index_name}/_collapse/nope")
+    assert missing.status_code == 404
+    assert missing.json()["error"]["type"] == "resource_not_found_exception"

@@ -1,0 +1,195 @@
+"""Collapsed ``_search`` through the proxy, on the real node."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import httpx
+import pytest
+from elasticsearch import Elasticsearch
+
+from tests.proxy_support import create_index, fingerprints, index_docs, text, variants
+
+pytestmark = pytest.mark.es
+
+
+def wire_story(es: Elasticsearch, index: str, *, copies: int = 20, others: int = 40) -> None:
+    """A syndicated story in ``copies`` copies (c0 ranks first) among unrelated documents.
+
+    ``n`` orders them: the copies at 0, 2, 4, ... and the unrelated ones in between and after.
+    """
+    rng = random.Random(5)
+    story = variants(text(rng, 300, "earthquake"), copies, rng)
+    unrelated = [text(rng, 200, "earthquake") for _ in range(others)]
+    docs = [
+        {"_id": f"c{i}", "n": 2 * i, "body": t, "collapse_fp": fp}
+        for i, (t, fp) in enumerate(zip(story, fingerprints(story), strict=True))
+    ]
+    docs += [
+        {"_id": f"u{i}", "n": 2 * i + 1, "body": t, "collapse_fp": fp}
+        for i, (t, fp) in enumerate(zip(unrelated, fingerprints(unrelated), strict=True))
+    ]
+    create_index(es, index)
+    index_docs(es, index, docs)
+
+
+def search(proxy_url: str, index: str, body: dict[str, Any], **params: Any) -> dict[str, Any]:
+    answer = httpx.post(f"{proxy_url}/{index}/_search", json=body, params=params, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+SORTED = {"query": {"match": {"body": "earthquake"}}, "sort": [{"n": "asc"}]}
+
+
+def test_twenty_copies_collapse_to_one_with_folded_19(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    wire_story(es, index_name)
+    out = search(proxy_url, index_name, {**SORTED, "size": 10}, collapse_members=50)
+    hits = out["hits"]["hits"]
+    assert [h["_id"] for h in hits] == ["c0", *(f"u{i}" for i in range(9))]
+    assert hits[0]["_collapse"]["folded"] == 19
+    members = hits[0]["_collapse"]["members"]
+    assert sorted(m["_id"] for m in members) == sorted(f"c{i}" for i in range(1, 20))
+    assert all(0 < m["hamming"] <= 18 and m["similarity"] >= 0.5 for m in members)
+    assert all(h["_collapse"]["folded"] == 0 for h in hits[1:])
+    assert out["hits"]["total"] == {"value": 60, "relation": "eq"}  # Elasticsearch's own count
+    info = out["collapse"]
+    assert info["enabled"] and info["groups"] == 10 and info["folded"] == 19
+    assert info["window"] >= 30 and info["degraded"] is False
+    assert all("collapse_fp" not in h["_source"] for h in hits)
+
+
+def test_copies_beyond_the_window_are_counted(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    wire_story(es, index_name)
+    out = search(
+        proxy_url, index_name, {**SORTED, "size": 3}, collapse_window=10, collapse_explain="true"
+    )
+    rep = out["hits"]["hits"][0]
+    assert out["collapse"]["window"] == 10  # c0..c4 in it, c5..c19 beyond
+    assert rep["_id"] == "c0" and rep["_collapse"]["folded"] == 19
+    found = {m["_id"]: m for m in rep["_collapse"]["members"]}
+    assert found["c1"]["found"] == "window"
+    assert {m["found"] for m in rep["_collapse"]["members"]} <= {"window", "probe"}
+    out = search(
+        proxy_url,
+        index_name,
+        {**SORTED, "size": 3},
+        collapse_window=10,
+        collapse_members=30,
+        collapse_explain="true",
+    )
+    beyond = [m for m in out["hits"]["hits"][0]["_collapse"]["members"] if m["found"] == "probe"]
+    assert sorted(m["_id"] for m in beyond) == sorted(f"c{i}" for i in range(5, 20))
+    assert all(m["block"] is None or 0 <= m["block"] < 8 for m in beyond)
+
+
+def _without_took(raw: bytes) -> bytes:
+    return re.sub(rb'"took":\d+', b'"took":0', raw, count=1)
+
+
+def test_collapse_false_is_elasticsearchs_answer_byte_for_byte(
+    es: Elasticsearch, es_url: str, index_name: str, proxy_url: str
+) -> None:
+    wire_story(es, index_name)
+    body = b'{"query":{"match":{"body":"earthquake"}},"size":7,"sort":[{"n":"desc"}]}'
+    headers = {"content-type": "application/json"}
+    direct = httpx.post(f"{es_url}/{index_name}/_search", content=body, headers=headers)
+    proxied = httpx.post(
+        f"{proxy_url}/{index_name}/_search?collapse=false", content=body, headers=headers
+    )
+    assert proxied.status_code == direct.status_code == 200
+    assert _without_took(proxied.content) == _without_took(direct.content)
+    assert proxied.headers["content-type"] == direct.headers["content-type"]
+    assert proxied.headers["x-elastic-product"] == "Elasticsearch"
+
+
+def test_documents_without_fingerprints_pass_through(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    create_index(es, index_name)
+    rng = random.Random(2)
+    same = text(rng, 120, "harbour")
+    index_docs(es, index_name, [{"_id": f"p{i}", "n": i, "body": same} for i in range(4)])
+    out = search(proxy_url, index_name, {"query": {"match": {"body": "harbour"}}, "sort": ["n"]})
+    assert [h["_id"] for h in out["hits"]["hits"]] == ["p0", "p1", "p2", "p3"]
+    assert all(h["_collapse"]["folded"] == 0 for h in out["hits"]["hits"])
+    assert out["collapse"]["without_fingerprint"] == 4
+
+
+def test_source_filtering_is_the_users(es: Elasticsearch, index_name: str, proxy_url: str) -> None:
+    wire_story(es, index_name, copies=3, others=3)
+    q = {"query": {"match": {"body": "earthquake"}}, "sort": ["n"]}
+    out = search(proxy_url, index_name, {**q, "_source": False})
+    assert all("_source" not in h for h in out["hits"]["hits"])
+    assert out["hits"]["hits"][0]["_collapse"]["folded"] == 2
+    out = search(proxy_url, index_name, {**q, "_source": ["n"]})
+    assert out["hits"]["hits"][1]["_source"] == {"n": 1}
+    out = search(proxy_url, index_name, q, _source_includes="n,collapse_fp.exact_key")
+    assert set(out["hits"]["hits"][0]["_source"]) == {"n", "collapse_fp"}
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"collapse_max_distance": "65"},
+        {"collapse_max_distance": "x"},
+        {"collapse_min_similarity": "1.5"},
+        {"collapse": "maybe"},
+        {"collapse_window": "0"},
+        {"collapse_members": "-1"},
+        {"collapse_bogus": "1"},
+    ],
+)
+def test_bad_controls_answer_400_in_elasticsearchs_shape(
+    proxy_url: str, params: dict[str, str]
+) -> None:
+    answer = httpx.post(f"{proxy_url}/_search", json={}, params=params)
+    assert answer.status_code == 400
+    body = answer.json()
+    assert body["status"] == 400
+    assert body["error"]["type"] == "illegal_argument_exception"
+    assert body["error"]["root_cause"][0]["reason"]
+
+
+def test_elasticsearch_errors_pass_through_when_collapsing(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    create_index(es, index_name)
+    answer = httpx.post(f"{proxy_url}/{index_name}/_search", json={"query": {"no_such_query": {}}})
+    assert answer.status_code == 400
+    assert answer.json()["error"]["type"] == "parsing_exception"
+
+
+def test_msearch_collapses_each_search(es: Elasticsearch, index_name: str, proxy_url: str) -> None:
+    wire_story(es, index_name)
+    lines = [
+        {"index": index_name},
+        {**SORTED, "size": 2},
+        {"index": index_name},
+        {"query": {"match": {"body": "nothing-matches-this"}}},
+    ]
+    body = "\n".join(__import__("json").dumps(line) for line in lines) + "\n"
+    answer = httpx.post(
+        f"{proxy_url}/_msearch", content=body, headers={"content-type": "application/x-ndjson"}
+    )
+    assert answer.status_code == 200
+    first, second = answer.json()["responses"]
+    assert [h["_id"] for h in first["hits"]["hits"]] == ["c0", "u0"]
+    assert first["hits"]["hits"][0]["_collapse"]["folded"] == 19
+    assert first["status"] == 200 and first["collapse"]["groups"] == 2
+    assert second["hits"]["hits"] == [] and second["collapse"]["groups"] == 0
+
+
+def test_collapse_total_counts_groups_of_all_hits(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    wire_story(es, index_name)
+    out = search(proxy_url, index_name, {**SORTED, "size": 2}, collapse_total="true")
+    assert out["collapse"]["total_groups"] == 41  # the story once, 40 unrelated documents
+    assert out["collapse"]["total_groups_relation"] == "eq"
