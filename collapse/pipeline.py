@@ -9,6 +9,7 @@ rarely a refill, then ONE probe ``_msearch`` for all representatives of all page
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -426,20 +427,48 @@ class CollapsedSearch:
         return {"total_groups": groups, "total_groups_relation": "eq" if complete else "gte"}
 
 
-async def run(searches: list[CollapsedSearch], executor: Executor) -> None:
-    """Drive the searches through their rounds, batching each round across searches."""
+async def run(
+    searches: list[CollapsedSearch], executor: Executor, budget_ms: float | None = None
+) -> None:
+    """Drive the searches through their rounds, batching each round across searches.
+
+    Past ``budget_ms`` (``collapse_time_budget_ms``) no refill starts and the probe is abandoned:
+    the answer is then collapsed within the window only and marked ``degraded``.
+    """
+    started = time.perf_counter()
+
+    def left() -> float:
+        if budget_ms is None:
+            return float("inf")
+        return budget_ms / 1000 - (time.perf_counter() - started)
+
+    first = True
     while True:
+        if not first and left() <= 0:
+            for s in searches:
+                if s.requests():
+                    s.exhausted = True
+                    s.degraded.append(f"time_budget: the window took longer than {budget_ms} ms")
+            break
         round_ = [(s, kind, sub) for s in searches for kind, sub in s.requests()]
         if not round_:
             break
+        first = False
         results = await executor.run([sub for _, _, sub in round_])
         for (s, kind, _), result in zip(round_, results, strict=True):
             s.accept(kind, result)
     probes = [(s, sub) for s in searches for sub in s.probe_requests()]
+    results: list[SubResult] = []
     if probes:
-        results = await executor.msearch([sub for _, sub in probes])
-    else:
-        results = []
+        try:
+            results = await asyncio.wait_for(
+                executor.msearch([sub for _, sub in probes]), timeout=max(left(), 0.001)
+            )
+        except TimeoutError:
+            reason = f"time_budget: the block probe took longer than {budget_ms} ms"
+            for s, _ in probes:
+                s.degraded.append(reason)
+            probes = []
     by_search: dict[int, list[SubResult]] = {}
     for (s, _), result in zip(probes, results, strict=True):
         by_search.setdefault(id(s), []).append(result)

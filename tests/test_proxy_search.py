@@ -193,3 +193,34 @@ def test_collapse_total_counts_groups_of_all_hits(
     out = search(proxy_url, index_name, {**SORTED, "size": 2}, collapse_total="true")
     assert out["collapse"]["total_groups"] == 41  # the story once, 40 unrelated documents
     assert out["collapse"]["total_groups_relation"] == "eq"
+
+
+def test_query_string_search_is_collapsed_too(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    wire_story(es, index_name)
+    answer = httpx.get(
+        f"{proxy_url}/{index_name}/_search",
+        params={"q": "body:earthquake", "sort": "n:asc", "size": "2", "_source": "false"},
+    )
+    assert answer.status_code == 200, answer.text
+    hits = answer.json()["hits"]["hits"]
+    assert [h["_id"] for h in hits] == ["c0", "u0"]
+    assert hits[0]["_collapse"]["folded"] == 19 and "_source" not in hits[0]
+
+
+def test_past_the_time_budget_the_answer_is_degraded_not_failed(
+    es: Elasticsearch, es_url: str, index_name: str
+) -> None:
+    from collapse.app import create_app
+    from collapse.settings import Settings
+    from tests.conftest import ServerThread
+
+    wire_story(es, index_name)
+    settings = Settings(es_url=[es_url], collapse_time_budget_ms=1)
+    with ServerThread(create_app(settings)) as server:
+        out = search(server.url, index_name, {**SORTED, "size": 3}, collapse_window=10)
+    assert out["collapse"]["degraded"] is True
+    assert out["collapse"]["reason"].startswith("time_budget")
+    assert out["hits"]["hits"][0]["_id"] == "c0"
+    assert out["hits"]["hits"][0]["_collapse"]["folded"] == 4  # the copies in the window only

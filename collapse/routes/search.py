@@ -52,7 +52,7 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
     query = dict(elasticsearch_params(request))
     search = CollapsedSearch(settings, ctl, index, body, query)
     executor = Executor(upstream, request.headers, list(query.items()), batch=False)
-    await run([search], executor)
+    await run([search], executor, settings.collapse_time_budget_ms)
     status, out, failed = search.render()
     if failed is not None or out is None:
         assert failed is not None
@@ -96,7 +96,7 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
             target = ",".join(target)
         searches.append(CollapsedSearch(settings, ctl, target, body, {}, header))
     executor = Executor(upstream, request.headers, elasticsearch_params(request), batch=True)
-    await run(searches, executor)
+    await run(searches, executor, settings.collapse_time_budget_ms)
     responses = []
     took = 0
     for search in searches:

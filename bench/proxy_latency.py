@@ -1,0 +1,437 @@
+"""Proxy latency: the same queries against the same 100k-document index, in one run.
+
+Four ways to ask, each at 1, 8 and 32 concurrent clients (p50/p99 latency and throughput):
+
+* ``direct``      Elasticsearch itself;
+* ``es-collapse`` Elasticsearch's native ``collapse`` on ``collapse_fp.exact_key``;
+* ``proxy-off``   the proxy with ``collapse=false`` (pure pass-through);
+* ``proxy``       the proxy collapsing (window 3 x size, probe ``_msearch``).
+
+Then a sustained collapsing run samples the proxy's resident memory, and two offline
+measurements on the index's own fingerprints: window grouping cost (all-pairs vs block tables)
+and, for each probe layout, how many true near-duplicate pairs share a key and at what candidate
+cost. The index (``bench-proxy``) is built once from real text on this machine
+(``bench/corpus.py``: man pages, /usr/share/doc, licenses), cut into documents of 80-250 words,
+with synthetic near-duplicate families (outlet header/footer, a few words changed), bulk-loaded
+with ``helpers.bulk`` and ``fingerprint_batch``. All traffic stays on 127.0.0.1.
+
+    .venv/bin/python bench/proxy_latency.py [--docs 100000] [--duration 8] [--rebuild]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+from elasticsearch import Elasticsearch, helpers
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from corpus import load  # noqa: E402
+
+from collapse.grouping import Prints, Thresholds, group, window_pairs  # noqa: E402
+from indexer.fingerprints import FingerprintParams, fingerprint_arrays  # noqa: E402
+from indexer.fingerprints.bits import popcount64  # noqa: E402
+from indexer.fingerprints.minhash import similarity  # noqa: E402
+from indexer.mapping import index_mappings  # noqa: E402
+
+INDEX = "bench-proxy"
+PARAMS = FingerprintParams()
+T = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=PARAMS.min_tokens)
+MODES = ("direct", "es-collapse", "proxy-off", "proxy")
+
+
+# -- the index ---------------------------------------------------------------------------
+
+
+def documents(n: int, seed: int = 7) -> list[dict[str, Any]]:
+    """``n`` documents: real-text chunks, ~30% of them in near-duplicate families."""
+    rng = random.Random(seed)
+    words: list[str] = []
+    bases: list[str] = []
+    for text in load():
+        words = text.split()
+        i = 0
+        while i + 80 <= len(words):
+            k = rng.randint(80, 250)
+            bases.append(" ".join(words[i : i + k]))
+            i += k
+    rng.shuffle(bases)
+    vocabulary = [w for w in words if w.isalpha()] or ["news"]
+    docs: list[dict[str, Any]] = []
+    b = 0
+    while len(docs) < n and b < len(bases):
+        base = bases[b]
+        family = f"f{b}"
+        b += 1
+        docs.append({"_id": f"{family}-0", "family": family, "body": base})
+        if rng.random() < 0.12:  # a family: 1..6 more copies
+            tokens = base.split()
+            for c in range(1, rng.randint(2, 7)):
+                copy = list(tokens)
+                for _ in range(max(1, len(copy) // 60)):
+                    copy[rng.randrange(len(copy))] = rng.choice(vocabulary)
+                head = f"Outlet {rng.randint(1, 999)} desk."
+                docs.append(
+                    {"_id": f"{family}-{c}", "family": family, "body": f"{head} {' '.join(copy)}"}
+                )
+    return docs[:n]
+
+
+def build(es: Elasticsearch, n: int) -> None:
+    """Create and bulk-load the index (fingerprints computed in chunks)."""
+    es.options(ignore_status=404).indices.delete(index=INDEX)
+    mappings = index_mappings(PARAMS)
+    mappings["properties"].update({"body": {"type": "text"}, "family": {"type": "keyword"}})
+    es.indices.create(
+        index=INDEX,
+        mappings=mappings,
+        settings={"number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": "-1"},
+    )
+    docs = documents(n)
+    started = time.perf_counter()
+
+    def actions() -> Any:
+        for lo in range(0, len(docs), 2000):
+            chunk = docs[lo : lo + 2000]
+            records = fingerprint_arrays([d["body"] for d in chunk], PARAMS).records()
+            for doc, record in zip(chunk, records, strict=True):
+                yield {"_index": INDEX, **doc, "collapse_fp": record.to_es()}
+
+    ok, errors = helpers.bulk(es.options(request_timeout=120), actions(), chunk_size=1000)
+    es.indices.put_settings(index=INDEX, settings={"refresh_interval": "1s"})
+    es.indices.refresh(index=INDEX)
+    es.indices.forcemerge(index=INDEX, max_num_segments=1, request_timeout=600)
+    print(
+        f"built {INDEX}: {ok} documents, {len(errors)} errors, "
+        f"{time.perf_counter() - started:.0f} s"
+    )
+
+
+def queries(es: Elasticsearch, count: int, seed: int = 3) -> list[dict[str, Any]]:
+    """Two-word match queries drawn from the index's own documents."""
+    rng = random.Random(seed)
+    sample = es.search(
+        index=INDEX,
+        size=count,
+        query={"function_score": {"random_score": {"seed": seed, "field": "_seq_no"}}},
+        source=["body"],
+    )["hits"]["hits"]
+    out = []
+    for hit in sample:
+        words = [w.lower() for w in hit["_source"]["body"].split() if w.isalpha() and len(w) > 4]
+        if len(words) >= 2:
+            out.append({"match": {"body": " ".join(rng.sample(words, 2))}})
+    return out
+
+
+# -- load generation ------------------------------------------------------------------
+
+
+def request_for(mode: str, query: dict[str, Any], es_url: str, proxy_url: str) -> tuple[str, bytes]:
+    body: dict[str, Any] = {"query": query, "size": 10}
+    if mode == "direct":
+        return f"{es_url}/{INDEX}/_search", json.dumps(body).encode()
+    if mode == "es-collapse":
+        body["collapse"] = {"field": "collapse_fp.exact_key"}
+        return f"{es_url}/{INDEX}/_search", json.dumps(body).encode()
+    if mode == "proxy-off":
+        return f"{proxy_url}/{INDEX}/_search?collapse=false", json.dumps(body).encode()
+    return f"{proxy_url}/{INDEX}/_search", json.dumps(body).encode()
+
+
+async def drive(
+    mode: str, clients: int, duration: float, qs: list[dict[str, Any]], es_url: str, proxy_url: str
+) -> dict[str, float]:
+    """``clients`` concurrent loops for ``duration`` seconds; latencies in ms."""
+    reqs = [request_for(mode, q, es_url, proxy_url) for q in qs]
+    latencies: list[float] = []
+    errors = 0
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    headers = {"content-type": "application/json"}
+    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+
+        async def loop(k: int, until: float, record: bool) -> None:
+            nonlocal errors
+            i = k * 7919
+            while time.perf_counter() < until:
+                url, body = reqs[i % len(reqs)]
+                i += 1
+                t0 = time.perf_counter()
+                answer = await client.post(url, content=body, headers=headers)
+                if record:
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                    errors += answer.status_code != 200
+
+        warm = time.perf_counter() + min(2.0, duration / 4)
+        await asyncio.gather(*(loop(k, warm, False) for k in range(clients)))
+        start = time.perf_counter()
+        await asyncio.gather(*(loop(k, start + duration, True) for k in range(clients)))
+        elapsed = time.perf_counter() - start
+    lat = np.array(latencies)
+    return {
+        "p50": float(np.percentile(lat, 50)),
+        "p99": float(np.percentile(lat, 99)),
+        "rps": len(lat) / elapsed,
+        "errors": errors,
+    }
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process and its children (uvicorn workers), in MB."""
+    total = 0
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    for p in pids:
+        for line in Path(f"/proc/{p}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total / 1024
+
+
+def start_proxy(es_url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "ES_URL": es_url}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "collapse",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("the proxy did not start")
+
+
+# -- offline measurements on the index's fingerprints ------------------------------------
+
+
+def fingerprints_of_index(es: Elasticsearch) -> tuple[list[str], Prints]:
+    families: list[str] = []
+    fps: list[dict[str, Any]] = []
+    for hit in helpers.scan(es, index=INDEX, _source=["family", "collapse_fp"], size=5000):
+        families.append(hit["_source"]["family"])
+        fps.append(hit["_source"]["collapse_fp"])
+    from collapse.fingerprints import key_code
+    from indexer.fingerprints import decode_many
+
+    a = decode_many(fps, PARAMS)
+    keys = np.array([key_code(k) for k in a.exact_keys], dtype=np.int64)
+    return families, Prints(a.simhash, a.minhash, keys, a.token_count, a.present)
+
+
+def block_table_pairs(p: Prints, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate pairs sharing one of ``blocks`` SimHash blocks (the index-side layout)."""
+    w = 64 // blocks
+    out_i, out_j = [], []
+    for b in range(blocks):
+        vals = (p.simhash >> np.uint64(b * w)) & np.uint64((1 << w) - 1)
+        order = np.argsort(vals, kind="stable")
+        sv = vals[order]
+        starts = np.flatnonzero(np.r_[True, sv[1:] != sv[:-1]])
+        ends = np.r_[starts[1:], len(sv)]
+        for s, e in zip(starts, ends, strict=True):
+            if e - s > 1:
+                members = np.sort(order[s:e])
+                ii, jj = np.triu_indices(e - s, 1)
+                out_i.append(members[jj])
+                out_j.append(members[ii])
+    if not out_i:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    pairs = np.unique(np.stack([np.concatenate(out_i), np.concatenate(out_j)]), axis=1)
+    return pairs[0], pairs[1]
+
+
+def window_costs(p: Prints) -> list[str]:
+    rows = [
+        "| window hits | all-pairs (ms) | 8-bit block tables (ms) | grouping total (ms) |",
+        "|---:|---:|---:|---:|",
+    ]
+    rng = np.random.default_rng(1)
+    for n in (30, 300, 1000, 3000):
+        sub = p.take(rng.choice(len(p), n, replace=False))
+        t0 = time.perf_counter()
+        for _ in range(5):
+            window_pairs(sub, T)
+        ap = (time.perf_counter() - t0) / 5 * 1000
+        t0 = time.perf_counter()
+        for _ in range(5):
+            block_table_pairs(sub, 8)
+        bt = (time.perf_counter() - t0) / 5 * 1000
+        t0 = time.perf_counter()
+        for _ in range(5):
+            group(sub, T)
+        gt = (time.perf_counter() - t0) / 5 * 1000
+        rows.append(f"| {n} | {ap:.2f} | {bt:.2f} | {gt:.2f} |")
+    return rows
+
+
+def layouts(families: list[str], p: Prints) -> list[str]:
+    """Recall of each probe key layout on true near-duplicate pairs, and its candidate cost."""
+    fam = np.array(families)
+    order = np.argsort(fam, kind="stable")
+    sf = fam[order]
+    starts = np.flatnonzero(np.r_[True, sf[1:] != sf[:-1]])
+    ends = np.r_[starts[1:], len(sf)]
+    pi, pj = [], []
+    for s, e in zip(starts, ends, strict=True):
+        if e - s > 1:
+            ii, jj = np.triu_indices(e - s, 1)
+            pi.append(order[s:e][ii])
+            pj.append(order[s:e][jj])
+    i, j = np.concatenate(pi), np.concatenate(pj)
+    ham = popcount64(p.simhash[i] ^ p.simhash[j]).astype(int)
+    sim = similarity(p.minhash[i], p.minhash[j])
+    true = (ham <= T.max_distance) & (sim >= T.min_similarity)
+    i, j, ham = i[true], j[true], ham[true]
+    n = len(p)
+    rows = [
+        f"True near-duplicate pairs (same family, Hamming <= 18, MinHash >= 0.5): {len(i)}; "
+        f"Hamming p50 {np.median(ham):.0f}, p90 {np.percentile(ham, 90):.0f}, "
+        f"share > 7 bits {np.mean(ham > 7):.0%}.",
+        "",
+        "| probe keys | pairs found | candidates per probe (whole index, any query) |",
+        "|---|---:|---:|",
+    ]
+
+    def simhash_keys(blocks: int) -> np.ndarray:
+        w = 64 // blocks
+        shifts = np.arange(blocks, dtype=np.uint64) * np.uint64(w)
+        return (p.simhash[:, None] >> shifts) & np.uint64((1 << w) - 1)
+
+    def band_keys(r: int) -> np.ndarray:
+        m = p.minhash.astype(np.uint64)
+        bands = m.shape[1] // r
+        out = np.zeros((n, bands), dtype=np.uint64)
+        for b in range(bands):
+            h = np.zeros(n, dtype=np.uint64)
+            for c in range(r):
+                h = h * np.uint64(0x100000001B3) ^ m[:, b * r + c]
+            out[:, b] = h
+        return out
+
+    layouts_ = [
+        ("4 x 16-bit SimHash blocks", simhash_keys(4)),
+        ("8 x 8-bit SimHash blocks (ours)", simhash_keys(8)),
+        ("16 x 4-bit SimHash blocks", simhash_keys(16)),
+        ("MinHash bands 16 x 4 values", band_keys(4)),
+        ("MinHash bands 32 x 2 values", band_keys(2)),
+    ]
+    for name, keys in layouts_:
+        found = (keys[i] == keys[j]).any(axis=1).mean()
+        cost = 0.0
+        for b in range(keys.shape[1]):
+            _, inverse, counts = np.unique(keys[:, b], return_inverse=True, return_counts=True)
+            cost += float(np.mean(counts[inverse] - 1))
+        rows.append(f"| {name} | {found:.1%} | {cost:,.0f} (upper bound, summed over keys) |")
+    return rows
+
+
+# -- main -----------------------------------------------------------------------------------
+
+
+def table(results: dict[tuple[str, int], dict[str, float]], levels: list[int]) -> list[str]:
+    rows = [
+        "| clients | mode | p50 ms | p99 ms | req/s | Δp50 vs direct | Δp99 vs direct "
+        "| req/s vs direct |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in levels:
+        d = results[(c, "direct")]
+        for mode in MODES:
+            r = results[(c, mode)]
+            rows.append(
+                f"| {c} | {mode} | {r['p50']:.1f} | {r['p99']:.1f} | {r['rps']:.0f} | "
+                f"{r['p50'] - d['p50']:+.1f} | {r['p99'] - d['p99']:+.1f} | "
+                f"{r['rps'] / d['rps']:.0%} |"
+            )
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
+    ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--duration", type=float, default=8.0, help="seconds per measured cell")
+    ap.add_argument("--levels", default="1,8,32")
+    ap.add_argument("--workers", type=int, default=1, help="proxy worker processes")
+    ap.add_argument("--sustain", type=float, default=60.0, help="seconds of the memory run")
+    ap.add_argument("--port", type=int, default=8765)
+    ap.add_argument("--rebuild", action="store_true")
+    args = ap.parse_args()
+    es = Elasticsearch(args.es_url, request_timeout=120)
+    have = es.count(index=INDEX)["count"] if es.indices.exists(index=INDEX) else 0
+    if args.rebuild or have < args.docs:
+        build(es, args.docs)
+    print(f"index {INDEX}: {es.count(index=INDEX)['count']} documents")
+    qs = queries(es, 400)
+    levels = [int(x) for x in args.levels.split(",")]
+    proxy = start_proxy(args.es_url, args.port, args.workers)
+    proxy_url = f"http://127.0.0.1:{args.port}"
+    results: dict[tuple[str, int], dict[str, float]] = {}
+    try:
+        sample = httpx.post(
+            f"{proxy_url}/{INDEX}/_search", json={"query": qs[0], "size": 10}
+        ).json()
+        print("sample collapse:", json.dumps(sample["collapse"]))
+        for c in levels:
+            for mode in MODES:
+                results[(c, mode)] = asyncio.run(
+                    drive(mode, c, args.duration, qs, args.es_url, proxy_url)
+                )
+                r = results[(c, mode)]
+                print(
+                    f"{c:>3} clients {mode:<12} p50 {r['p50']:7.2f} ms  p99 {r['p99']:7.2f} ms  "
+                    f"{r['rps']:7.0f} req/s  errors {r['errors']}",
+                    flush=True,
+                )
+        print("\n".join(table(results, levels)))
+        before = rss_mb(proxy.pid)
+        samples = [before]
+        for _ in range(max(1, int(args.sustain // 10))):
+            asyncio.run(drive("proxy", 8, 10.0, qs, args.es_url, proxy_url))
+            samples.append(rss_mb(proxy.pid))
+        print(
+            "proxy RSS (MB) every 10 s of collapsing at 8 clients:",
+            " ".join(f"{s:.0f}" for s in samples),
+        )
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=10)
+    families, prints = fingerprints_of_index(es)
+    print("\n".join(window_costs(prints)))
+    print("\n".join(layouts(families, prints)))
+
+
+if __name__ == "__main__":
+    main()
