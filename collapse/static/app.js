@@ -226,6 +226,9 @@
     const approx = total.relation === "gte" ? "more than " : "";
     const c = data.collapse;
     const range = shown ? `${from + 1}\u2013${from + shown}` : "none";
+    // The figures as data too, for scripts and tests: documents matched, groups (if counted).
+    statusLine.dataset.total = String(total.value);
+    statusLine.dataset.groups = c && c.total_groups != null ? String(c.total_groups) : "";
     if (state.all || !c || c.enabled === false) {
       statusLine.textContent =
         `${approx}${plural(total.value, "result", "results")} \u00b7 showing ${range}` +
