@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from collapse import logging as json_logging
 from collapse import middleware
 from collapse.errors import BadRequest, ProxyError
-from collapse.routes import admin, documents, expander, health, page, search
+from collapse.routes import admin, documents, expander, health, lookup, page, search
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
 
@@ -55,6 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(page.router)  # the search page at / (before documents' root route)
 
+    app.include_router(lookup.router)  # before the expander: /_collapse/lookup is no doc id
     app.include_router(search.router)
     app.include_router(expander.router)
     app.include_router(documents.router)
