@@ -132,7 +132,6 @@ class CollapsedSearch:
         self.page: list[int] = []
         self.found: dict[int, _Members] = {}
         self.degraded: list[str] = []
-        self._probe_for: list[int] = []
 
     # -- round 1 and refills: the window -------------------------------------------------
 
@@ -270,26 +269,25 @@ class CollapsedSearch:
     # -- the probe beyond the window --------------------------------------------------------
 
     def probe_requests(self) -> list[SubSearch]:
-        """One candidate search per representative on the page (for ONE ``_msearch``)."""
+        """The page's probe: one candidate search for all its representatives."""
         if self.failed is not None or self.grouping is None or self.decoded is None:
             return []
         self.page = self.collapsed[self.start : self.start + self.size]
         if not self.settings.collapse_probe_size or not self.decoded.blocks:
             return []
-        seen = self.prior_keys + [key(h) for h in self.hits]
-        out = []
+        terms: list[tuple[str, str]] = []
+        keys: list[str] = []
         for w in self.page:
-            if not self.decoded.prints.present[w + self.n_prior]:
-                continue
-            hit = self.hits[w]
-            fp = fp_of(hit) or {}
-            terms = block_terms(hit, self.decoded.blocks)
-            body = probe.probe_body(
-                self.body, terms, fp.get("exact_key"), seen, self.settings.collapse_probe_size
-            )
-            self._probe_for.append(w)
-            out.append(SubSearch(self.index, body, self._internal_header()))
-        return out
+            if self.decoded.prints.present[w + self.n_prior]:
+                hit = self.hits[w]
+                terms += block_terms(hit, self.decoded.blocks)
+                keys.append(str((fp_of(hit) or {}).get("exact_key") or ""))
+        if not terms and not any(keys):
+            return []
+        seen = self.prior_keys + [key(h) for h in self.hits]
+        size = self.settings.collapse_probe_size
+        body = probe.probe_body(self.body, terms, keys, seen, size)
+        return [SubSearch(self.index, body, self._internal_header())]
 
     def accept_probes(self, results: list[SubResult]) -> None:
         """Verify the candidates and credit each to the best-ranked representative it matches."""

@@ -1,16 +1,20 @@
 """The probe beyond the window: near-duplicate candidates of representatives, within the query.
 
-For each representative: ``bool`` with the user's query as ``must`` (so ``_score`` is the
-user's own), the user's ``post_filter`` as a filter, and a filter that is a ``should`` of
-``term`` on each of its SimHash block fields plus its exact key (``minimum_should_match: 1``),
-excluding the hits already seen (per index: ``_index`` term + ``ids``). All representatives of a
-page go to Elasticsearch in ONE ``_msearch``; the candidates come back with ``collapse_fp`` only
-and are verified by the same rule as the window (``collapse.grouping``).
+ONE search per page, for all its representatives together: ``bool`` with the user's query as
+``must`` (evaluated once, and ``_score`` stays the user's), the user's ``post_filter`` as a
+filter, and a filter that is a ``should`` of ``terms`` on each SimHash block field (the blocks of
+every representative) plus their exact keys (``minimum_should_match: 1``), excluding the hits
+already seen (per index: ``_index`` term + ``ids``). The searches of all pages of a request go
+in ONE ``_msearch``. Candidates come back in the user's order with ``collapse_fp`` only and are
+verified by the same rule as the window (``collapse.grouping``). One search per representative
+would evaluate the user's query once per representative: ten times the Elasticsearch work for
+the same candidates.
 
 What it finds: every copy within B−1 bits (one of B blocks is then identical: 7 bits for eight
 8-bit blocks) or with an equal exact key. Copies further apart are found only when they happen
 to share a block — approximate, measured in ``docs/proxy.md``. At most ``probe_size``
-candidates per representative are fetched; beyond that ``folded`` is a lower bound.
+candidates per page are fetched (in the user's order: copies rank near their original);
+beyond that ``folded`` is a lower bound.
 """
 
 from __future__ import annotations
@@ -44,12 +48,16 @@ def exclude_seen(seen: list[DocKey]) -> list[dict[str, Any]]:
 
 
 def candidates_query(
-    body: dict[str, Any], terms: list[tuple[str, str]], exact_key: str | None
+    body: dict[str, Any], terms: list[tuple[str, str]], exact_keys: list[str]
 ) -> dict[str, Any]:
-    """The user's query restricted to documents sharing a block or the exact key."""
-    should: list[dict[str, Any]] = [{"term": {field: value}} for field, value in terms]
-    if exact_key:
-        should.append({"term": {f"{FINGERPRINT_FIELD}.exact_key": exact_key}})
+    """The user's query restricted to documents sharing a block or an exact key."""
+    by_field: dict[str, set[str]] = defaultdict(set)
+    for field, value in terms:
+        by_field[field].add(value)
+    by_field[f"{FINGERPRINT_FIELD}.exact_key"].update(k for k in exact_keys if k)
+    should: list[dict[str, Any]] = [
+        {"terms": {field: sorted(values)}} for field, values in sorted(by_field.items()) if values
+    ]
     filters: list[dict[str, Any]] = [{"bool": {"should": should, "minimum_should_match": 1}}]
     post_filter = body.get("post_filter")
     if isinstance(post_filter, dict) and post_filter:
@@ -60,12 +68,12 @@ def candidates_query(
 def probe_body(
     body: dict[str, Any],
     terms: list[tuple[str, str]],
-    exact_key: str | None,
+    exact_keys: list[str],
     seen: list[DocKey],
     size: int,
 ) -> dict[str, Any]:
-    """One search of the probe ``_msearch``: candidates of one representative."""
-    query = candidates_query(body, terms, exact_key)
+    """The probe search of one page: candidates of all its representatives."""
+    query = candidates_query(body, terms, exact_keys)
     if seen:
         query["bool"]["must_not"] = exclude_seen(seen)
     out: dict[str, Any] = {

@@ -76,7 +76,7 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
 
     candidates = dict(body)
     candidates["query"] = probe.candidates_query(
-        body, block_terms(doc, me.blocks), (fp_of(doc) or {}).get("exact_key")
+        body, block_terms(doc, me.blocks), [str((fp_of(doc) or {}).get("exact_key") or "")]
     )
     candidates["query"]["bool"]["must_not"] = probe.exclude_seen([(doc["_index"], doc["_id"])])
     candidates.pop("post_filter", None)
