@@ -206,6 +206,9 @@ def test_pairwise_similarity_matches_similarity() -> None:
     assert s.shape == (3, 3) and np.allclose(np.diag(s), 1.0)
     assert s[0, 1] == pytest.approx(similarity(m[0], m[1])) and s[0, 1] > 0.9
     assert s[0, 2] < 0.1
+    wide = m.astype(np.uint32)
+    assert np.allclose(pairwise_similarity(wide, bits=8), s)
+    assert similarity(wide[0], wide[2], bits=8) == pytest.approx(s[0, 2])
 
 
 def test_split_low_block_first() -> None:

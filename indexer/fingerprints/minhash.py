@@ -70,24 +70,21 @@ def sketch_segments(h: np.ndarray, counts: np.ndarray, size: int, bits: int) -> 
     return values.astype(value_dtype(bits))
 
 
-def _bits_of(a: np.ndarray) -> int:
-    return a.dtype.itemsize * 8
-
-
-def similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray | float:
+def similarity(a: np.ndarray, b: np.ndarray, bits: int | None = None) -> np.ndarray | float:
     """Estimated Jaccard between sketches (broadcasts over leading axes).
 
-    The fraction of equal values, corrected for chance agreement of b-bit values and
-    clipped to [0, 1].
+    The fraction of equal values, corrected for chance agreement of ``bits``-bit values
+    (default: the width of ``a``'s dtype, so pass ``bits`` when values sit in a wider
+    array) and clipped to [0, 1].
     """
     a, b = np.asarray(a), np.asarray(b)
-    chance = 2.0 ** -_bits_of(a)
+    chance = 2.0 ** -(bits or a.dtype.itemsize * 8)
     agree = np.mean(a == b, axis=-1)
     est = np.clip((agree - chance) / (1.0 - chance), 0.0, 1.0)
     return float(est) if np.ndim(est) == 0 else est
 
 
-def pairwise_similarity(m: np.ndarray) -> np.ndarray:
+def pairwise_similarity(m: np.ndarray, bits: int | None = None) -> np.ndarray:
     """(n, n) estimated Jaccard between every pair of rows of an (n, size) sketch array."""
     m = np.asarray(m)
-    return np.asarray(similarity(m[:, None, :], m[None, :, :]))
+    return np.asarray(similarity(m[:, None, :], m[None, :, :], bits))
