@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -61,7 +63,30 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(documents.router)
     if settings.admin_passthrough:
         app.include_router(admin.router)  # a catch-all: keep it the last router
+    app.openapi = lambda: _openapi_schema(app)  # type: ignore[method-assign]
     return app
+
+
+def _openapi_schema(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema, with an operationId per method for routes serving GET and POST.
+
+    FastAPI gives both methods of such a route one id and warns; the warning must not turn
+    ``/openapi.json`` into a 500 where warnings are errors (the tests), and clients of the schema
+    (schemathesis) need the ids unique.
+    """
+    if app.openapi_schema is None:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Duplicate Operation ID")
+            schema = FastAPI.openapi(app)
+        seen: set[str] = set()
+        for operations in schema.get("paths", {}).values():
+            for method, operation in operations.items():
+                operation_id = operation.get("operationId")
+                if operation_id in seen:
+                    operation["operationId"] = f"{operation_id}_{method}"
+                seen.add(operation["operationId"] if operation_id else "")
+        app.openapi_schema = schema
+    return app.openapi_schema
 
 
 def _validation_reason(exc: RequestValidationError) -> str:

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from collapse.errors import UpstreamTimeout, UpstreamUnavailable
+from collapse.errors import BadRequest, UpstreamTimeout, UpstreamUnavailable
 from collapse.logging import current_request_id
 from collapse.metrics import UPSTREAM_LATENCY, UPSTREAM_REQUESTS, UPSTREAM_RETRIES, endpoint_of
 from collapse.settings import Settings
@@ -140,6 +140,8 @@ class Upstream:
                         f"Elasticsearch at {display_url(node)} did not answer within the "
                         "configured timeout"
                     ) from exc
+                except httpx.InvalidURL as exc:
+                    raise BadRequest(f"invalid characters in the request path: {exc}") from exc
                 except httpx.ConnectError as exc:
                     last_error = exc
                     continue
