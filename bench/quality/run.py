@@ -240,13 +240,13 @@ def _run_index(
             t0 = time.perf_counter()
             if method == "native_exact":
 
-                def one(q: dict) -> tuple[list, bool]:
+                def one(q: dict) -> tuple[list, bool, tuple]:
                     b = dict(bodies[q["id"]])
                     b["collapse"] = {
                         "field": "collapse_fp.exact_key",
                         "inner_hits": {"name": "dups", "size": 100, "_source": False},
                     }
-                    return _native(post(f"{es}/{index}/_search", b, {})), False
+                    return _native(post(f"{es}/{index}/_search", b, {})), False, (None, None)
             else:
                 params = {
                     "collapse_max_distance": d,
@@ -255,15 +255,19 @@ def _run_index(
                     "collapse_members": 1000,
                 }
 
-                def one(q: dict, params=params) -> tuple[list, bool]:
+                def one(q: dict, params=params) -> tuple[list, bool, tuple]:
                     b = post(search, bodies[q["id"]], params)
-                    return _collapsed(b), bool(b.get("collapse", {}).get("degraded"))
+                    info = b.get("collapse", {})
+                    used = (info.get("max_distance"), info.get("min_similarity"))
+                    return _collapsed(b), bool(info.get("degraded")), used
 
             total = Score()
             degraded = 0
-            for q, (coll, deg) in zip(queries, pool.map(one, queries), strict=True):
+            for q, (coll, deg, used) in zip(queries, pool.map(one, queries), strict=True):
                 total += score_window(windows[q["id"]], coll, labels)
                 degraded += deg
+                if method == "proxy_defaults":
+                    d, s = used
             rows.append(
                 {
                     "index": key,
