@@ -43,7 +43,11 @@ __all__ = ["FULL_GRID", "QUICK_GRID", "main", "run"]
 
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
-FULL_GRID = [(d, s) for d in (3, 7, 12, 18, 24, 32, 64) for s in (0.0, 0.3, 0.4, 0.5, 0.6, 0.7)]
+FULL_GRID = [
+    (d, s)
+    for d in (3, 7, 12, 16, 20, 24, 28, 32, 64)
+    for s in (0.0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
+]
 QUICK_GRID = [(d, s) for d in (3, 7, 18, 64) for s in (0.0, 0.4, 0.5, 0.7)]
 
 
