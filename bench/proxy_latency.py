@@ -11,7 +11,7 @@ Then a sustained collapsing run samples the proxy's resident memory, and two off
 measurements on the index's own fingerprints: window grouping cost (all-pairs vs block tables)
 and, for each probe layout, how many true near-duplicate pairs share a key and at what candidate
 cost. The index (``bench-proxy``) is built once from real text on this machine
-(``bench/corpus.py``: man pages, /usr/share/doc, licenses), cut into documents of 80-250 words,
+(``bench/corpus.py``: man pages, /usr/share/doc, licenses), cut into documents of 50-180 words,
 with synthetic near-duplicate families (outlet header/footer, a few words changed), bulk-loaded
 with ``helpers.bulk`` and ``fingerprint_batch``. All traffic stays on 127.0.0.1.
 
@@ -64,8 +64,8 @@ def documents(n: int, seed: int = 7) -> list[dict[str, Any]]:
     for text in load():
         words = text.split()
         i = 0
-        while i + 80 <= len(words):
-            k = rng.randint(80, 250)
+        while i + 50 <= len(words):
+            k = rng.randint(50, 180)
             bases.append(" ".join(words[i : i + k]))
             i += k
     rng.shuffle(bases)

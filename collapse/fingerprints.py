@@ -84,6 +84,24 @@ def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Deco
     return Decoded(prints, params)
 
 
+def simhash_and_keys(hits: list[Hit]) -> tuple[np.ndarray, np.ndarray]:
+    """SimHash (uint64) and exact-key codes of hits, read without decoding the MinHash: the
+    cheap pre-filter before :func:`decode` (0 and -1 where a hit has none)."""
+    n = len(hits)
+    simhash = np.zeros(n, dtype=np.int64)
+    keys = np.full(n, -1, dtype=np.int64)
+    for i, hit in enumerate(hits):
+        fp = fp_of(hit)
+        if fp is None:
+            continue
+        try:
+            simhash[i] = int(fp["simhash"])
+        except (KeyError, TypeError, ValueError, OverflowError):
+            continue
+        keys[i] = key_code(fp.get("exact_key"))
+    return simhash.view(np.uint64), keys
+
+
 def block_terms(hit: Hit, blocks: int) -> list[tuple[str, str]]:
     """(field, value) of each stored block of a hit: what the probe looks up."""
     fp = fp_of(hit) or {}

@@ -18,11 +18,19 @@ import numpy as np
 
 from collapse import metrics, paging, probe
 from collapse.executor import HEADER_PARAMS, Executor, SubResult, SubSearch
-from collapse.fingerprints import FINGERPRINT_FIELD, Decoded, block_terms, decode, fp_of
+from collapse.fingerprints import (
+    FINGERPRINT_FIELD,
+    Decoded,
+    block_terms,
+    decode,
+    fp_of,
+    simhash_and_keys,
+)
 from collapse.grouping import Grouping, Prints, Thresholds, assign, group, matched_block
 from collapse.params import CollapseParams
 from collapse.settings import Settings
 from collapse.source import SourcePlan, plan
+from indexer.fingerprints.bits import popcount64
 
 Hit = dict[str, Any]
 DocKey = tuple[str, str]
@@ -257,9 +265,11 @@ class CollapsedSearch:
         t0 = time.perf_counter_ns()
         decoded = decode(self.hits, self.settings.collapse_min_tokens)
         version = decoded.params.version if decoded.params else None
-        prior = decode(self.prior_hits, self.settings.collapse_min_tokens, version)
         self.n_prior = len(self.prior_hits)
-        prints = Prints.concat([prior.prints, decoded.prints])
+        prints = decoded.prints
+        if self.prior_hits:
+            prior = decode(self.prior_hits, self.settings.collapse_min_tokens, version)
+            prints = Prints.concat([prior.prints, decoded.prints])
         self.decoded = Decoded(prints, decoded.params)
         self.grouping = group(prints, self.t)
         reps = self.grouping.representatives
@@ -301,11 +311,20 @@ class CollapsedSearch:
             for h in result.body.get("hits", {}).get("hits", []):
                 cands.setdefault(key(h), h)
         version = self.decoded.params.version if self.decoded.params else None
+        reps = self.grouping.representatives
+        rep_prints = self.decoded.prints.take(reps)
         hits = list(cands.values())
         if hits:
+            # Only candidates within max_distance of a representative, or sharing an exact key
+            # with one, can verify: decode the MinHash of those alone (most share a block by
+            # chance).
+            simhash, keys = simhash_and_keys(hits)
+            near = popcount64(simhash[:, None] ^ rep_prints.simhash[None, :]) <= self.t.max_distance
+            maybe = near.any(axis=1) | np.isin(keys, rep_prints.key[rep_prints.key >= 0])
+            hits = [h for h, m in zip(hits, maybe.tolist(), strict=True) if m]
+        if hits:
             got = decode(hits, self.settings.collapse_min_tokens, version)
-            reps = self.grouping.representatives
-            best, ham, sim = assign(got.prints, self.decoded.prints.take(reps), self.t)
+            best, ham, sim = assign(got.prints, rep_prints, self.t)
             on_page = {w + self.n_prior for w in self.page}
             for c, b in enumerate(best):
                 if b < 0 or int(reps[b]) not in on_page:

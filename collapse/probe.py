@@ -80,7 +80,7 @@ def probe_body(
         "query": query,
         "size": size,
         "_source": PROBE_SOURCE,
-        "track_total_hits": True,
+        "track_total_hits": size + 1,  # enough to tell whether every candidate was fetched
     }
     if "sort" in body:
         out["sort"] = body["sort"]
