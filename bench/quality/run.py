@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import socket
 import subprocess
 import sys
@@ -183,9 +184,14 @@ def run(
     labels = {d["id"]: DocLabel(d["group"], d["kind"], d["host"], d["family"]) for d in docs}
     work.mkdir(parents=True, exist_ok=True)
     indices = {"bp": f"{prefix}-bp", "nobp": f"{prefix}-nobp"}
-    ingests = {
-        k: ingest(es, corpus_dir / "corpus.jsonl", v, k == "bp", work) for k, v in indices.items()
-    }
+    ingests = {}
+    for k, v in indices.items():
+        ingests[k] = ingest(es, corpus_dir / "corpus.jsonl", v, k == "bp", work)
+        print(
+            f"ingested {v}: {ingests[k]['count']} docs in {ingests[k]['seconds']} s",
+            file=sys.stderr,
+            flush=True,
+        )
     proxy = Proxy(es, work / "proxy.log")
     rows: list[dict] = []
     try:
@@ -236,6 +242,7 @@ def _run_index(
             windows[q["id"]] = [h["_id"] for h in b["hits"]["hits"]]
         methods: list[tuple[str, int | None, float | None]] = [
             ("native_exact", None, None),
+            ("proxy_defaults", None, None),
             ("exact", 0, 1.0),
         ]
         methods += [("simhash" if s == 0 else "simhash+minhash", d, s) for d, s in grid]
@@ -252,12 +259,9 @@ def _run_index(
                     }
                     return _native(post(f"{es}/{index}/_search", b, {})), False, (None, None)
             else:
-                params = {
-                    "collapse_max_distance": d,
-                    "collapse_min_similarity": s,
-                    "collapse_window": window,
-                    "collapse_members": 1000,
-                }
+                params = {"collapse_window": window, "collapse_members": 1000}
+                if method != "proxy_defaults":  # else the thresholds the proxy is set up with
+                    params |= {"collapse_max_distance": d, "collapse_min_similarity": s}
 
                 def one(q: dict, params=params) -> tuple[list, bool, tuple]:
                     b = post(search, bodies[q["id"]], params)
@@ -303,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", type=Path, default=None, help="corpus folder (built if missing)")
     ap.add_argument("--out", type=Path, default=None, help="results JSON [corpus/results.json]")
     a = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the proxy on the way out
     es = a.es_url.split(",")[0].rstrip("/")
     corpus = a.corpus or DEFAULT_CACHE / ("quick" if a.quick else "full")
     if not (corpus / "corpus.jsonl").exists():
