@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from collapse import logging as json_logging
 from collapse import middleware
 from collapse.errors import BadRequest, ProxyError
-from collapse.routes import admin, documents, expander, health, lookup, page, search
+from collapse.routes import admin, documents, expander, health, lookup, page, search, write
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
 
@@ -60,6 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(lookup.router)  # before the expander: /_collapse/lookup is no doc id
     app.include_router(search.router)
     app.include_router(expander.router)
+    app.include_router(write.router)  # writes with the API key, fingerprinted
     app.include_router(documents.router)
     if settings.admin_passthrough:
         app.include_router(admin.router)  # a catch-all: keep it the last router

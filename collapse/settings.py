@@ -41,6 +41,21 @@ class Settings(BaseSettings):
     write_api_key: SecretStr | None = Field(
         None, description="Key that write endpoints require in X-API-Key; unset: writes answer 403."
     )
+    # Write-path enrichment (issue 4): on when write_api_key is set; see docs/write-path.md.
+    write_text_fields: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["title", "body", "text"],
+        description="Fields whose text is fingerprinted on writes, comma-separated, in order.",
+    )
+    write_required_fields: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["body", "text"],
+        description="Of these, one must hold text for a written document to get a fingerprint.",
+    )
+    write_model_store: str = Field(
+        "collapse-boilerplate", description="Index where the indexer stores boilerplate models."
+    )
+    write_model_cache_seconds: float = Field(
+        60.0, ge=0, description="Seconds a loaded (or absent) boilerplate model is reused."
+    )
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Origins allowed by CORS, comma-separated; none default."
     )
@@ -104,6 +119,15 @@ class Settings(BaseSettings):
     def _split_list(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("write_text_fields", "write_required_fields", mode="before")
+    @classmethod
+    def _split_fields(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, list | tuple) and not value:
+            raise ValueError("name at least one field")
         return value
 
 

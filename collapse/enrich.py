@@ -1,0 +1,363 @@
+"""Write-path enrichment: documents on their way to Elasticsearch get ``collapse_fp`` added.
+
+The fingerprint is the one ``indexer ingest`` stores for the same document: the text of the
+configured fields (``indexer.documents.document_text``), the host of ``url``
+(``indexer.documents.host_of``) and that host's boilerplate model stored by the indexer, all
+fingerprinted as one batch by ``indexer.boilerplate.fingerprint_excluding`` with the indexer's
+``PrepareConfig`` defaults. Documents without text (no non-empty body field) are forwarded as
+they are, without a fingerprint, and counted.
+
+The functions here do no I/O and are CPU work: the route runs them in a thread. Loading
+boilerplate models (``ModelCache``) is the one async part, through the pooled ``Upstream``.
+
+Bulk items (NDJSON action/source pairs):
+
+* ``index`` / ``create``: the source is fingerprinted;
+* ``update`` with ``doc``: when ``doc`` sets a text field or ``url``, the stored document is
+  read (one ``_mget`` for all such items), ``doc`` is merged over it (top level, as the text
+  fields are top-level strings) and the merged text's fingerprint is added to ``doc``; a merged
+  document without text gets ``collapse_fp: null`` (its old fingerprint no longer describes it).
+  A missing document with ``doc_as_upsert`` is fingerprinted from ``doc`` alone; an ``upsert``
+  object is fingerprinted as a whole document. ``script`` updates are forwarded unchanged;
+* ``delete``: forwarded unchanged.
+
+Lines not changed are forwarded byte for byte; changed sources are re-serialised (compact JSON).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from collapse import jsonio
+from collapse.errors import BadRequest, UpstreamUnavailable
+from collapse.upstream import Upstream
+from indexer.boilerplate import HostModel, fingerprint_excluding
+from indexer.boilerplate_store import DEFAULT_STORE, from_source, model_id
+from indexer.documents import BODY_FIELDS, DEFAULT_TEXT_FIELDS, DocumentError, document_text
+from indexer.documents import host_of as _host_of
+from indexer.fingerprints import FingerprintParams
+from indexer.mapping import FINGERPRINT_FIELD
+from indexer.prepare import PrepareConfig
+
+__all__ = [
+    "ACTIONS",
+    "BulkItem",
+    "EnrichRules",
+    "ModelCache",
+    "enrich",
+    "parse_bulk",
+    "parse_document",
+    "render_bulk",
+]
+
+ACTIONS = frozenset({"index", "create", "update", "delete"})
+Doc = dict[str, Any]
+
+
+class EnrichRules(BaseModel):
+    """What to fingerprint and how: the indexer's defaults unless configured otherwise."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text_fields: tuple[str, ...] = DEFAULT_TEXT_FIELDS
+    required_fields: tuple[str, ...] = BODY_FIELDS
+    prepare: PrepareConfig = PrepareConfig()
+
+    @property
+    def params(self) -> FingerprintParams:
+        return self.prepare.params
+
+    def touches_text(self, partial: Mapping[str, Any]) -> bool:
+        """True when a partial document changes what the fingerprint depends on."""
+        return "url" in partial or any(name in partial for name in self.text_fields)
+
+
+def host_of(doc: Mapping[str, Any]) -> str | None:
+    """The host whose boilerplate model applies to a document (the indexer's rule)."""
+    return _host_of(doc.get("url"))
+
+
+@dataclass(slots=True)
+class BulkItem:
+    """One bulk operation: its action line and, except for ``delete``, its source line."""
+
+    action: str
+    meta: Doc
+    action_line: bytes
+    source_line: bytes | None = None
+    source: Doc | None = None
+    changed: bool = False
+
+    def target(self, default_index: str | None) -> str | None:
+        index = self.meta.get("_index", default_index)
+        return index if isinstance(index, str) else None
+
+
+@dataclass(slots=True)
+class Target:
+    """A document to fingerprint: where to put the result, and the text it stands for."""
+
+    doc: Doc  # the text comes from here (a merged document for updates)
+    index: str | None
+    put_into: Doc  # collapse_fp is written into this object
+    clear_without_text: bool = False  # updates: null the old fingerprint when text is gone
+    owner: BulkItem | None = None  # marked changed when collapse_fp is written
+
+    def put(self, value: Doc | None) -> None:
+        self.put_into[FINGERPRINT_FIELD] = value
+        if self.owner is not None:
+            self.owner.changed = True
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How many documents got a fingerprint and how many could not."""
+
+    fingerprinted: int = 0
+    skipped: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+
+def parse_document(body: bytes) -> Doc:
+    """A single document's body: a JSON object (BadRequest otherwise)."""
+    return _object(body, "document")
+
+
+def _object(line: bytes, what: str) -> Doc:
+    try:
+        value = jsonio.loads(line)
+    except Exception as exc:  # orjson or json decode errors
+        raise BadRequest(f"Malformed {what}: not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise BadRequest(f"Malformed {what}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def parse_bulk(body: bytes) -> list[BulkItem]:
+    """The operations of a ``_bulk`` body; BadRequest (400) for any malformed line.
+
+    Parsing is strict so that a malformed body reaches nothing: every action line must be an
+    object with one known action, followed (except ``delete``) by a JSON object source line.
+    """
+    lines = [line for line in body.split(b"\n") if line.strip()]
+    items: list[BulkItem] = []
+    i = 0
+    while i < len(lines):
+        number = i + 1
+        action_obj = _object(lines[i], f"action line {number}")
+        if len(action_obj) != 1:
+            raise BadRequest(
+                f"Malformed action/metadata line [{number}], expected one action, "
+                f"got {sorted(action_obj)}"
+            )
+        ((action, meta),) = action_obj.items()
+        if action not in ACTIONS:
+            raise BadRequest(
+                f"Malformed action/metadata line [{number}], expected one of "
+                f"{sorted(ACTIONS)} but found [{action}]"
+            )
+        if not isinstance(meta, dict):
+            raise BadRequest(f"Malformed action/metadata line [{number}]: metadata not an object")
+        item = BulkItem(action, meta, lines[i])
+        i += 1
+        if action != "delete":
+            if i >= len(lines):
+                raise BadRequest(f"Missing source line after action line [{number}] ({action})")
+            item.source_line = lines[i]
+            item.source = _object(lines[i], f"source line {i + 1}")
+            i += 1
+        items.append(item)
+    return items
+
+
+def render_bulk(items: Iterable[BulkItem]) -> bytes:
+    """The NDJSON body to forward: unchanged lines as they came, changed sources re-serialised."""
+    out: list[bytes] = []
+    for item in items:
+        out.append(item.action_line)
+        if item.source is not None:
+            out.append(jsonio.dumps(item.source) if item.changed else item.source_line or b"{}")
+    return b"\n".join(out) + b"\n"
+
+
+def update_lookups(
+    items: Sequence[BulkItem],
+    default_index: str | None,
+    default_routing: str | None,
+    rules: EnrichRules,
+) -> list[tuple[int, Doc]]:
+    """(item position, ``_mget`` entry) of the updates whose partial doc touches the text."""
+    out = []
+    for pos, item in enumerate(items):
+        if item.action != "update" or item.source is None:
+            continue
+        doc = item.source.get("doc")
+        index, doc_id = item.target(default_index), item.meta.get("_id")
+        if not isinstance(doc, dict) or not rules.touches_text(doc) or not index or not doc_id:
+            continue
+        entry: Doc = {
+            "_index": index,
+            "_id": str(doc_id),
+            "_source": [*rules.text_fields, "url"],
+        }
+        routing = item.meta.get("routing", default_routing)
+        if routing is not None:
+            entry["routing"] = str(routing)
+        out.append((pos, entry))
+    return out
+
+
+def targets(
+    items: Sequence[BulkItem],
+    default_index: str | None,
+    stored: Mapping[int, Doc | None],
+    rules: EnrichRules,
+) -> tuple[list[Target], int]:
+    """What to fingerprint in a bulk, and how many operations are left without a fingerprint.
+
+    ``stored`` maps an update's position to the stored source read by ``_mget`` (None: the
+    document does not exist).
+    """
+    out: list[Target] = []
+    skipped = 0
+    for pos, item in enumerate(items):
+        src, index = item.source, item.target(default_index)
+        if src is None:
+            continue  # delete
+        if item.action in ("index", "create"):
+            out.append(Target(src, index, src, owner=item))
+            continue
+        upsert = src.get("upsert")
+        if isinstance(upsert, dict):
+            out.append(Target(upsert, index, upsert, owner=item))
+        doc = src.get("doc")
+        if not isinstance(doc, dict):
+            skipped += 1  # script update: its result is not known here
+            continue
+        if pos not in stored:
+            continue  # the partial doc leaves text and url alone: the fingerprint still holds
+        base = stored[pos]
+        if base is None:
+            if src.get("doc_as_upsert") is True:
+                out.append(Target(doc, index, doc, owner=item))
+            continue  # Elasticsearch answers document_missing (or applies the upsert)
+        out.append(Target({**base, **doc}, index, doc, clear_without_text=True, owner=item))
+    return out, skipped
+
+
+def enrich(
+    targets_: Sequence[Target], models: Mapping[tuple[str, str], HostModel], rules: EnrichRules
+) -> Outcome:
+    """Fingerprint every target as one batch and write ``collapse_fp`` into it (CPU work)."""
+    outcome = Outcome()
+    texts: list[str] = []
+    chosen: list[Target] = []
+    for target in targets_:
+        try:
+            texts.append(document_text(target.doc, rules.text_fields, rules.required_fields))
+        except DocumentError as exc:
+            outcome.skipped += 1
+            outcome.reasons.append(str(exc))
+            if target.clear_without_text:
+                target.put(None)
+            continue
+        chosen.append(target)
+    if not chosen:
+        return outcome
+    host_models = [
+        models.get((t.index, host)) if t.index and (host := host_of(t.doc)) else None
+        for t in chosen
+    ]
+    arrays, _ = fingerprint_excluding(
+        texts,
+        rules.params,
+        host_models,
+        rules.prepare.max_removed,
+        rules.prepare.min_remaining,
+    )
+    for i, target in enumerate(chosen):
+        target.put(arrays.record(i).to_es())
+    outcome.fingerprinted = len(chosen)
+    return outcome
+
+
+def hosts_needed(targets_: Iterable[Target]) -> set[tuple[str, str]]:
+    """The (index, host) pairs whose boilerplate models the targets may need."""
+    out = set()
+    for target in targets_:
+        host = host_of(target.doc)
+        if target.index and host:
+            out.add((target.index, host))
+    return out
+
+
+class ModelCache:
+    """Host boilerplate models read from the indexer's store, cached for ``ttl`` seconds.
+
+    Misses of one request are loaded with one ``_mget``; absent models are cached too (most
+    hosts have none). A missing store index means no models at all.
+    """
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        version: str,
+        store: str = DEFAULT_STORE,
+        ttl: float = 60.0,
+        max_entries: int = 50_000,
+    ) -> None:
+        self.upstream = upstream
+        self.version = version
+        self.store = store
+        self.ttl = ttl
+        self.max_entries = max_entries
+        self._entries: dict[tuple[str, str], tuple[float, HostModel | None]] = {}
+
+    async def get(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], HostModel]:
+        """The models of the (index, host) pairs that have one."""
+        now = time.monotonic()
+        out: dict[tuple[str, str], HostModel] = {}
+        missing: list[tuple[str, str]] = []
+        for key in keys:
+            entry = self._entries.get(key)
+            if entry is None or entry[0] < now:
+                missing.append(key)
+            elif entry[1] is not None:
+                out[key] = entry[1]
+        if missing:
+            loaded = await self._load(missing)
+            if len(self._entries) + len(missing) > self.max_entries:
+                self._entries.clear()
+            for key in missing:
+                model = loaded.get(key)
+                self._entries[key] = (now + self.ttl, model)
+                if model is not None:
+                    out[key] = model
+        return out
+
+    async def _load(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], HostModel]:
+        by_id = {model_id(index, self.version, host): (index, host) for index, host in keys}
+        answer = await self.upstream.request(
+            "POST",
+            f"/{self.store}/_mget",
+            content=jsonio.dumps({"ids": sorted(by_id)}),
+            headers={"content-type": "application/json"},
+        )
+        if answer.status_code == 404:
+            return {}
+        if answer.status_code >= 300:
+            raise UpstreamUnavailable(
+                f"could not read the boilerplate models from {self.store!r} "
+                f"(Elasticsearch answered {answer.status_code})"
+            )
+        out = {}
+        for doc in jsonio.loads(answer.content).get("docs", []):
+            key = by_id.get(doc.get("_id"))
+            if key is not None and doc.get("found"):
+                out[key] = from_source(doc["_source"])
+        return out

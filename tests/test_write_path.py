@@ -1,0 +1,265 @@
+"""The write path on the real node: documents written through the proxy carry the fingerprint
+``indexer ingest`` computes for them, answers are Elasticsearch's, and refused writes reach
+nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from elasticsearch import ApiError, Elasticsearch, helpers
+
+from collapse.app import create_app
+from collapse.enrich import parse_bulk, render_bulk
+from collapse.errors import BadRequest
+from collapse.settings import Settings
+from indexer.boilerplate import HostModel, doc_shingle_sets
+from indexer.boilerplate_store import save_models
+from indexer.mapping import FINGERPRINT_FIELD, ensure_index
+from indexer.prepare import PrepareConfig, Ready, prepare_batch
+from indexer.sources import RawItem
+from tests.conftest import ServerThread
+from tests.test_ingest import prose
+
+KEY = "write-path-key-0123456789"
+AUTH = {"x-api-key": KEY}
+NDJSON = {"content-type": "application/x-ndjson", **AUTH}
+
+
+@pytest.fixture(scope="module")
+def writer(es_url: str) -> Iterator[str]:
+    """A proxy with the write path on (the key configured)."""
+    with ServerThread(create_app(Settings(es_url=[es_url], write_api_key=KEY))) as server:
+        yield server.url
+
+
+@pytest.fixture
+def index(es: Elasticsearch, index_name: str) -> str:
+    ensure_index(es, index_name)
+    return index_name
+
+
+def doc(seed: int, **extra: Any) -> dict[str, Any]:
+    return {"title": f"Story {seed}", "body": prose(seed, 120), "tag": "t", **extra}
+
+
+def expected_fp(source: dict[str, Any], models: dict[str, HostModel] | None = None) -> dict:
+    """What ``indexer ingest`` stores for this document (its worker-side preparation)."""
+    item = RawItem(0, "test", 1, "jsonl", json.dumps({**source, "id": "x"}).encode())
+    (ready,) = prepare_batch([item], PrepareConfig(), models or {})
+    assert isinstance(ready, Ready)
+    return json.loads(ready.body)[FINGERPRINT_FIELD]
+
+
+def stored(es: Elasticsearch, index: str, doc_id: str) -> dict[str, Any]:
+    return es.get(index=index, id=doc_id)["_source"]
+
+
+def test_single_document_writes_store_the_indexers_fingerprint(
+    es: Elasticsearch, writer: str, index: str
+) -> None:
+    put = httpx.put(f"{writer}/{index}/_doc/1", json=doc(1), headers=AUTH)
+    assert put.status_code == 201 and put.json()["result"] == "created"
+    assert put.headers["x-collapse-fingerprinted"] == "1"
+    again = httpx.post(f"{writer}/{index}/_doc/1", json=doc(2), headers=AUTH)
+    assert again.status_code == 200 and again.json()["result"] == "updated"
+    auto = httpx.post(
+        f"{writer}/{index}/_doc", json=doc(3), headers=AUTH, params={"refresh": "true"}
+    )
+    assert auto.status_code == 201 and auto.json()["forced_refresh"] is True
+    created = httpx.put(f"{writer}/{index}/_create/c", json=doc(4), headers=AUTH)
+    assert created.status_code == 201 and set(created.json()) >= {"_index", "_id", "_version"}
+
+    for doc_id, seed in (("1", 2), (auto.json()["_id"], 3), ("c", 4)):
+        source = stored(es, index, doc_id)
+        assert source[FINGERPRINT_FIELD] == expected_fp(doc(seed))
+        assert {k: v for k, v in source.items() if k != FINGERPRINT_FIELD} == doc(seed)
+
+
+def test_create_conflict_and_es_errors_pass_through(
+    es: Elasticsearch, writer: str, index: str
+) -> None:
+    assert httpx.put(f"{writer}/{index}/_create/c", json=doc(1), headers=AUTH).status_code == 201
+    conflict = httpx.put(f"{writer}/{index}/_create/c", json=doc(2), headers=AUTH)
+    direct = es.options(ignore_status=409).create(index=index, id="c", document=doc(2))
+    assert conflict.status_code == 409
+    assert conflict.json()["error"]["type"] == direct.body["error"]["type"]
+    assert stored(es, index, "c")["body"] == doc(1)["body"]
+
+
+def test_document_without_text_is_forwarded_without_fingerprint(
+    es: Elasticsearch, writer: str, index: str
+) -> None:
+    answer = httpx.put(f"{writer}/{index}/_doc/n", json={"title": "only a title"}, headers=AUTH)
+    assert answer.status_code == 201
+    assert answer.headers["x-collapse-not-fingerprinted"] == "1"
+    assert stored(es, index, "n") == {"title": "only a title"}
+
+
+def bulk_body(lines: list[dict[str, Any]]) -> bytes:
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+def test_bulk_index_create_update_delete(es: Elasticsearch, writer: str, index: str) -> None:
+    es.index(index=index, id="gone", document={"body": "to delete"})
+    es.index(index=index, id="taken", document={"body": "first"}, refresh=True)
+    body = bulk_body(
+        [
+            {"index": {"_id": "a"}},
+            doc(1),
+            {"create": {"_index": index, "_id": "b"}},
+            doc(2, url="https://news.example/b"),
+            {"create": {"_id": "taken"}},
+            doc(3),
+            {"delete": {"_id": "gone"}},
+        ]
+    )
+    answer = httpx.post(f"{writer}/{index}/_bulk", content=body, headers=NDJSON)
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert result["errors"] is True
+    assert [next(iter(i.values()))["status"] for i in result["items"]] == [201, 201, 409, 200]
+    assert result["items"][2]["create"]["error"]["type"] == "version_conflict_engine_exception"
+    assert answer.headers["x-collapse-fingerprinted"] == "3"
+    assert stored(es, index, "a")[FINGERPRINT_FIELD] == expected_fp(doc(1))
+    b = doc(2, url="https://news.example/b")
+    assert stored(es, index, "b")[FINGERPRINT_FIELD] == expected_fp(b)
+    assert FINGERPRINT_FIELD not in stored(es, index, "taken")
+    assert not es.exists(index=index, id="gone")
+
+    # Updates: text changes are merged over the stored document (one _mget), others left alone.
+    updates = bulk_body(
+        [
+            {"update": {"_id": "a"}},
+            {"doc": {"body": prose(9, 120)}},
+            {"update": {"_id": "b"}},
+            {"doc": {"tag": "other"}},
+            {"update": {"_id": "new"}},
+            {"doc": doc(5), "doc_as_upsert": True},
+            {"update": {"_id": "missing"}},
+            {"doc": {"body": "x"}},
+        ]
+    )
+    answer = httpx.post(
+        f"{writer}/{index}/_bulk", content=updates, headers=NDJSON, params={"refresh": "wait_for"}
+    )
+    items = answer.json()["items"]
+    assert [i["update"]["status"] for i in items] == [200, 200, 201, 404]
+    assert stored(es, index, "a")[FINGERPRINT_FIELD] == expected_fp(
+        {**doc(1), "body": prose(9, 120)}
+    )
+    assert stored(es, index, "b")[FINGERPRINT_FIELD] == expected_fp(b)
+    assert stored(es, index, "b")["tag"] == "other"
+    assert stored(es, index, "new")[FINGERPRINT_FIELD] == expected_fp(doc(5))
+
+
+def test_update_endpoint_keeps_the_fingerprint_current(
+    es: Elasticsearch, writer: str, index: str
+) -> None:
+    es.index(index=index, id="u", document=doc(1))
+    answer = httpx.post(
+        f"{writer}/{index}/_update/u", json={"doc": {"title": "New title"}}, headers=AUTH
+    )
+    assert answer.status_code == 200 and answer.json()["result"] == "updated"
+    assert stored(es, index, "u")[FINGERPRINT_FIELD] == expected_fp(
+        {**doc(1), "title": "New title"}
+    )
+
+
+def test_the_hosts_boilerplate_model_is_applied(es: Elasticsearch, es_url: str, index: str) -> None:
+    store = f"{index}-models"
+    furniture = prose(77, 300)
+    sim, mins = doc_shingle_sets([furniture], PrepareConfig().params)[0]
+    model = HostModel("shop.example", 40, np.sort(sim), np.sort(mins))
+    save_models(es, index, PrepareConfig().params.version, [model], store)
+    page = {
+        "title": "P",
+        "body": furniture + " " + prose(5, 200),
+        "url": "https://www.shop.example/p",
+    }
+    settings = Settings(es_url=[es_url], write_api_key=KEY, write_model_store=store)
+    try:
+        with ServerThread(create_app(settings)) as server:
+            answer = httpx.put(f"{server.url}/{index}/_doc/p", json=page, headers=AUTH)
+        assert answer.status_code == 201
+        fp = stored(es, index, "p")[FINGERPRINT_FIELD]
+        assert fp == expected_fp(page, {"shop.example": model})
+        assert fp != expected_fp(page)
+    finally:
+        es.options(ignore_status=404).indices.delete(index=store)
+
+
+def count(es: Elasticsearch, index: str) -> int:
+    es.indices.refresh(index=index)
+    return int(es.count(index=index)["count"])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"index":{"_id":"1"}}\n{"body":"ok"}\n{"index":{"_id":"2"}}\n{"body": broken\n',
+        b'{"index":{"_id":"1"}}\n{"body":"ok"}\n{"upsert_all":{"_id":"2"}}\n{"body":"x"}\n',
+        b'{"index":{"_id":"1"}}\n{"body":"ok"}\n{"create":{"_id":"2"}}\n',
+        b'{"index":{"_id":"1"}}\n["not", "an", "object"]\n',
+        b'{"index":{"_id":"1"},"delete":{"_id":"2"}}\n{"body":"ok"}\n',
+    ],
+)
+def test_malformed_bulk_answers_400_and_writes_nothing(
+    es: Elasticsearch, writer: str, index: str, body: bytes
+) -> None:
+    answer = httpx.post(f"{writer}/{index}/_bulk", content=body, headers=NDJSON)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["type"] == "illegal_argument_exception"
+    assert answer.json()["status"] == 400
+    assert count(es, index) == 0
+
+
+def test_refused_writes_reach_nothing(
+    es: Elasticsearch, writer: str, proxy_url: str, index: str
+) -> None:
+    body = bulk_body([{"index": {"_id": "1"}}, doc(1)])
+    missing = httpx.post(
+        f"{writer}/{index}/_bulk", content=body, headers={"content-type": "application/x-ndjson"}
+    )
+    wrong = httpx.put(f"{writer}/{index}/_doc/1", json=doc(1), headers={"x-api-key": KEY + "x"})
+    disabled = httpx.put(f"{proxy_url}/{index}/_doc/1", json=doc(1), headers=AUTH)
+    assert (missing.status_code, wrong.status_code, disabled.status_code) == (401, 403, 403)
+    for answer in (missing, wrong, disabled):
+        assert answer.json()["error"]["type"] == "security_exception"
+    assert count(es, index) == 0
+
+
+def test_official_client_index_and_bulk(es: Elasticsearch, writer: str, index: str) -> None:
+    client = Elasticsearch(writer, headers=AUTH, request_timeout=30)
+    try:
+        made = client.index(index=index, id="1", document=doc(1), refresh=True)
+        assert made["result"] == "created"
+        ok, errors = helpers.bulk(
+            client,
+            ({"_index": index, "_id": str(i), "_source": doc(i)} for i in range(2, 6)),
+            refresh="wait_for",
+        )
+        assert (ok, errors) == (4, [])
+        with pytest.raises(ApiError) as refused:
+            Elasticsearch(writer).index(index=index, id="9", document=doc(9))
+        assert refused.value.status_code == 401
+    finally:
+        client.close()
+    for i in range(1, 6):
+        assert stored(es, index, str(i))[FINGERPRINT_FIELD] == expected_fp(doc(i))
+
+
+def test_unchanged_lines_are_forwarded_byte_for_byte() -> None:
+    body = (
+        b'{ "delete" : { "_id" : "1" } }\n'
+        b'{"update":{"_id":"2"}}\n{ "doc" : { "tag" : 1.50 } }\n'
+        b'{"index":{"_id":"3"}}\n{"title":"t"}\n'
+    )
+    items = parse_bulk(body)
+    assert render_bulk(items) == body
+    with pytest.raises(BadRequest):
+        parse_bulk(b'{"index":{}}\n')
