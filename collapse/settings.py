@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -129,6 +129,13 @@ class Settings(BaseSettings):
         if isinstance(value, list | tuple) and not value:
             raise ValueError("name at least one field")
         return value
+
+    @model_validator(mode="after")
+    def _required_among_text_fields(self) -> Settings:
+        missing = [f for f in self.write_required_fields if f not in self.write_text_fields]
+        if missing:
+            raise ValueError(f"write_required_fields {missing} must be among write_text_fields")
+        return self
 
 
 @lru_cache(maxsize=1)

@@ -19,6 +19,7 @@ from collapse.errors import BadRequest
 from collapse.settings import Settings
 from indexer.boilerplate import HostModel, doc_shingle_sets
 from indexer.boilerplate_store import save_models
+from indexer.fingerprints import fingerprint
 from indexer.mapping import FINGERPRINT_FIELD, ensure_index
 from indexer.prepare import PrepareConfig, Ready, prepare_batch
 from indexer.sources import RawItem
@@ -263,3 +264,18 @@ def test_unchanged_lines_are_forwarded_byte_for_byte() -> None:
     assert render_bulk(items) == body
     with pytest.raises(BadRequest):
         parse_bulk(b'{"index":{}}\n')
+
+
+def test_text_fields_are_configurable(es: Elasticsearch, es_url: str, index: str) -> None:
+    settings = Settings(
+        es_url=[es_url],
+        write_api_key=KEY,
+        write_text_fields="headline,content",
+        write_required_fields="content",
+    )
+    page = {"headline": "Big news", "content": prose(3, 100), "body": "not fingerprinted"}
+    with ServerThread(create_app(settings)) as server:
+        answer = httpx.put(f"{server.url}/{index}/_doc/h", json=page, headers=AUTH)
+    assert answer.status_code == 201
+    expected = fingerprint(f"{page['headline']}\n{page['content']}").to_es()
+    assert stored(es, index, "h")[FINGERPRINT_FIELD] == expected
