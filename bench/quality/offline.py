@@ -229,15 +229,19 @@ def main(argv: list[str] | None = None) -> int:
         help="FingerprintParams as JSON (repeatable); default: the indexer's",
     )
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--small-grid", action="store_true", help="5 x 5 points near the optimum")
+    ap.add_argument("--no-nobp", action="store_true", help="only with the boilerplate model")
     a = ap.parse_args(argv)
     docs = list(load_jsonl(a.corpus / "corpus.jsonl"))
     queries = list(load_jsonl(a.corpus / "queries.jsonl"))
     windows = fetch_windows(a.es, docs, queries, a.window, a.corpus / f"windows-{a.window}.json")
     grid = [(d, s) for d in DISTANCES for s in SIMILARITIES]
+    if a.small_grid:
+        grid = [(d, s) for d in (12, 18, 24, 32, 64) for s in (0.3, 0.4, 0.45, 0.5, 0.6)]
     results = []
     for raw in a.params or ["{}"]:
         params = FingerprintParams(**json.loads(raw))
-        for bp in (True, False):
+        for bp in (True,) if a.no_nobp else (True, False):
             t0 = time.perf_counter()
             arrays = fingerprints(docs, params, bp)
             scores = sweep(docs, windows, arrays, grid, min_tokens=params.min_tokens)
