@@ -169,6 +169,10 @@ def test_update_endpoint_keeps_the_fingerprint_current(
     assert stored(es, index, "u")[FINGERPRINT_FIELD] == expected_fp(
         {**doc(1), "title": "New title"}
     )
+    emptied = httpx.post(f"{writer}/{index}/_update/u", json={"doc": {"body": None}}, headers=AUTH)
+    assert emptied.status_code == 200
+    assert emptied.headers["x-collapse-not-fingerprinted"] == "1"
+    assert stored(es, index, "u")[FINGERPRINT_FIELD] is None  # no stale fingerprint
 
 
 def test_the_hosts_boilerplate_model_is_applied(es: Elasticsearch, es_url: str, index: str) -> None:
