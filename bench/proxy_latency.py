@@ -155,38 +155,59 @@ def request_for(mode: str, query: dict[str, Any], es_url: str, proxy_url: str) -
 async def drive(
     mode: str, clients: int, duration: float, qs: list[dict[str, Any]], es_url: str, proxy_url: str
 ) -> dict[str, float]:
-    """``clients`` concurrent loops for ``duration`` seconds; latencies in ms."""
-    reqs = [request_for(mode, q, es_url, proxy_url) for q in qs]
-    latencies: list[float] = []
-    errors = 0
+    """``clients`` concurrent loops for ``duration`` seconds (after a short warm-up)."""
+    return (await interleaved([mode], clients, duration, 1, qs, es_url, proxy_url))[mode]
+
+
+async def interleaved(
+    modes: list[str],
+    clients: int,
+    duration: float,
+    rounds: int,
+    qs: list[dict[str, Any]],
+    es_url: str,
+    proxy_url: str,
+) -> dict[str, dict[str, float]]:
+    """Each mode for ``duration`` seconds in total, in ``rounds`` slices taken in turn, so that
+    whatever else the machine does falls on every mode alike."""
+    reqs = {m: [request_for(m, q, es_url, proxy_url) for q in qs] for m in modes}
+    latencies: dict[str, list[float]] = {m: [] for m in modes}
+    elapsed = dict.fromkeys(modes, 0.0)
+    errors = dict.fromkeys(modes, 0)
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     headers = {"content-type": "application/json"}
-    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
 
-        async def loop(k: int, until: float, record: bool) -> None:
-            nonlocal errors
-            i = k * 7919
+        async def loop(mode: str, k: int, until: float, record: bool) -> None:
+            i = k * 7919 + len(latencies[mode])
             while time.perf_counter() < until:
-                url, body = reqs[i % len(reqs)]
+                url, body = reqs[mode][i % len(qs)]
                 i += 1
                 t0 = time.perf_counter()
                 answer = await client.post(url, content=body, headers=headers)
                 if record:
-                    latencies.append((time.perf_counter() - t0) * 1000)
-                    errors += answer.status_code != 200
+                    latencies[mode].append((time.perf_counter() - t0) * 1000)
+                    errors[mode] += answer.status_code != 200
 
-        warm = time.perf_counter() + min(2.0, duration / 4)
-        await asyncio.gather(*(loop(k, warm, False) for k in range(clients)))
-        start = time.perf_counter()
-        await asyncio.gather(*(loop(k, start + duration, True) for k in range(clients)))
-        elapsed = time.perf_counter() - start
-    lat = np.array(latencies)
-    return {
-        "p50": float(np.percentile(lat, 50)),
-        "p99": float(np.percentile(lat, 99)),
-        "rps": len(lat) / elapsed,
-        "errors": errors,
-    }
+        for mode in modes:  # warm-up: connections, caches, JIT
+            until = time.perf_counter() + 1.5
+            await asyncio.gather(*(loop(mode, k, until, False) for k in range(clients)))
+        for _ in range(rounds):
+            for mode in modes:
+                start = time.perf_counter()
+                until = start + duration / rounds
+                await asyncio.gather(*(loop(mode, k, until, True) for k in range(clients)))
+                elapsed[mode] += time.perf_counter() - start
+    out = {}
+    for mode in modes:
+        lat = np.array(latencies[mode])
+        out[mode] = {
+            "p50": float(np.percentile(lat, 50)),
+            "p99": float(np.percentile(lat, 99)),
+            "rps": len(lat) / elapsed[mode],
+            "errors": errors[mode],
+        }
+    return out
 
 
 def rss_mb(pid: int) -> float:
@@ -357,6 +378,35 @@ def layouts(families: list[str], p: Prints) -> list[str]:
     return rows
 
 
+def probe_sizes(es_url: str, qs: list[dict[str, Any]]) -> list[str]:
+    """``folded`` found on page 1 (size 10) by probe size, against a 1,000-candidate probe."""
+    from collapse.app import create_app
+    from collapse.settings import Settings
+
+    async def run(size: int) -> tuple[int, float]:
+        app = create_app(Settings(es_url=[es_url], collapse_probe_size=size))
+        folded, spent = 0, []
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as px:
+                for q in qs[:150]:
+                    t0 = time.perf_counter()
+                    out = (await px.post(f"/{INDEX}/_search", json={"query": q})).json()
+                    spent.append((time.perf_counter() - t0) * 1000)
+                    folded += out["collapse"]["folded"]
+        return folded, float(np.median(spent))
+
+    rows = [
+        "| probe size | folded found (150 queries) | share of the 1,000 probe | p50 ms |",
+        "|---:|---:|---:|---:|",
+    ]
+    results = {size: asyncio.run(run(size)) for size in (1000, 0, 10, 30, 100)}
+    ref = results[1000][0] or 1
+    for size, (folded, p50) in results.items():
+        rows.append(f"| {size} | {folded} | {folded / ref:.1%} | {p50:.1f} |")
+    return rows
+
+
 # -- main -----------------------------------------------------------------------------------
 
 
@@ -405,11 +455,12 @@ def main() -> None:
         ).json()
         print("sample collapse:", json.dumps(sample["collapse"]))
         for c in levels:
+            rounds = max(1, int(args.duration // 2))
+            measured = asyncio.run(
+                interleaved(list(MODES), c, args.duration, rounds, qs, args.es_url, proxy_url)
+            )
             for mode in MODES:
-                results[(c, mode)] = asyncio.run(
-                    drive(mode, c, args.duration, qs, args.es_url, proxy_url)
-                )
-                r = results[(c, mode)]
+                results[(c, mode)] = r = measured[mode]
                 print(
                     f"{c:>3} clients {mode:<12} p50 {r['p50']:7.2f} ms  p99 {r['p99']:7.2f} ms  "
                     f"{r['rps']:7.0f} req/s  errors {r['errors']}",
@@ -428,6 +479,7 @@ def main() -> None:
     finally:
         proxy.terminate()
         proxy.wait(timeout=10)
+    print("\n".join(probe_sizes(args.es_url, qs)))
     families, prints = fingerprints_of_index(es)
     print("\n".join(window_costs(prints)))
     print("\n".join(layouts(families, prints)))

@@ -130,7 +130,8 @@ class CollapsedSearch:
         self.prior_hits: list[Hit] = []
         self.total_result: SubResult | None = None
         self.fetches = 0
-        self.exhausted = False
+        self.exhausted = False  # no further window fetch
+        self.complete = False  # ... because Elasticsearch has no more hits
         self.took = 0
         self.collapse_ns = 0
         self.grouping: Grouping | None = None
@@ -234,7 +235,7 @@ class CollapsedSearch:
         asked = self._asked
         self.hits.extend(got)
         if len(got) < asked:
-            self.exhausted = True
+            self.exhausted = self.complete = True
         self._group()
 
     @property
@@ -284,6 +285,8 @@ class CollapsedSearch:
             return []
         self.page = self.collapsed[self.start : self.start + self.size]
         if not self.settings.collapse_probe_size or not self.decoded.blocks:
+            return []
+        if self.complete:  # the window holds every hit: nothing lies beyond it
             return []
         terms: list[tuple[str, str]] = []
         keys: list[str] = []
