@@ -93,6 +93,9 @@ def search_body(text: str, size: int) -> dict:
     }
 
 
+_REMOVED: dict[int, np.ndarray] = {}
+
+
 def fingerprints(docs: Sequence[dict], params, boilerplate: bool):
     """FingerprintArrays of the corpus, as ``indexer ingest`` computes them (in one batch)."""
     from indexer.boilerplate import (
@@ -114,9 +117,14 @@ def fingerprints(docs: Sequence[dict], params, boilerplate: bool):
         if h:
             learner.add(h, s, m)
     models = learner.models()
-    arrays, _ = fingerprint_excluding(
-        texts, params, [models.get(h) if h else None for h in hosts], cfg.max_removed
+    arrays, removed = fingerprint_excluding(
+        texts,
+        params,
+        [models.get(h) if h else None for h in hosts],
+        cfg.max_removed,
+        getattr(cfg, "min_remaining", 50),
     )
+    _REMOVED[id(arrays)] = removed  # for explain()
     return arrays
 
 
@@ -207,6 +215,75 @@ def sweep(docs, windows, arrays, grid, *, min_tokens: int = 50, check: int = 3):
     return out
 
 
+def explain(docs, windows, arrays, max_distance: int, min_similarity: float) -> dict:
+    """Why true pairs of the windows stay apart, and which different pairs fold, at one setting.
+
+    Missed pairs are attributed to: ``distance`` (SimHash beyond max_distance), ``similarity``
+    (MinHash below min_similarity), ``short`` (a side below min_tokens, exact key only) or
+    ``rank`` (both verify but the grouping put them behind different representatives).
+    """
+    from collapse.grouping import Thresholds, group
+    from indexer.fingerprints.bits import popcount64
+    from indexer.fingerprints.minhash import similarity
+
+    t = Thresholds(max_distance, min_similarity, arrays.params.min_tokens)
+    row = {d["id"]: i for i, d in enumerate(docs)}
+    allp = prints_for(arrays)
+    removed = _REMOVED.get(id(arrays), np.zeros(len(docs)))
+    causes: dict[str, int] = {}
+    by_kind: dict[str, dict[str, int]] = {}
+    wrong: dict[str, int] = {}
+    seen: set[tuple[int, int]] = set()
+    samples: list[dict] = []
+    for ids in windows.values():
+        rows = np.array([row[h] for h in ids])
+        g = group(allp.take(rows), t)
+        for a in range(len(rows)):
+            for b in range(a + 1, len(rows)):
+                i, j = int(rows[a]), int(rows[b])
+                same = docs[i]["group"] == docs[j]["group"]
+                folded = g.rep[a] == g.rep[b]
+                if same == folded or (i, j) in seen:
+                    continue
+                seen.add((i, j))
+                ham = int(popcount64(np.array([arrays.simhash[i] ^ arrays.simhash[j]]))[0])
+                sim = float(similarity(arrays.minhash[i], arrays.minhash[j]))
+                if not same:
+                    key = f"{docs[i]['family']} ~ {docs[j]['family']}"
+                    wrong[key] = wrong.get(key, 0) + 1
+                    continue
+                if min(arrays.token_count[i], arrays.token_count[j]) < t.min_tokens:
+                    cause = "short"
+                elif ham > max_distance:
+                    cause = "distance"
+                elif sim < min_similarity:
+                    cause = "similarity"
+                else:
+                    cause = "rank"
+                causes[cause] = causes.get(cause, 0) + 1
+                kinds = "+".join(sorted({docs[i]["kind"], docs[j]["kind"]}))
+                by_kind.setdefault(kinds, {}).setdefault(cause, 0)
+                by_kind[kinds][cause] += 1
+                if len(samples) < 12:
+                    samples.append(
+                        {
+                            "pair": [docs[i]["id"], docs[j]["id"]],
+                            "cause": cause,
+                            "hamming": ham,
+                            "similarity": round(sim, 3),
+                            "tokens": [int(arrays.token_count[i]), int(arrays.token_count[j])],
+                            "removed": [round(float(removed[i]), 2), round(float(removed[j]), 2)],
+                            "hosts": [docs[i]["host"], docs[j]["host"]],
+                        }
+                    )
+    return {
+        "missed_pairs_by_cause": causes,
+        "missed_by_kinds": by_kind,
+        "wrong_folds_by_family": wrong,
+        "samples": samples,
+    }
+
+
 DISTANCES = (-1, 0, 3, 5, 7, 10, 12, 14, 16, 18, 20, 22, 24, 28, 32, 64)
 SIMILARITIES = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -231,10 +308,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--small-grid", action="store_true", help="5 x 5 points near the optimum")
     ap.add_argument("--no-nobp", action="store_true", help="only with the boilerplate model")
+    ap.add_argument(
+        "--explain",
+        default=None,
+        metavar="D,S",
+        help="only explain misses and wrong folds at max_distance D, similarity S",
+    )
     a = ap.parse_args(argv)
     docs = list(load_jsonl(a.corpus / "corpus.jsonl"))
     queries = list(load_jsonl(a.corpus / "queries.jsonl"))
     windows = fetch_windows(a.es, docs, queries, a.window, a.corpus / f"windows-{a.window}.json")
+    if a.explain:
+        d, s = a.explain.split(",")
+        arrays = fingerprints(docs, FingerprintParams(), True)
+        print(json.dumps(explain(docs, windows, arrays, int(d), float(s)), indent=1))
+        return 0
     grid = [(d, s) for d in DISTANCES for s in SIMILARITIES]
     if a.small_grid:
         grid = [(d, s) for d in (12, 18, 24, 32, 64) for s in (0.3, 0.4, 0.45, 0.5, 0.6)]
