@@ -141,6 +141,7 @@ class CollapsedSearch:
         self.page: list[int] = []
         self.found: dict[int, _Members] = {}
         self.degraded: list[str] = []
+        self.probe_truncated = False  # more candidates than fetched: folded is a lower bound
 
     # -- round 1 and refills: the window -------------------------------------------------
 
@@ -311,7 +312,11 @@ class CollapsedSearch:
             if not result.ok or result.body is None:
                 self.degraded.append("probe failed")
                 continue
-            for h in result.body.get("hits", {}).get("hits", []):
+            got = result.body.get("hits", {}).get("hits", [])
+            total, exact = total_of(result.body)
+            if not exact or (total is not None and total > len(got)):
+                self.probe_truncated = True
+            for h in got:
                 cands.setdefault(key(h), h)
         version = self.decoded.params.version if self.decoded.params else None
         reps = self.grouping.representatives
@@ -414,6 +419,7 @@ class CollapsedSearch:
             "window": len(self.hits),
             "groups": len(page_hits),
             "folded": folded_total,
+            "folded_relation": "gte" if self.probe_truncated or self.degraded else "eq",
             "without_fingerprint": without,
         }
         if self.ctl.total:

@@ -60,6 +60,7 @@ def test_twenty_copies_collapse_to_one_with_folded_19(
     info = out["collapse"]
     assert info["enabled"] and info["groups"] == 10 and info["folded"] == 19
     assert info["window"] >= 30 and info["degraded"] is False
+    assert info["folded_relation"] == "eq"  # every candidate beyond the window was examined
     assert all("collapse_fp" not in h["_source"] for h in hits)
 
 
@@ -222,5 +223,6 @@ def test_past_the_time_budget_the_answer_is_degraded_not_failed(
         out = search(server.url, index_name, {**SORTED, "size": 3}, collapse_window=10)
     assert out["collapse"]["degraded"] is True
     assert out["collapse"]["reason"].startswith("time_budget")
+    assert out["collapse"]["folded_relation"] == "gte"
     assert out["hits"]["hits"][0]["_id"] == "c0"
     assert out["hits"]["hits"][0]["_collapse"]["folded"] == 4  # the copies in the window only
