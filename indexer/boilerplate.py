@@ -82,7 +82,23 @@ def _features(
 
 
 def _split(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
-    return np.split(h, np.cumsum(counts)[:-1]) if len(counts) else []
+    if not len(counts):
+        return []
+    ends = np.cumsum(counts).tolist()
+    return [h[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+
+
+def _unique_per_doc(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
+    """Per document, its sorted unique hashes (one sort for the whole batch)."""
+    n = len(counts)
+    if n == 0:
+        return []
+    doc = np.repeat(np.arange(n, dtype=np.int64), counts)
+    order = np.lexsort((h, doc))
+    hs, ds = h[order], doc[order]
+    keep = np.ones(len(hs), dtype=bool)
+    keep[1:] = (hs[1:] != hs[:-1]) | (ds[1:] != ds[:-1])
+    return _split(hs[keep], np.bincount(ds[keep], minlength=n))
 
 
 def doc_shingle_sets(
@@ -92,10 +108,7 @@ def doc_shingle_sets(
     if not texts:
         return []
     _, sh, scounts, mh, mcounts, _ = _features(texts, params)
-    return [
-        (np.unique(a), np.unique(b))
-        for a, b in zip(_split(sh, scounts), _split(mh, mcounts), strict=True)
-    ]
+    return list(zip(_unique_per_doc(sh, scounts), _unique_per_doc(mh, mcounts), strict=True))
 
 
 class Learner:
@@ -140,6 +153,16 @@ class Learner:
         return out
 
 
+def _member(x: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``np.isin(x, sorted_set)`` for a sorted array (models are stored sorted)."""
+    if len(sorted_set) == 0 or len(x) == 0:
+        return np.zeros(len(x), dtype=bool)
+    if len(sorted_set) > 1 and not bool(np.all(sorted_set[1:] >= sorted_set[:-1])):
+        sorted_set = np.sort(sorted_set)
+    pos = np.searchsorted(sorted_set, x)
+    return sorted_set[np.minimum(pos, len(sorted_set) - 1)] == x
+
+
 def fingerprint_excluding(
     texts: Sequence[str],
     params: FingerprintParams,
@@ -159,24 +182,32 @@ def fingerprint_excluding(
     skeep = np.ones(len(sh), dtype=bool)
     mkeep = np.ones(len(mh), dtype=bool)
     removed = np.zeros(n)
-    sstart = np.cumsum(scounts) - scounts
-    mstart = np.cumsum(mcounts) - mcounts
-    for i, model in enumerate(models):
-        if model is None or scounts[i] == 0:
-            continue
-        a, b = sstart[i], sstart[i] + scounts[i]
-        hit = np.isin(sh[a:b], model.simhash_hashes)
-        share = float(hit.mean())
-        if share == 0 or share > max_removed or int((~hit).sum()) < min_remaining:
-            continue
-        skeep[a:b] = ~hit
-        c, d = mstart[i], mstart[i] + mcounts[i]
-        mhit = np.isin(mh[c:d], model.minhash_hashes)
-        if mhit.mean() <= max_removed:
-            mkeep[c:d] = ~mhit
-        removed[i] = share
     doc_s = np.repeat(np.arange(n), scounts)
     doc_m = np.repeat(np.arange(n), mcounts)
+    # one membership test per model over all of its documents' shingles (not per document)
+    by_model: dict[int, tuple[HostModel, list[int]]] = {}
+    for i, model in enumerate(models):
+        if model is not None and len(model) and scounts[i]:
+            by_model.setdefault(id(model), (model, []))[1].append(i)
+    for model, docs in by_model.values():
+        mine = np.zeros(n, dtype=bool)
+        mine[docs] = True
+        pos = np.flatnonzero(mine[doc_s])
+        hit = _member(sh[pos], model.simhash_hashes)
+        hits = np.bincount(doc_s[pos[hit]], minlength=n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = hits / scounts
+        apply = mine & (hits > 0) & (share <= max_removed) & (scounts - hits >= min_remaining)
+        if not apply.any():
+            continue
+        skeep[pos[hit & apply[doc_s[pos]]]] = False
+        removed[apply] = share[apply]
+        mpos = np.flatnonzero(apply[doc_m])
+        mhit = _member(mh[mpos], model.minhash_hashes)
+        mhits = np.bincount(doc_m[mpos[mhit]], minlength=n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mok = apply & (mcounts > 0) & (mhits / mcounts <= max_removed)
+        mkeep[mpos[mhit & mok[doc_m[mpos]]]] = False
     new_s = np.bincount(doc_s[skeep], minlength=n)
     new_m = np.bincount(doc_m[mkeep], minlength=n)
     simhash = simhash_segments(sh[skeep], new_s, presence=params.weights == "presence")

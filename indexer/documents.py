@@ -7,6 +7,7 @@ with ``indexer ingest`` without importing the ingestion side's dependencies.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
@@ -59,6 +60,9 @@ def document_text(
     return "\n".join(parts)
 
 
+_HAS_URL_JUNK = re.compile(r"[\x00-\x20\x7f]").search  # urlsplit strips or drops these
+
+
 def content_id(text: str, url: str | None) -> str:
     """Stable id for a document without one: a hash of its url and content."""
     h = hashlib.blake2b(digest_size=16)
@@ -68,10 +72,19 @@ def content_id(text: str, url: str | None) -> str:
     return h.hexdigest()
 
 
+# ``scheme://host[:port]`` followed by the end or / ? #: the common case, where the host is
+# exactly what ``urlsplit(url).hostname`` returns, found without the general parser.
+_SIMPLE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9.-]+)(?::[0-9]*)?(?:[/?#]|$)")
+
+
 def host_of(url: object) -> str | None:
     """Lower-case host of a URL without a leading ``www.``; None when there is none."""
     if not isinstance(url, str) or not url:
         return None
+    m = _SIMPLE_URL.match(url)
+    if m is not None and not _HAS_URL_JUNK(url):
+        host = m.group(1).lower()
+        return host[4:] if host.startswith("www.") else host
     try:
         host = urlsplit(url.strip()).hostname
     except ValueError:

@@ -30,7 +30,11 @@ from indexer.prepare import PrepareConfig, Ready, learn_batch, prepare_batch
 from indexer.rejects import Reject, RejectsFile
 from indexer.sources import RawItem, describe_inputs, read_items
 
-__all__ = ["IngestOptions", "Summary", "ingest"]
+__all__ = ["DEFAULT_BOILERPLATE_SAMPLE", "IngestOptions", "Summary", "ingest"]
+
+#: Pages read by the learning pass: enough for every host with a real share of the input
+#: (a host needs ``min_pages`` of them), small next to a bulk load (measured in docs/indexer.md).
+DEFAULT_BOILERPLATE_SAMPLE = 10_000
 
 
 class IngestOptions(BaseModel):
@@ -47,7 +51,9 @@ class IngestOptions(BaseModel):
     bulk: BulkConfig = BulkConfig()
     boilerplate: bool = True
     boilerplate_config: BoilerplateConfig = BoilerplateConfig()
-    boilerplate_sample: int = Field(50_000, ge=0, description="pages read to learn host models")
+    boilerplate_sample: int = Field(
+        DEFAULT_BOILERPLATE_SAMPLE, ge=0, description="pages read to learn host models"
+    )
     boilerplate_store: str = DEFAULT_STORE
     workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=0)
     batch_size: int = Field(256, ge=1)
@@ -184,17 +190,21 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
 
     def readies() -> Iterator[Ready]:
         for outcomes in pool.imap(_work_prepare, _batches(fresh_items(), opts.batch_size)):
+            summary.read += len(outcomes)
+            refused = 0
             for out in outcomes:
-                summary.read += 1
                 if isinstance(out, Reject):
                     rejects.write(out)
-                    summary.rejected += 1
+                    refused += 1
                     settle(out.seq)
-                    bar.update(1)
                 else:
                     yield out
+            if refused:
+                summary.rejected += refused
+                bar.update(refused)
 
     last_save = time.monotonic()
+    shown = 0  # results not yet shown on the bar (updated per chunk, not per document)
     try:
         for result in send(es, opts.index, readies(), opts.bulk):
             if result.ok:
@@ -207,7 +217,10 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
                 rejects.write(Reject.of(result.seq, source, line, reason, data, id=result.id))
                 summary.rejected += 1
             settle(result.seq)
-            bar.update(1)
+            shown += 1
+            if shown >= 256:
+                bar.update(shown)
+                shown = 0
             if time.monotonic() - last_save > 0.5:
                 rejects.flush()
                 state.done = watermark.value
@@ -216,6 +229,7 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
         state.done = watermark.value
         state.finished = True
     finally:
+        bar.update(shown)
         bar.close()
         pool.close()
         rejects.close()

@@ -21,6 +21,7 @@ from collapse.fingerprints import decode, key_code
 from collapse.grouping import Prints, Thresholds, verify
 from collapse.probe import candidates_query
 from indexer.fingerprints import FingerprintRecord
+from indexer.fingerprints.minhash import value_dtype
 from indexer.mapping import FINGERPRINT_FIELD
 
 __all__ = ["LookupMatch", "LookupResult", "matches", "search_body"]
@@ -65,9 +66,7 @@ def matches(record: FingerprintRecord, hits: list[dict[str, Any]], t: Thresholds
     """Verify candidate hits against ``record`` with the grouping rule; closest first."""
     query = Prints(
         np.array([record.simhash], dtype=np.uint64),
-        np.array(
-            [record.minhash], dtype=np.uint16 if record.params.minhash_bits == 16 else np.uint32
-        ),
+        np.array([record.minhash], dtype=value_dtype(record.params.minhash_bits)),
         np.array([key_code(record.exact_key)], dtype=np.int64),
         np.array([record.token_count], dtype=np.int64),
         np.ones(1, dtype=bool),

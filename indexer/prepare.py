@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 from pydantic import BaseModel
 
 from indexer.boilerplate import HostModel, doc_shingle_sets, fingerprint_excluding
@@ -68,6 +69,24 @@ def _from_html(html: str) -> dict[str, Any]:
     return doc
 
 
+_FAILED: Any = object()
+
+
+def _fast_json(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _FAILED
+
+
+def _dumps(source: dict[str, Any]) -> bytes:
+    """``_source`` as compact UTF-8 JSON (orjson; the standard library for what it refuses)."""
+    try:
+        return orjson.dumps(source)
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(source, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
 def parse(item: RawItem, max_doc_bytes: int) -> Parsed | Reject:
     """Validate one raw item (size, UTF-8, JSON, text) or say why it is rejected."""
 
@@ -79,19 +98,25 @@ def parse(item: RawItem, max_doc_bytes: int) -> Parsed | Reject:
             f"document is {len(item.data)} bytes, over the limit of {max_doc_bytes}"
             " (--max-doc-bytes)"
         )
-    try:
-        raw = item.data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return reject(f"invalid UTF-8 at byte {exc.start}")
-    if item.kind == "html":
-        doc = _from_html(raw)
-        doc.setdefault("url", Path(item.source).resolve().as_uri())
-        doc["source_path"] = item.source
-    else:
+    # fast path: orjson validates UTF-8 and parses strictly; whatever it refuses (bad input,
+    # but also NaN, lone surrogates, integers over 64 bits) takes the standard library path,
+    # which decides and words the reject reason exactly as before.
+    doc = _fast_json(item.data) if item.kind == "jsonl" else _FAILED
+    if doc is _FAILED:
         try:
-            doc = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            return reject(f"malformed JSON: {exc.msg} at column {exc.colno}")
+            raw = item.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return reject(f"invalid UTF-8 at byte {exc.start}")
+        if item.kind == "html":
+            doc = _from_html(raw)
+            doc.setdefault("url", Path(item.source).resolve().as_uri())
+            doc["source_path"] = item.source
+        else:
+            try:
+                doc = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                return reject(f"malformed JSON: {exc.msg} at column {exc.colno}")
+    if item.kind == "jsonl":
         if not isinstance(doc, dict):
             return reject(f"not a JSON object (got {type(doc).__name__})")
         html = doc.get("html")
@@ -135,10 +160,10 @@ def prepare_batch(
             config.min_remaining,
         )
         ready: dict[int, Ready] = {}
-        for i, g in enumerate(good):
-            g.source[FINGERPRINT_FIELD] = arrays.record(i).to_es()
-            body = json.dumps(g.source, ensure_ascii=False).encode("utf-8", "surrogatepass")
-            ready[g.seq] = Ready(g.seq, g.id, body, float(removed[i]))
+        shares = removed.tolist()
+        for g, fp, share in zip(good, arrays.to_es_many(), shares, strict=True):
+            g.source[FINGERPRINT_FIELD] = fp
+            ready[g.seq] = Ready(g.seq, g.id, _dumps(g.source), share)
         out = [ready[o.seq] if isinstance(o, Parsed) else o for o in out]
     return out  # type: ignore[return-value]
 

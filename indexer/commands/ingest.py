@@ -12,7 +12,7 @@ from indexer.boilerplate import BoilerplateConfig
 from indexer.bulk import BulkConfig
 from indexer.checkpoint import ResumeMismatch
 from indexer.commands.common import EXIT_REJECTED, Fatal, client, es_url_option
-from indexer.ingest import IngestOptions, ingest
+from indexer.ingest import DEFAULT_BOILERPLATE_SAMPLE, IngestOptions, ingest
 from indexer.mapping import MappingConflict
 from indexer.prepare import PrepareConfig
 
@@ -77,7 +77,7 @@ from indexer.prepare import PrepareConfig
 @click.option(
     "--boilerplate-sample",
     type=click.IntRange(0),
-    default=50_000,
+    default=DEFAULT_BOILERPLATE_SAMPLE,
     show_default=True,
     help="Documents read in the learning pass.",
 )
@@ -97,6 +97,13 @@ from indexer.prepare import PrepareConfig
     default=500,
     show_default=True,
     help="Documents per bulk request.",
+)
+@click.option(
+    "--concurrent-requests",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="Bulk requests in flight.",
 )
 @click.option(
     "--progress/--no-progress",
@@ -120,6 +127,7 @@ def ingest_command(
     max_doc_bytes: int,
     workers: int | None,
     chunk_size: int,
+    concurrent_requests: int,
     progress: bool | None,
     es_url: str,
 ) -> None:
@@ -141,7 +149,7 @@ def ingest_command(
             max_removed=boilerplate_max_removed,
             min_remaining=boilerplate_min_remaining,
         ),
-        bulk=BulkConfig(chunk_size=chunk_size),
+        bulk=BulkConfig(chunk_size=chunk_size, concurrency=concurrent_requests),
         boilerplate=boilerplate,
         boilerplate_config=BoilerplateConfig(
             min_share=boilerplate_share,

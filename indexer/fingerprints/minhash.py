@@ -51,22 +51,34 @@ def sketch_segments(h: np.ndarray, counts: np.ndarray, size: int, bits: int) -> 
     rem = (h << np.uint64(r)) >> np.uint64(64 - _REM_BITS)
     keys = np.sort((group << np.uint64(_REM_BITS)) | rem)
     groups = keys >> np.uint64(_REM_BITS)
-    want = np.arange(ndocs * size, dtype=np.uint64)
-    pos = np.searchsorted(groups, want)
+    # the first key of each group (sorted) holds the bin's minimum
+    first = np.ones(len(keys), dtype=bool)
+    first[1:] = groups[1:] != groups[:-1]
+    bins = groups[first].astype(np.int64)
     filled = np.zeros(ndocs * size, dtype=bool)
-    inside = pos < len(keys)
-    filled[inside] = groups[pos[inside]] == want[inside]
-    mask = np.uint64((1 << bits) - 1)
+    filled[bins] = True
     values = np.zeros(ndocs * size, dtype=np.uint64)
-    values[filled] = keys[pos[filled]] & mask
+    values[bins] = keys[first] & np.uint64((1 << bits) - 1)
     values = values.reshape(ndocs, size)
     filled = filled.reshape(ndocs, size)
-    dd, ii = np.nonzero(~filled)
+    # densification: an empty bin of a document with shingles takes the value of the first
+    # filled bin in its probe order. Probe column by column for the bins still unresolved
+    # (most resolve in the first few), rather than gathering all ``size`` probes per bin.
+    empty = ~filled
+    empty[counts == 0] = False  # no shingles: stays all zero
+    dd, ii = np.nonzero(empty)
     if len(dd):
-        cand = _probe_order(size)[ii]  # (E, size) donor bins in probe order
-        ok = filled[dd[:, None], cand]
-        donor = cand[np.arange(len(dd)), ok.argmax(axis=1)]
-        values[dd, ii] = np.where(ok.any(axis=1), values[dd, donor], 0)
+        order = _probe_order(size)
+        donor = np.empty(len(dd), dtype=np.int64)
+        pending = np.arange(len(dd))
+        for j in range(size):
+            cand = order[ii[pending], j]
+            ok = filled[dd[pending], cand]
+            donor[pending[ok]] = cand[ok]
+            pending = pending[~ok]
+            if not len(pending):
+                break
+        values[dd, ii] = values[dd, donor]
     return values.astype(value_dtype(bits))
 
 

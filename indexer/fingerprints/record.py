@@ -167,6 +167,52 @@ class FingerprintArrays:
         """All records, in order."""
         return [self.record(i) for i in range(len(self))]
 
+    def to_es_many(self) -> list[dict[str, Any]]:
+        """``[self.record(i).to_es() for i in range(n)]`` built straight from the arrays.
+
+        The bulk path's form: no per-document record, blocks and sketches encoded for the
+        whole batch at once. Same values, same key order as :meth:`FingerprintRecord.to_es`.
+        """
+        p = self.params
+        n = len(self)
+        version = p.version
+        signed = self.simhash.view(np.int64).tolist()
+        names = [f"block_{i}" for i in range(p.blocks)]
+        table = _hex_table(p.block_bits)
+        blocks = split_many(self.simhash, p.blocks)
+        if table is not None:
+            hexes = [[table[b] for b in row] for row in blocks.tolist()]
+        else:
+            hexes = [[block_hex(b, p.blocks) for b in row] for row in blocks.tolist()]
+        le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
+        raw = np.ascontiguousarray(self.minhash, dtype=le).tobytes()
+        width = len(raw) // n if n else 0
+        b64 = base64.b64encode
+        keys = self.exact_keys
+        counts = self.token_count.tolist()
+        out: list[dict[str, Any]] = []
+        for i in range(n):
+            doc: dict[str, Any] = {"version": version, "simhash": signed[i]}
+            doc.update(zip(names, hexes[i], strict=True))
+            doc["minhash"] = b64(raw[i * width : (i + 1) * width]).decode("ascii")
+            doc["exact_key"] = keys[i]
+            doc["token_count"] = counts[i]
+            out.append(doc)
+        return out
+
+
+_HEX_TABLES: dict[int, list[str]] = {}
+
+
+def _hex_table(bits: int) -> list[str] | None:
+    """Zero-padded hex of every block value, for block widths up to 16 bits."""
+    if bits > 16:
+        return None
+    table = _HEX_TABLES.get(bits)
+    if table is None:
+        table = _HEX_TABLES[bits] = [format(v, f"0{bits // 4}x") for v in range(1 << bits)]
+    return table
+
 
 def decode_many(
     docs: Sequence[dict[str, Any] | None], params: FingerprintParams | None = None

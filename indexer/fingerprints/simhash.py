@@ -16,6 +16,7 @@ __all__ = ["hash_bits", "simhash_segments"]
 
 # _BYTE_BITS[v, j] = bit (7 - j) of byte value v: the MSB-first order of np.unpackbits.
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.int64)
+_BYTE_BITS_F = _BYTE_BITS.astype(np.float64)
 
 
 def hash_bits(h: np.ndarray) -> np.ndarray:
@@ -26,16 +27,19 @@ def hash_bits(h: np.ndarray) -> np.ndarray:
 def _ones_per_bit(h: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """(n_docs, 64) number of features with each bit set, column 0 = bit 63.
 
-    Rather than unpacking 64 bits per feature, histogram the 8 bytes of every hash per
-    document (one ``bincount``) and turn byte-value counts into bit counts with a small
-    (256, 8) table product: 8 instead of 64 array elements per feature.
+    Rather than unpacking 64 bits per feature, histogram each of the 8 bytes of every hash
+    per document (one ``bincount`` per byte column) and turn byte-value counts into bit
+    counts with a small (256, 8) table product: 8 instead of 64 array elements per feature.
+    The product runs in float64 (exact for counts below 2**53) to use BLAS.
     """
     ndocs = len(counts)
-    doc = np.repeat(np.arange(ndocs, dtype=np.int64), counts)
+    base = np.repeat(np.arange(0, ndocs * 256, 256, dtype=np.intp), counts)
     by = h.astype(">u8").view(np.uint8).reshape(-1, 8)  # column 0 = most significant byte
-    slot = (doc[:, None] * 8 + np.arange(8)) * 256 + by
-    hist = np.bincount(slot.ravel(), minlength=ndocs * 2048).reshape(ndocs, 8, 256)
-    return (hist @ _BYTE_BITS).reshape(ndocs, 64)
+    out = np.empty((ndocs, 64), dtype=np.float64)
+    for j in range(8):
+        hist = np.bincount(base + by[:, j], minlength=ndocs * 256).reshape(ndocs, 256)
+        out[:, 8 * j : 8 * j + 8] = hist @ _BYTE_BITS_F
+    return out.astype(np.int64)
 
 
 def _dedupe(h: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
