@@ -9,7 +9,13 @@ the same cluster:
 * ours: ``python -m indexer ingest`` (wall time including start-up, the boilerplate learning
   pass, extraction-free JSONL parsing, fingerprints on every core, bulk).
 
-    .venv/bin/python bench/ingest_speed.py [--docs 100000] [--es-url URL]
+Runs are interleaved (plain, ours, plain, ours, ...) so load from other work on the machine
+hits both alike; each row also reports the CPU seconds Elasticsearch spent (node stats) and
+the CPU seconds of the loader's own processes, and the load average at its end.
+``--baseline DIR`` adds ``indexer ingest`` from another checkout (e.g. a git worktree of the
+previous commit) to every round.
+
+    .venv/bin/python bench/ingest_speed.py [--docs 100000] [--rounds 2] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -51,6 +58,19 @@ def build(path: Path, n: int) -> None:
             )
 
 
+def es_cpu(es: Elasticsearch) -> float:
+    """CPU seconds used so far by the local Elasticsearch process."""
+    stats = es.nodes.stats(node_id="_local", metric="process")["nodes"]
+    return next(iter(stats.values()))["process"]["cpu"]["total_in_millis"] / 1000
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process and its finished children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def plain(es: Elasticsearch, index: str, path: Path) -> float:
     def actions():  # type: ignore[no-untyped-def]
         with path.open(encoding="utf-8") as f:
@@ -64,11 +84,11 @@ def plain(es: Elasticsearch, index: str, path: Path) -> float:
     return time.perf_counter() - t0
 
 
-def ours(es_url: str, index: str, path: Path, extra: list[str]) -> float:
+def ours(es_url: str, index: str, path: Path, extra: list[str], root: Path = ROOT) -> float:
     t0 = time.perf_counter()
     subprocess.run(
         [
-            sys.executable,
+            str(ROOT / ".venv/bin/python"),
             "-m",
             "indexer",
             "ingest",
@@ -84,7 +104,7 @@ def ours(es_url: str, index: str, path: Path, extra: list[str]) -> float:
             *extra,
             str(path),
         ],
-        cwd=ROOT,
+        cwd=root,
         check=True,
     )
     return time.perf_counter() - t0
@@ -93,6 +113,9 @@ def ours(es_url: str, index: str, path: Path, extra: list[str]) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=100_000)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--baseline", type=Path, help="another checkout to run `indexer ingest` from")
+    ap.add_argument("--extra", default="", help="more `indexer ingest` options (ours only)")
     ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
     args = ap.parse_args()
     path = CACHE / f"ingest_{args.docs // 1000}k.jsonl"
@@ -101,29 +124,38 @@ def main() -> None:
     n = sum(1 for _ in path.open("rb"))
     print(f"{n} documents, {path.stat().st_size / 1e6:.0f} MB, {os.cpu_count()} cores")
     es = Elasticsearch(args.es_url, request_timeout=120)
-    rows = []
-    for name, run in (
-        ("plain bulk (no fingerprints)", lambda ix: plain(es, ix, path)),
-        ("indexer ingest", lambda ix: ours(args.es_url, ix, path, [])),
-        (
-            "indexer ingest --no-boilerplate",
-            lambda ix: ours(args.es_url, ix, path, ["--no-boilerplate"]),
-        ),
-    ):
-        index = "bench-ingest"
-        es.options(ignore_status=404).indices.delete(index=index)
-        seconds = run(index)
-        es.indices.refresh(index=index)
-        count = es.count(index=index)["count"]
-        rows.append((name, seconds, count))
-        print(
-            f"{name:34s} {seconds:7.1f} s  {n / seconds:8.0f} docs/s  ({count} in index)",
-            flush=True,
-        )
+    runs = [
+        ("plain streaming_bulk", lambda ix: plain(es, ix, path)),
+        ("indexer ingest", lambda ix: ours(args.es_url, ix, path, args.extra.split())),
+    ]
+    if args.baseline:
+        base = args.baseline.resolve()
+        runs.append(("indexer ingest (baseline)", lambda ix: ours(args.es_url, ix, path, [], base)))
+    rates: dict[str, list[float]] = {}
+    for r in range(args.rounds):
+        for name, run in runs:
+            index = "bench-ingest"
+            es.options(ignore_status=404).indices.delete(index=index)
+            cpu_es, cpu_own = es_cpu(es), own_cpu()
+            seconds = run(index)
+            cpu_es, cpu_own = es_cpu(es) - cpu_es, own_cpu() - cpu_own
+            es.indices.refresh(index=index)
+            count = es.count(index=index)["count"]
+            rates.setdefault(name, []).append(n / seconds)
+            print(
+                f"round {r + 1} {name:28s} {seconds:6.1f} s {n / seconds:6.0f} docs/s"
+                f"  ES cpu {cpu_es:5.1f} s ({cpu_es / seconds:.2f} cores)"
+                f"  loader cpu {cpu_own:5.1f} s ({cpu_own / seconds:.2f} cores)"
+                f"  load {os.getloadavg()[0]:.1f}  ({count} in index)",
+                flush=True,
+            )
     es.options(ignore_status=404).indices.delete(index="bench-ingest")
-    base = n / rows[0][1]
-    for name, seconds, _ in rows[1:]:
-        print(f"{name}: {(n / seconds) / base:.0%} of the plain bulk rate")
+    for r in range(args.rounds):
+        base_rate = rates["plain streaming_bulk"][r]
+        print(
+            f"round {r + 1}: "
+            + ", ".join(f"{k}: {v[r] / base_rate:.0%} of plain" for k, v in rates.items() if v)
+        )
 
 
 if __name__ == "__main__":

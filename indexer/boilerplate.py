@@ -93,8 +93,9 @@ def _unique_per_doc(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
     n = len(counts)
     if n == 0:
         return []
-    doc = np.repeat(np.arange(n, dtype=np.int64), counts)
-    order = np.lexsort((h, doc))
+    doc = np.repeat(np.arange(n, dtype=np.uint16 if n < 1 << 16 else np.int64), counts)
+    by_hash = np.argsort(h)
+    order = by_hash[np.argsort(doc[by_hash], kind="stable")]  # by doc, then hash (radix)
     hs, ds = h[order], doc[order]
     keep = np.ones(len(hs), dtype=bool)
     keep[1:] = (hs[1:] != hs[:-1]) | (ds[1:] != ds[:-1])
