@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import random
 import subprocess
@@ -385,6 +386,7 @@ def probe_sizes(es_url: str, qs: list[dict[str, Any]]) -> list[str]:
 
     async def run(size: int) -> tuple[int, float]:
         app = create_app(Settings(es_url=[es_url], collapse_probe_size=size))
+        logging.getLogger("collapse.access").setLevel(logging.WARNING)
         folded, spent = 0, []
         async with app.router.lifespan_context(app):
             transport = httpx.ASGITransport(app=app)

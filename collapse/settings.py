@@ -91,7 +91,7 @@ class Settings(BaseSettings):
     )
     collapse_members: int = Field(5, ge=0, le=1000, description="Members listed per group.")
     collapse_probe_size: int = Field(
-        100, ge=0, le=10_000, description="Candidates fetched per page beyond the window."
+        30, ge=0, le=10_000, description="Candidates fetched per page beyond the window."
     )
     collapse_total_limit: int = Field(
         10_000, ge=1, le=10_000, description="collapse_total is exact up to this many hits."
