@@ -269,6 +269,14 @@ def quality_section(q: dict) -> tuple[list[str], dict]:
             f"`min_similarity={best['min_similarity']}`, with the per-host boilerplate model** "
             + ("— every goal met." if not miss else "— goals missed: " + "; ".join(miss) + "."),
             "",
+            "Wrong folds at the default, by kind of negative pair: "
+            + ", ".join(
+                f"{t.replace('_', ' ')} {v['folded']:,} of {v['pairs']:,}"
+                for t, v in best["wrong_folds"].items()
+            )
+            + f"; results lost {best['lost']}; representative-rule violations "
+            f"{best['violations']}; answers degraded {best.get('degraded', 0)}.",
+            "",
             "| kind | pairs (true) | precision | recall | F1 |",
             "|---|---:|---:|---:|---:|",
         ]
@@ -283,23 +291,54 @@ def quality_section(q: dict) -> tuple[list[str], dict]:
             f"| {o['f1']:.4f} |",
             "",
         ]
-    # baselines: for each method/index its best-F1 point, plus the textbook setting
-    lines += ["Each ingredient, best grid point by F1 (same run, same indices):", "", head, sep]
-    for index in ("bp", "nobp"):
-        for method in ("native_exact", "exact", "simhash", "simhash+minhash", "proxy_defaults"):
-            cand = [r for r in rows if r["index"] == index and r["method"] == method]
-            if cand:
-                r = max(cand, key=lambda r: r["overall"]["f1"])
-                lines.append(f"| {_label(r)} | {index} | {_q(r)} |")
-    text = [
-        r
-        for r in rows
-        if r["index"] == "nobp" and r["method"] == "simhash" and r["max_distance"] == 3
+
+    # each ingredient: taken away from the chosen default, and each baseline at its best
+    def pick(index: str, method: str, d: int | None = None, s: float | None = None):
+        cand = [
+            r
+            for r in rows
+            if r["index"] == index
+            and r["method"] == method
+            and (d is None or r["max_distance"] == d)
+        ]
+        if s is not None and cand:
+            near = min(abs(r["min_similarity"] - s) for r in cand)
+            cand = [r for r in cand if abs(r["min_similarity"] - s) == near]
+        return max(cand, key=lambda r: r["overall"]["f1"]) if cand else None
+
+    dd, ds = (best or {}).get("max_distance"), (best or {}).get("min_similarity")
+    table = [
+        ("**chosen default**", "bp", best),
+        ("without the second hash (same distance)", "bp", pick("bp", "simhash", dd)),
+        (
+            "without the boilerplate model (same thresholds, or nearest)",
+            "nobp",
+            pick("nobp", "simhash+minhash", dd, ds),
+        ),
+        ("without both (same distance)", "nobp", pick("nobp", "simhash", dd)),
+        ("SimHash alone, its best distance", "bp", pick("bp", "simhash")),
+        ("SimHash alone, its best distance", "nobp", pick("nobp", "simhash")),
+        ("SimHash + MinHash, best F1 over the grid", "bp", pick("bp", "simhash+minhash")),
+        ("SimHash + MinHash, best F1 over the grid", "nobp", pick("nobp", "simhash+minhash")),
+        ("textbook: SimHash alone, 3 bits", "nobp", pick("nobp", "simhash", 3)),
+        ("exact key only: Elasticsearch native collapse", "bp", pick("bp", "native_exact")),
+        ("exact key only: proxy d=0, s=1.0", "bp", pick("bp", "exact")),
+        ("the proxy as configured when measured", "bp", pick("bp", "proxy_defaults")),
     ]
-    if text:
-        lines.append(
-            f"| textbook: SimHash alone d=3, no boilerplate model | nobp | {_q(text[0])} |"
-        )
+    lines += [
+        "What each ingredient contributes (same run, same windows):",
+        "",
+        head.replace("| method |", "| setting | thresholds |"),
+        "|---|---|---|" + "---:|" * 8,
+    ]
+    for name, index, r in table:
+        if r is not None:
+            th = (
+                ""
+                if r["max_distance"] is None
+                else f"d={r['max_distance']} s={r['min_similarity']}"
+            )
+            lines.append(f"| {name} | {th} | {index} | {_q(r)} |")
     lines += ["", "Full grid (SimHash + MinHash and SimHash alone):", "", head, sep]
     for r in rows:
         if r["method"] in ("simhash", "simhash+minhash"):

@@ -48,7 +48,7 @@ FULL_GRID = [
     (d, s) for d in (3, 7, 12, 16, 20, 24, 32, 64) for s in (0.0, 0.3, 0.4, 0.45, 0.5, 0.6, 0.7)
 ]
 #: Without the boilerplate model fewer points: no setting comes near the goals there.
-FULL_GRID_NOBP = [(d, s) for d in (3, 7, 12, 18, 24, 64) for s in (0.0, 0.4, 0.5, 0.6)]
+FULL_GRID_NOBP = [(d, s) for d in (3, 7, 12, 18, 24, 64) for s in (0.0, 0.4, 0.45, 0.5, 0.6)]
 QUICK_GRID = [(d, s) for d in (3, 7, 18, 64) for s in (0.0, 0.4, 0.5, 0.7)]
 
 
