@@ -21,9 +21,13 @@ def main(host: str, port: int, workers: int, es_url: str | None, log_level: str)
         os.environ["ES_URL"] = es_url
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # Each worker is a process: they share metrics through files (see collapse.metrics).
+        import atexit
+        import shutil
         import tempfile
 
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="collapse-metrics-")
+        metrics_dir = tempfile.mkdtemp(prefix="collapse-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+        atexit.register(shutil.rmtree, metrics_dir, ignore_errors=True)
     uvicorn.run(
         "collapse.app:create_app",
         factory=True,
