@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from collapse import metrics, paging, probe
+from collapse.errors import BadRequest
 from collapse.executor import HEADER_PARAMS, Executor, SubResult, SubSearch
 from collapse.fingerprints import (
     FINGERPRINT_FIELD,
@@ -66,8 +67,6 @@ def total_of(body: dict[str, Any]) -> tuple[int | None, bool]:
 
 
 def _int(value: object, name: str) -> int:
-    from collapse.errors import BadRequest
-
     try:
         return int(str(value))
     except ValueError as exc:
@@ -108,8 +107,6 @@ class CollapsedSearch:
         self.start = _int(query.pop("from", body.pop("from", 0)), "from")
         self.size = _int(query.pop("size", body.pop("size", 10)), "size")
         if self.start < 0 or self.size < 0:
-            from collapse.errors import BadRequest
-
             raise BadRequest("[from] and [size] must be non-negative")
         self.source: SourcePlan = plan(body, query)
         self.prior_keys: list[DocKey] = []
@@ -130,6 +127,7 @@ class CollapsedSearch:
         self.prior_hits: list[Hit] = []
         self.total_result: SubResult | None = None
         self.fetches = 0
+        self._last_step = 0  # hits asked for by the latest refill
         self.exhausted = False  # no further window fetch
         self.complete = False  # ... because Elasticsearch has no more hits
         self.took = 0
@@ -259,8 +257,6 @@ class CollapsedSearch:
         self._last_step = min(len(self.hits), self.settings.collapse_max_window - len(self.hits))
         return self._last_step > 0
 
-    _last_step = 0
-
     # -- grouping ---------------------------------------------------------------------------
 
     def _group(self) -> None:
@@ -341,13 +337,15 @@ class CollapsedSearch:
                 found = self.found.setdefault(w, _Members())
                 found.count += 1
                 found.entries.append(
-                    self._member(hits[c], int(ham[c]), float(sim[c]), int(reps[b]), got, c)
+                    self._member(hits[c], int(ham[c]), float(sim[c]), int(reps[b]), got, c, "probe")
                 )
         self.collapse_ns += time.perf_counter_ns() - t0
 
     def _member(
-        self, hit: Hit, ham: int, sim: float, rep: int, prints: Decoded, row: int
+        self, hit: Hit, ham: int, sim: float, rep: int, prints: Decoded, row: int, found: str
     ) -> dict[str, Any]:
+        """One entry of ``_collapse.members`` (``rep``, ``row``: indices into the grouping and
+        into ``prints``, for the explain fields)."""
         entry: dict[str, Any] = {
             "_id": hit.get("_id"),
             "_index": hit.get("_index"),
@@ -364,7 +362,7 @@ class CollapsedSearch:
                 if blocks
                 else None
             )
-            entry["found"] = "probe" if prints is not self.decoded else "window"
+            entry["found"] = found
         return entry
 
     # -- the answer ---------------------------------------------------------------------------
@@ -395,6 +393,7 @@ class CollapsedSearch:
                     gi,
                     dec,
                     m,
+                    "window",
                 )
                 for m in g.members(gi)
             ]
