@@ -226,3 +226,35 @@ def test_past_the_time_budget_the_answer_is_degraded_not_failed(
     assert out["collapse"]["folded_relation"] == "gte"
     assert out["hits"]["hits"][0]["_id"] == "c0"
     assert out["hits"]["hits"][0]["_collapse"]["folded"] == 4  # the copies in the window only
+
+
+def test_copies_across_indices_collapse_under_a_pattern(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    rng = random.Random(9)
+    story = variants(text(rng, 300, "harvest"), 6, rng)
+    fps = fingerprints(story)
+    second = f"{index_name}-b"
+    try:
+        create_index(es, index_name)
+        create_index(es, second)
+        for k, (t, fp) in enumerate(zip(story, fps, strict=True)):
+            target = index_name if k % 2 == 0 else second
+            index_docs(
+                es,
+                target,
+                [{"_id": "same-id" if k < 2 else f"d{k}", "n": k, "body": t, "collapse_fp": fp}],
+            )
+        for target in (f"{index_name},{second}", f"{index_name}*"):
+            out = search(
+                proxy_url,
+                target,
+                {**SORTED, "query": {"match": {"body": "harvest"}}, "size": 1},
+                collapse_window=2,
+            )
+            hits = out["hits"]["hits"]
+            assert [(h["_index"], h["_id"]) for h in hits] == [(index_name, "same-id")]
+            members = {(m["_index"], m["_id"]) for m in hits[0]["_collapse"]["members"]}
+            assert (second, "same-id") in members and hits[0]["_collapse"]["folded"] == 5
+    finally:
+        es.options(ignore_status=404).indices.delete(index=second)
