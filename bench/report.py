@@ -545,6 +545,8 @@ def _raw_block(r: dict, keep: int = 60) -> list[str]:
 
 
 def _status(name: str, r: dict) -> list[str]:
+    if not r:
+        return [f"_Not measured yet: `bench/report --only {name}`._", ""]
     if "missing" in r:
         return [f"_Not run: `{r['missing']}` is not in the repository yet._", ""]
     if r.get("rc") != 0:
