@@ -398,6 +398,23 @@ def fig_quality(q: dict, best: dict) -> list[str]:
                 )
             goal = GOALS[metric]
             ax.axhline(goal, color="red", lw=0.7, ls="--")
+            if index == "bp":  # zoom on the region where the goals are decided
+                ins = ax.inset_axes([0.38, 0.1 if metric == "recall" else 0.25, 0.58, 0.42])
+                for s in sims[1:]:
+                    pts = sorted(
+                        (r["max_distance"], r["overall"][metric])
+                        for r in grid
+                        if r["index"] == index and r["min_similarity"] == s
+                    )
+                    ins.plot([p[0] for p in pts], [p[1] for p in pts], "-o", ms=2.5, color=color[s])
+                if best:
+                    ins.plot([best["max_distance"]], [best["overall"][metric]], "r*", ms=10)
+                ins.axhline(goal, color="red", lw=0.7, ls="--")
+                ins.set_xlim(10, 66)
+                ins.set_ylim(0.93 if metric == "precision" else 0.9, 1.003)
+                ins.tick_params(labelsize=7)
+                ins.grid(alpha=0.3)
+                ins.set_title("zoom, s > 0", fontsize=7)
             if best and index == "bp":
                 ax.plot(
                     [best["max_distance"]],
@@ -413,7 +430,8 @@ def fig_quality(q: dict, best: dict) -> list[str]:
                 ax.set_xlabel("max_distance (SimHash bits of 64)")
             if col == 0:
                 ax.set_ylabel(f"pairwise {metric}")
-    axes[1][0].legend(fontsize=7, loc="lower right")
+    handles, labels = axes[1][0].get_legend_handles_labels()
+    axes[1][1].legend(handles, labels, fontsize=7, loc="upper left")
     fig.suptitle(
         "Folded together, end to end through the proxy: precision and recall "
         "against the thresholds (red dashes: goals)",
