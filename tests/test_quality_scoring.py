@@ -129,3 +129,36 @@ def test_fold_map_and_score_sum() -> None:
     total += score_window(["a0", "a1"], [("a0", []), ("a1", [])], LABELS)
     assert (total.overall.tp, total.overall.fn, total.windows, total.hits) == (1, 1, 2, 4)
     assert total.as_dict()["overall"]["recall"] == 0.5
+
+
+def _row(d: int, s: float, p: float, r: float, lost: int = 0) -> dict:
+    kinds = {k: {"precision": p, "recall": r} for k in ("syndicated", "corrected")}
+    f = 2 * p * r / (p + r)
+    return {
+        "index": "bp",
+        "method": "simhash+minhash",
+        "max_distance": d,
+        "min_similarity": s,
+        "overall": {"precision": p, "recall": r, "f1": f},
+        "by_kind": kinds,
+        "wrong_folds": {"site_template": {"rate": 0.0}},
+        "lost": lost,
+        "violations": 0,
+    }
+
+
+def test_default_is_the_most_precise_setting_that_meets_every_goal() -> None:
+    from bench.report import choose_default, meets
+
+    rows = [
+        _row(24, 0.40, 0.9978, 0.9926),  # meets the goals, more wrong folds
+        _row(24, 0.45, 0.9999, 0.9842),  # meets the goals, fewest wrong folds
+        _row(32, 0.45, 0.9999, 0.9846),  # same within 0.001 recall: the smaller distance wins
+        _row(24, 0.50, 1.0000, 0.9600),  # misses recall
+        _row(64, 0.45, 0.9999, 0.9900, lost=1),  # loses a result
+    ]
+    assert meets(rows[3]) and meets(rows[4]) and not meets(rows[1])
+    best = choose_default(rows)
+    assert (best["max_distance"], best["min_similarity"]) == (24, 0.45)
+    # nothing meets the goals: the best F1
+    assert choose_default([rows[3], _row(7, 0.5, 1.0, 0.5)])["max_distance"] == 24
