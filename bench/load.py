@@ -166,6 +166,16 @@ async def run_phase(
     return tally
 
 
+def degraded_answers(base: str) -> float:
+    """Answers the proxy returned with ``collapse.degraded: true`` so far, by its /metrics."""
+    text = httpx.get(f"{base}/metrics", timeout=10).text
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("collapse_degraded_answers_total{")
+    )
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -218,6 +228,7 @@ def main() -> int:
         tally = asyncio.run(run_phase(base, args.clients, args.duration, index, ids, seed=2000))
         elapsed = time.monotonic() - began
         rss_end = rss_bytes(proxy.pid)
+        degraded = degraded_answers(base)
     finally:
         if proxy is not None and proxy.poll() is None:
             os.killpg(proxy.pid, signal.SIGTERM)
@@ -244,6 +255,7 @@ def main() -> int:
         f"proxy RSS: after warm-up {rss_warm / 2**20:.1f} MiB, at the end {rss_end / 2**20:.1f} "
         f"MiB ({100 * growth:+.1f} %, limit {100 * args.max_rss_growth:.0f} %)"
     )
+    print(f"degraded answers (collapse.degraded, from /metrics, warm-up included): {degraded:.0f}")
     for what, count in sorted(tally.errors.items()):
         print(f"  error {what}: {count}")
     ok = errors == 0 and growth <= args.max_rss_growth
