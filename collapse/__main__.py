@@ -13,12 +13,36 @@ import click
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
 @click.option("--es-url", envvar="ES_URL", help="Elasticsearch node URL(s), comma-separated.")
 @click.option("--log-level", default="info", show_default=True)
-def main(host: str, port: int, workers: int, es_url: str | None, log_level: str) -> None:
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Any setting of collapse/settings.py, e.g. --set collapse_max_distance=12 "
+    "(same as the environment variable COLLAPSE_MAX_DISTANCE=12).",
+)
+def main(
+    host: str, port: int, workers: int, es_url: str | None, log_level: str, overrides: tuple[str]
+) -> None:
     """Serve the collapsing proxy in front of Elasticsearch."""
     import uvicorn
+    from pydantic import ValidationError
+
+    from collapse.settings import Settings
 
     if es_url:
         os.environ["ES_URL"] = es_url
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        if not sep or name.strip().lower() not in Settings.model_fields:
+            raise click.BadParameter(
+                f"{item!r}: expected NAME=VALUE with a setting's name", param_hint="--set"
+            )
+        os.environ[name.strip().upper()] = value
+    try:
+        Settings()  # fail here, with the reason, rather than in every worker
+    except ValidationError as exc:
+        raise click.BadParameter(str(exc), param_hint="--set / environment") from exc
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # Each worker is a process: they share metrics through files (see collapse.metrics).
         import atexit
