@@ -113,6 +113,8 @@ class CollapsedSearch:
         if isinstance(body.get("search_after"), list):
             body["search_after"], self.prior_keys = paging.split_search_after(body["search_after"])
         self.body = body
+        #: A point in time replaces the index: internal searches must carry it too.
+        self.pit = body.get("pit") if isinstance(body.get("pit"), dict) else None
         self.target = paging.window_size(
             self.start,
             self.size,
@@ -190,7 +192,7 @@ class CollapsedSearch:
             "size": max(len(keys), 1),
             "_source": [FINGERPRINT_FIELD],
         }
-        return SubSearch(self.index, body, self._internal_header())
+        return self._internal(body)
 
     def _total_search(self) -> SubSearch:
         body: dict[str, Any] = {
@@ -202,6 +204,12 @@ class CollapsedSearch:
         for name in ("post_filter", "sort", "search_after"):
             if name in self.body:
                 body[name] = self.body[name]
+        return self._internal(body)
+
+    def _internal(self, body: dict[str, Any]) -> SubSearch:
+        """One of the proxy's own searches, on the request's indices or point in time."""
+        if self.pit is not None:
+            return SubSearch(None, {**body, "pit": self.pit}, self._internal_header())
         return SubSearch(self.index, body, self._internal_header())
 
     def _internal_header(self) -> dict[str, Any]:
@@ -297,7 +305,7 @@ class CollapsedSearch:
         seen = self.prior_keys + [key(h) for h in self.hits]
         size = self.settings.collapse_probe_size
         body = probe.probe_body(self.body, terms, keys, seen, size)
-        return [SubSearch(self.index, body, self._internal_header())]
+        return [self._internal(body)]
 
     def accept_probes(self, results: list[SubResult]) -> None:
         """Verify the candidates and credit each to the best-ranked representative it matches."""

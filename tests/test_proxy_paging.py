@@ -103,3 +103,28 @@ def test_plain_search_after_without_cursor_still_works(
     scattered_stories(es, index_name)
     hits = page(proxy_url, index_name, {**QUERY, "size": 5, "search_after": [10]})
     assert all(h["sort"][0] > 10 for h in hits)
+
+
+def test_point_in_time_pages_never_repeat_a_group(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    story = scattered_stories(es, index_name)
+    pit = es.open_point_in_time(index=index_name, keep_alive="1m")["id"]
+    try:
+        pages: list[list[dict[str, Any]]] = []
+        after: list[Any] | None = None
+        for _ in range(3):
+            body: dict[str, Any] = {**QUERY, "size": 5, "pit": {"id": pit, "keep_alive": "1m"}}
+            if after is not None:
+                body["search_after"] = after
+            answer = httpx.post(f"{proxy_url}/_search", json=body, params={"collapse_members": 50})
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["collapse"]["degraded"] is False
+            hits = answer.json()["hits"]["hits"]
+            pages.append(hits)
+            after = hits[-1]["sort"]
+        check_pages(pages, story)
+        one = page(proxy_url, index_name, {**QUERY, "size": 15})
+        assert [h["_id"] for p in pages for h in p] == [h["_id"] for h in one]
+    finally:
+        es.close_point_in_time(id=pit)

@@ -258,3 +258,10 @@ def test_copies_across_indices_collapse_under_a_pattern(
             assert (second, "same-id") in members and hits[0]["_collapse"]["folded"] == 5
     finally:
         es.options(ignore_status=404).indices.delete(index=second)
+
+
+def test_scroll_searches_pass_through(es: Elasticsearch, index_name: str, proxy_url: str) -> None:
+    wire_story(es, index_name, copies=3, others=3)
+    out = search(proxy_url, index_name, {**SORTED, "size": 4}, scroll="1m")
+    assert "collapse" not in out and len(out["hits"]["hits"]) == 4
+    es.clear_scroll(scroll_id=out["_scroll_id"])

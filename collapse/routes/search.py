@@ -20,7 +20,7 @@ router = APIRouter(tags=["search"])
 def _controls(request: Request) -> CollapseParams | None:
     """The request's collapsing controls, or None when it is not to be collapsed."""
     query = request.query_params
-    if collapse_disabled(query):
+    if collapse_disabled(query) or "scroll" in query:  # a scroll pages Elasticsearch's hits
         return None
     settings: Settings = request.app.state.settings
     controls = {k: query[k] for k in query if k in CONTROL_NAMES or k.startswith("collapse")}
