@@ -60,6 +60,8 @@ def main(
         workers=workers,
         log_level=log_level,
         access_log=False,  # collapse.middleware.request_id writes JSON access lines instead
+        loop="uvloop",  # uvicorn[standard]: the C event loop and HTTP parser, explicitly
+        http="httptools",
     )
 
 

@@ -142,6 +142,7 @@ class CollapsedSearch:
         self.found: dict[int, _Members] = {}
         self.degraded: list[str] = []
         self.probe_truncated = False  # more candidates than fetched: folded is a lower bound
+        self.min_blocks = 1  # blocks a probe candidate shares with a representative
 
     # -- round 1 and refills: the window -------------------------------------------------
 
@@ -243,6 +244,15 @@ class CollapsedSearch:
         self.hits.extend(got)
         if len(got) < asked:
             self.exhausted = self.complete = True
+        total, exact = total_of(self.first.body) if self.first.body else (None, False)
+        if (
+            exact
+            and total is not None
+            and total <= len(self.hits)
+            and "search_after" not in self.body
+        ):
+            # hits.total counts every match: nothing lies beyond the window, no probe needed.
+            self.exhausted = self.complete = True
         self._group()
 
     @property
@@ -293,18 +303,21 @@ class CollapsedSearch:
             return []
         if self.complete:  # the window holds every hit: nothing lies beyond it
             return []
-        terms: list[tuple[str, str]] = []
+        terms: list[list[tuple[str, str]]] = []
         keys: list[str] = []
         for w in self.page:
             if self.decoded.prints.present[w + self.n_prior]:
                 hit = self.hits[w]
-                terms += block_terms(hit, self.decoded.blocks)
+                terms.append(block_terms(hit, self.decoded.blocks))
                 keys.append(str((fp_of(hit) or {}).get("exact_key") or ""))
-        if not terms and not any(keys):
+        if not any(terms) and not any(keys):
             return []
         seen = self.prior_keys + [key(h) for h in self.hits]
         size = self.settings.collapse_probe_size
-        body = probe.probe_body(self.body, terms, keys, seen, size)
+        self.min_blocks = probe.min_shared_blocks(
+            self.decoded.blocks, self.t.max_distance, self.settings.collapse_probe_min_blocks
+        )
+        body = probe.probe_body(self.body, terms, keys, seen, size, self.min_blocks)
         return [self._internal(body)]
 
     def accept_probes(self, results: list[SubResult]) -> None:
@@ -495,7 +508,9 @@ async def run(
     if probes:
         try:
             results = await asyncio.wait_for(
-                executor.msearch([sub for _, sub in probes]), timeout=max(left(), 0.001)
+                # One probe (a plain _search) travels as a _search, several as one _msearch.
+                executor.run([sub for _, sub in probes]),
+                timeout=max(left(), 0.001),
             )
         except TimeoutError:
             reason = f"time_budget: the block probe took longer than {budget_ms} ms"

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from collapse.errors import BadRequest, UpstreamTimeout, UpstreamUnavailable
+from collapse.fasthttp import FastClient
 from collapse.logging import current_request_id
 from collapse.metrics import UPSTREAM_LATENCY, UPSTREAM_REQUESTS, UPSTREAM_RETRIES, endpoint_of
 from collapse.settings import Settings
@@ -95,9 +96,42 @@ class Upstream:
             ),
             headers={"accept-encoding": "identity"},
         )
+        #: The hot path (searches on plain-http nodes): see ``collapse.fasthttp``; the rest
+        #: (HEAD, TLS, credentials in the URL, unusual paths) goes through ``self.client``.
+        self.fast = (
+            FastClient(
+                self.nodes,
+                timeout=settings.es_timeout,
+                connect_timeout=settings.es_connect_timeout,
+                limit=settings.es_max_connections,
+            )
+            if settings.es_fast_client
+            else None
+        )
 
     async def aclose(self) -> None:
+        if self.fast is not None:
+            await self.fast.aclose()
         await self.client.aclose()
+
+    async def _send(
+        self,
+        node: str,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | list[tuple[str, str]] | None,
+        content: bytes | None,
+        headers: httpx.Headers,
+    ) -> httpx.Response:
+        if self.fast is not None and self.fast.handles(node, method, path):
+            if "accept-encoding" not in headers:
+                headers["accept-encoding"] = "identity"
+            return await self.fast.request(
+                node, method, path, params=params, content=content, headers=headers
+            )
+        return await self.client.request(
+            method, node + path, params=params, content=content, headers=headers
+        )
 
     async def request(
         self,
@@ -127,9 +161,7 @@ class Upstream:
                 node = self.nodes[(start + offset) % len(self.nodes)]
                 began = time.perf_counter()
                 try:
-                    answer = await self.client.request(
-                        method, node + path, params=params, content=content, headers=headers
-                    )
+                    answer = await self._send(node, method, path, params, content, headers)
                 except httpx.TimeoutException as exc:
                     UPSTREAM_LATENCY.labels(endpoint=endpoint).observe(time.perf_counter() - began)
                     if isinstance(exc, httpx.ConnectTimeout):
