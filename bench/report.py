@@ -506,13 +506,16 @@ def fig_proxy(p: dict) -> str | None:
         return None
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for mode in sorted({r["mode"] for r in rows}):
+    modes = list(dict.fromkeys(r["mode"] for r in rows))  # in the benchmark's order
+    for i, mode in enumerate(modes):
         pts = sorted(
             (r["clients"], r["p50"], r["p99"], r["rps"]) for r in rows if r["mode"] == mode
         )
-        axes[0].plot([x[0] for x in pts], [x[1] for x in pts], "-o", label=f"{mode} p50")
-        axes[0].plot([x[0] for x in pts], [x[2] for x in pts], ":", label=f"{mode} p99")
-        axes[1].plot([x[0] for x in pts], [x[3] for x in pts], "-o", label=mode)
+        c = f"C{i}"
+        xs = [x[0] for x in pts]
+        axes[0].plot(xs, [x[1] for x in pts], "-o", color=c, label=f"{mode} p50")
+        axes[0].plot(xs, [x[2] for x in pts], ":^", color=c, ms=4, label=f"{mode} p99")
+        axes[1].plot(xs, [x[3] for x in pts], "-o", color=c, label=mode)
     axes[0].set(xscale="log", yscale="log", xlabel="concurrent clients", ylabel="latency (ms)")
     axes[1].set(xscale="log", xlabel="concurrent clients", ylabel="requests / s")
     for ax in axes:
@@ -567,20 +570,19 @@ def _status(name: str, r: dict) -> list[str]:
         return [f"_Not measured yet: `bench/report --only {name}`._", ""]
     if "missing" in r:
         return [f"_Not run: `{r['missing']}` is not in the repository yet._", ""]
+    cmd = r.get("cmd", "").replace(PY, "python").replace(str(ROOT) + "/", "")
+    done = f"measured {r.get('date')} on {r.get('machine')}"
     if r.get("rc") != 0:
+        what = "partly measured" if r.get("rows") else "failed"
         return [
-            f"_`{r.get('cmd')}` failed (exit {r.get('rc')}); tail of its error output:_",
+            f"_`{cmd}` {what} (exit {r.get('rc')}), {done}; tail of its error output:_",
             "",
             "```text",
-            *r.get("stderr_tail", "").splitlines()[-15:],
+            *r.get("stderr_tail", "").splitlines()[-8:],
             "```",
             "",
         ]
-    return [
-        f"Command: `{r['cmd'].replace(PY, 'python')}` ({r['seconds']:.0f} s), "
-        f"measured {r['date']} on {r['machine']}.",
-        "",
-    ]
+    return [f"Command: `{cmd}` ({r['seconds']:.0f} s), {done}.", ""]
 
 
 def write_page(results: dict, quick: bool) -> Path:
@@ -666,7 +668,7 @@ def write_page(results: dict, quick: bool) -> Path:
             "|---|---:|---:|",
         ]
         lines += [f"| {r['method']} | {r['seconds']:.1f} | {r['docs_s']:,.0f} |" for r in g["rows"]]
-        lines += ["", *_raw_block(g, 6), ""]
+        lines += ["", *_raw_block(g, 12), ""]
     out = DOCS / "benchmarks.md"
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out
