@@ -196,3 +196,30 @@ def test_metrics_are_not_secret_but_cheap(proxy_url: str) -> None:
     text = httpx.get(f"{proxy_url}/metrics").text
     assert "index-1" not in text
     assert 'route="/{index}/_search"' in text
+
+
+def test_a_bug_answers_500_in_elasticsearch_shape_and_is_logged(es_url: str) -> None:
+    from fastapi.routing import APIRoute
+
+    async def broken() -> None:
+        raise ZeroDivisionError("a bug of the proxy")
+
+    app = create_app(Settings(es_url=[es_url]))
+    app.router.routes.insert(0, APIRoute("/_count", broken, methods=["GET"]))
+    handler = next(h for h in logging.getLogger("collapse").handlers if hasattr(h, "setStream"))
+    buffer = io.StringIO()
+    previous = handler.setStream(buffer)
+    try:
+        with ServerThread(app) as server:
+            answer = httpx.get(f"{server.url}/_count")
+    finally:
+        handler.setStream(previous)
+    assert answer.status_code == 500
+    body = answer.json()
+    assert body["status"] == 500 and body["error"]["type"] == "proxy_exception"
+    assert "ZeroDivisionError" in body["error"]["reason"]
+    assert "Traceback" not in answer.text and "a bug of the proxy" not in answer.text
+    lines = [json.loads(line) for line in buffer.getvalue().splitlines() if line.strip()]
+    errors = [entry for entry in lines if entry["logger"] == "collapse.error"]
+    assert errors and "ZeroDivisionError: a bug of the proxy" in errors[0]["exception"]
+    assert errors[0]["request_id"] == answer.headers["x-request-id"]

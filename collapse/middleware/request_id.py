@@ -17,6 +17,7 @@ import uuid
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from collapse.errors import ProxyError
 from collapse.logging import request_id_var
 
 REQUEST_ID_HEADERS = (b"x-request-id", b"x-opaque-id")
@@ -49,22 +50,28 @@ class RequestIdMiddleware:
         request_id = incoming_request_id(scope) or uuid.uuid4().hex
         token = request_id_var.set(request_id)
         scope.setdefault("state", {})["request_id"] = request_id
-        started = time.perf_counter()
+        began = time.perf_counter()
         status = 500
+        started = False
 
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, started
             if message["type"] == "http.response.start":
                 status = message["status"]
+                started = True
                 headers = MutableHeaders(scope=message)
                 headers["X-Request-Id"] = request_id
             await send(message)
 
         try:
             await self.app(scope, receive, send_with_id)
-        except Exception:
+        except Exception as exc:
             error_log.exception("unhandled error", extra={"path": scope["path"]})
-            raise
+            if started:
+                raise
+            # Answered here rather than by Starlette so that the 500 carries the request id.
+            error = ProxyError(f"internal error of the proxy ({type(exc).__name__})")
+            await error.response()(scope, receive, send_with_id)
         finally:
             client = scope.get("client")
             access_log.info(
@@ -77,7 +84,7 @@ class RequestIdMiddleware:
                     "path": scope["path"],
                     "query_keys": _query_keys(scope),
                     "status": status,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "duration_ms": round((time.perf_counter() - began) * 1000, 2),
                     "client": client[0] if client else None,
                     "route": getattr(scope.get("route"), "path", None),
                 },
