@@ -5,7 +5,7 @@ Four ways to ask, each at 1, 8 and 32 concurrent clients (p50/p99 latency and th
 * ``direct``      Elasticsearch itself;
 * ``es-collapse`` Elasticsearch's native ``collapse`` on ``collapse_fp.exact_key``;
 * ``proxy-off``   the proxy with ``collapse=false`` (pure pass-through);
-* ``proxy``       the proxy collapsing (window 3 x size, probe ``_msearch``).
+* ``proxy``       the proxy collapsing (window 3 x size, then one probe search).
 
 Then a sustained collapsing run samples the proxy's resident memory, and two offline
 measurements on the index's own fingerprints: window grouping cost (all-pairs vs block tables)
@@ -379,6 +379,72 @@ def layouts(families: list[str], p: Prints) -> list[str]:
     return rows
 
 
+def took_breakdown(es_url: str, qs: list[dict[str, Any]]) -> list[str]:
+    """Where a collapsed request's Elasticsearch time goes: ``took`` (and round-trip wall time)
+    of the window fetch and of the probe, against the direct search of the same query; the
+    proxy in-process (ASGI transport), one request at a time, 150 queries."""
+    from collapse import upstream as upstream_module
+    from collapse.app import create_app
+    from collapse.settings import Settings
+
+    seen: list[tuple[str, float, float]] = []
+    original = upstream_module.Upstream.request
+
+    async def recording(self: Any, method: str, path: str, **kw: Any) -> Any:
+        t0 = time.perf_counter()
+        answer = await original(self, method, path, **kw)
+        wall = (time.perf_counter() - t0) * 1000
+        kind = "probe" if b"collapse_fp.minhash" in (kw.get("content") or b"") else "window"
+        seen.append((kind, float(json.loads(answer.content).get("took", 0)), wall))
+        return answer
+
+    async def run() -> tuple[list[float], list[float], list[float]]:
+        app = create_app(Settings(es_url=[es_url]))
+        logging.getLogger("collapse.access").setLevel(logging.WARNING)
+        direct_took, direct_wall, proxy_wall = [], [], []
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with (
+                httpx.AsyncClient(transport=transport, base_url="http://proxy") as px,
+                httpx.AsyncClient() as es,
+            ):
+                for q in qs[:150]:
+                    t0 = time.perf_counter()
+                    r = await es.post(f"{es_url}/{INDEX}/_search", json={"query": q, "size": 10})
+                    direct_wall.append((time.perf_counter() - t0) * 1000)
+                    direct_took.append(float(r.json()["took"]))
+                    t0 = time.perf_counter()
+                    await px.post(f"/{INDEX}/_search", json={"query": q, "size": 10})
+                    proxy_wall.append((time.perf_counter() - t0) * 1000)
+        return direct_took, direct_wall, proxy_wall
+
+    upstream_module.Upstream.request = recording  # type: ignore[method-assign]
+    try:
+        direct_took, direct_wall, proxy_wall = asyncio.run(run())
+    finally:
+        upstream_module.Upstream.request = original  # type: ignore[method-assign]
+    rows = [
+        "| search | count | ES took mean ms | ES took p50 ms | round trip p50 ms |",
+        "|---|---:|---:|---:|---:|",
+        f"| direct (size 10) | {len(direct_took)} | {np.mean(direct_took):.2f} | "
+        f"{np.median(direct_took):.1f} | {np.median(direct_wall):.2f} |",
+    ]
+    for kind in ("window", "probe"):
+        took = [t for k, t, _ in seen if k == kind]
+        wall = [w for k, _, w in seen if k == kind]
+        if took:
+            rows.append(
+                f"| {kind} | {len(took)} | {np.mean(took):.2f} | {np.median(took):.1f} | "
+                f"{np.median(wall):.2f} |"
+            )
+    rows.append(f"| whole collapsed request (in-process) | 150 | | | {np.median(proxy_wall):.2f} |")
+    return rows
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 def probe_sizes(es_url: str, qs: list[dict[str, Any]]) -> list[str]:
     """``folded`` found on page 1 (size 10) by probe size, against a 1,000-candidate probe."""
     from collapse.app import create_app
@@ -440,6 +506,11 @@ def main() -> None:
     ap.add_argument("--sustain", type=float, default=60.0, help="seconds of the memory run")
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument(
+        "--skip-offline",
+        action="store_true",
+        help="skip the offline tables (window grouping cost, probe key layouts)",
+    )
     args = ap.parse_args()
     es = Elasticsearch(args.es_url, request_timeout=120)
     have = es.count(index=INDEX)["count"] if es.indices.exists(index=INDEX) else 0
@@ -447,6 +518,7 @@ def main() -> None:
         build(es, args.docs)
     print(f"index {INDEX}: {es.count(index=INDEX)['count']} documents")
     qs = queries(es, 400)
+    print("load average before:", load_average(), "cores:", os.cpu_count())
     levels = [int(x) for x in args.levels.split(",")]
     proxy = start_proxy(args.es_url, args.port, args.workers)
     proxy_url = f"http://127.0.0.1:{args.port}"
@@ -469,6 +541,7 @@ def main() -> None:
                     flush=True,
                 )
         print("\n".join(table(results, levels)))
+        print("load average after the latency run:", load_average())
         before = rss_mb(proxy.pid)
         samples = [before]
         for _ in range(max(1, int(args.sustain // 10))):
@@ -481,7 +554,10 @@ def main() -> None:
     finally:
         proxy.terminate()
         proxy.wait(timeout=10)
+    print("\n".join(took_breakdown(args.es_url, qs)))
     print("\n".join(probe_sizes(args.es_url, qs)))
+    if args.skip_offline:
+        return
     families, prints = fingerprints_of_index(es)
     print("\n".join(window_costs(prints)))
     print("\n".join(layouts(families, prints)))

@@ -23,7 +23,7 @@ from urllib.parse import quote, urlencode, urlsplit
 import httptools
 import httpx
 
-_SAFE_PATH = re.compile(r"[A-Za-z0-9._~\-/,*:+@=!$&'()%]*")
+_SAFE_PATH = re.compile(r"[A-Za-z0-9._~\-/,*:+@=!$&'()]*")
 _METHODS = frozenset({"GET", "POST", "PUT", "DELETE"})
 
 
@@ -80,6 +80,8 @@ class _Connection(asyncio.Protocol):
 
     def close(self) -> None:
         self.closed = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.cancel()  # nobody waits for it any more
         if self.transport is not None:
             self.transport.close()
 
@@ -95,6 +97,9 @@ class _Connection(asyncio.Protocol):
         except TimeoutError as exc:
             self.close()
             raise httpx.ReadTimeout("timed out waiting for Elasticsearch") from exc
+        except BaseException:
+            self.close()  # cancelled (the proxy's time budget) or failed: never reuse it
+            raise
         status = self.parser.get_status_code()
         if not self.parser.should_keep_alive():
             self.close()

@@ -331,6 +331,8 @@ class CollapsedSearch:
                 continue
             got = result.body.get("hits", {}).get("hits", [])
             total, exact = total_of(result.body)
+            if result.body.get("timed_out"):
+                self.probe_truncated = True
             if not exact or (total is not None and total > len(got)):
                 self.probe_truncated = True
             for h in got:
@@ -505,6 +507,11 @@ async def run(
             s.accept(kind, result)
     probes = [(s, sub) for s in searches for sub in s.probe_requests()]
     results: list[SubResult] = []
+    if probes and budget_ms is not None:
+        # Elasticsearch stops the probe itself when the budget is spent (partial: timed_out).
+        remaining = f"{max(int(left() * 1000), 1)}ms"
+        for _, sub in probes:
+            sub.body["timeout"] = remaining
     if probes:
         try:
             results = await asyncio.wait_for(

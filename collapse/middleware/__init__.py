@@ -7,6 +7,7 @@ Outermost first, as a request meets them:
     CORSMiddleware           only when ``cors_origins`` is configured (closed by default)
     AccessControlMiddleware  allowlist (403), API key on write endpoints (401/403)
     BodySizeLimitMiddleware  413 above ``max_body_bytes``
+    PassThroughMiddleware    ``collapse=false`` (and scroll) searches straight to Elasticsearch
 
 so that denied, oversized and failed requests are logged and counted like the others.
 """
@@ -19,6 +20,7 @@ from collapse.middleware.access import AccessControlMiddleware
 from collapse.middleware.body_limit import BodySizeLimitMiddleware
 from collapse.middleware.cors import add_cors
 from collapse.middleware.metrics import MetricsMiddleware
+from collapse.middleware.passthrough import PassThroughMiddleware
 from collapse.middleware.request_id import RequestIdMiddleware
 from collapse.settings import Settings
 
@@ -26,6 +28,7 @@ __all__ = [
     "AccessControlMiddleware",
     "BodySizeLimitMiddleware",
     "MetricsMiddleware",
+    "PassThroughMiddleware",
     "RequestIdMiddleware",
     "install",
 ]
@@ -33,6 +36,7 @@ __all__ = [
 
 def install(app: FastAPI, settings: Settings) -> None:
     """Add the middleware to ``app`` (Starlette runs the last added outermost)."""
+    app.add_middleware(PassThroughMiddleware)
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         AccessControlMiddleware,
