@@ -40,6 +40,18 @@ _CREDENTIAL_PATTERNS = (
     re.compile(r"(?i)(https?://)[^/\s:@]+:[^/\s@]+@"),
 )
 
+#: A credential pattern can only match text holding one of these (lower case).
+_CREDENTIAL_WORDS = (
+    "authorization",
+    "api",
+    "password",
+    "secret",
+    "token",
+    "bearer",
+    "basic",
+    "://",
+)
+
 #: The fields of a LogRecord that are not "extra" fields given by the caller.
 _RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -65,6 +77,9 @@ def redact(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
     """``text`` with known secret values and credential-looking values replaced."""
     for value in secrets:
         text = text.replace(value, REDACTED)
+    lowered = text.lower()
+    if not any(word in lowered for word in _CREDENTIAL_WORDS):
+        return text  # none of the patterns can match: skip the regexes (every access line)
     text = _CREDENTIAL_PATTERNS[0].sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
     text = _CREDENTIAL_PATTERNS[1].sub(lambda m: f"{m[1]} {REDACTED}", text)
     return _CREDENTIAL_PATTERNS[2].sub(lambda m: f"{m[1]}{REDACTED}@", text)
