@@ -394,8 +394,12 @@ def took_breakdown(es_url: str, qs: list[dict[str, Any]]) -> list[str]:
         t0 = time.perf_counter()
         answer = await original(self, method, path, **kw)
         wall = (time.perf_counter() - t0) * 1000
-        kind = "probe" if b"collapse_fp.minhash" in (kw.get("content") or b"") else "window"
-        seen.append((kind, float(json.loads(answer.content).get("took", 0)), wall))
+        content = kw.get("content") or b""
+        probe = path.endswith("_msearch") or b"collapse_fp.minhash" in content
+        kind = "probe" if probe else "window"
+        body = json.loads(answer.content)
+        for item in body.get("responses", [body]):  # a probe _msearch (before 2026-11-30)
+            seen.append((kind, float(item.get("took", 0)), wall))
         return answer
 
     async def run() -> tuple[list[float], list[float], list[float]]:
