@@ -131,7 +131,7 @@ def run_proxy(quick: bool) -> dict:
     script = ROOT / "bench" / "proxy_latency.py"
     if not script.exists():
         return {"missing": str(script)}
-    args = ["--duration", "2", "--sustain", "10"] if quick else []
+    args = ["--docs", "20000", "--duration", "2", "--sustain", "10"] if quick else []
     r = _run("proxy", [PY, str(script), *args], 3600 * 2)
     pat = re.compile(
         r"^\s*(\d+) clients (\S+)\s+p50\s+([\d.]+) ms\s+p99\s+([\d.]+) ms\s+(\d+) req/s"
@@ -641,7 +641,13 @@ def write_page(results: dict, quick: bool) -> Path:
     if p.get("rows"):
         img = fig_proxy(p)
         lines += [f"![latency against concurrency]({img})", ""]
-        table = [ln for ln in p["stdout"].splitlines() if ln.startswith("|")]
+        table: list[str] = []
+        rows_ = [ln for ln in p["stdout"].splitlines() if ln.startswith("|")]
+        for i, ln in enumerate(rows_):  # a header row (followed by |---) starts a new table
+            nxt = rows_[i + 1] if i + 1 < len(rows_) else ""
+            if table and nxt.startswith("|-"):
+                table.append("")
+            table.append(ln)
         lines += [*table, ""]
     if p.get("stdout"):
         rest = [
@@ -682,6 +688,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--no-run", action="store_true", help="rebuild the page from cached data")
     a = ap.parse_args(argv)
+    global CACHE
+    if a.quick:  # never mix quick figures into the cached data of full runs
+        CACHE = CACHE / "quick"
     CACHE.mkdir(parents=True, exist_ok=True)
     results: dict = {}
     for name, fn in RUNNERS.items():
