@@ -32,6 +32,7 @@ from pathlib import Path
 from elasticsearch import Elasticsearch, helpers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from corpus import CACHE, documents
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,6 +85,28 @@ def plain(es: Elasticsearch, index: str, path: Path) -> float:
     return time.perf_counter() - t0
 
 
+def prefingerprinted(path: Path) -> list[object]:
+    """Every document as ``indexer ingest`` would send it (fingerprinted; not timed)."""
+    from indexer.ingest import _batches
+    from indexer.prepare import PrepareConfig, prepare_batch
+    from indexer.sources import read_items
+
+    out: list[object] = []
+    for batch in _batches(read_items([str(path)]), 256):
+        out.extend(prepare_batch(batch, PrepareConfig(), {}))
+    return out
+
+
+def send_only(es: Elasticsearch, index: str, ready: list[object]) -> float:
+    """Our bulk path alone (``indexer.bulk.send``) on already fingerprinted documents."""
+    from indexer.bulk import send
+
+    t0 = time.perf_counter()
+    for result in send(es, index, ready):  # type: ignore[arg-type]
+        assert result.ok, result
+    return time.perf_counter() - t0
+
+
 def ours(es_url: str, index: str, path: Path, extra: list[str], root: Path = ROOT) -> float:
     t0 = time.perf_counter()
     subprocess.run(
@@ -116,6 +139,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--baseline", type=Path, help="another checkout to run `indexer ingest` from")
     ap.add_argument("--extra", default="", help="more `indexer ingest` options (ours only)")
+    ap.add_argument(
+        "--send-only",
+        action="store_true",
+        help="add a row: our bulk path on pre-fingerprinted documents (ES cost of collapse_fp)",
+    )
     ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
     args = ap.parse_args()
     path = CACHE / f"ingest_{args.docs // 1000}k.jsonl"
@@ -131,11 +159,19 @@ def main() -> None:
     if args.baseline:
         base = args.baseline.resolve()
         runs.append(("indexer ingest (baseline)", lambda ix: ours(args.es_url, ix, path, [], base)))
+    if args.send_only:
+        ready = prefingerprinted(path)
+        runs.append(("send pre-fingerprinted", lambda ix: send_only(es, ix, ready)))
     rates: dict[str, list[float]] = {}
     for r in range(args.rounds):
         for name, run in runs:
             index = "bench-ingest"
             es.options(ignore_status=404).indices.delete(index=index)
+            if name == "send pre-fingerprinted":  # the index `indexer ingest` would create
+                from indexer.fingerprints import FingerprintParams
+                from indexer.mapping import ensure_index
+
+                ensure_index(es, index, FingerprintParams())
             cpu_es, cpu_own = es_cpu(es), own_cpu()
             seconds = run(index)
             cpu_es, cpu_own = es_cpu(es) - cpu_es, own_cpu() - cpu_own
