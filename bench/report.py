@@ -1,7 +1,7 @@
 """Run every benchmark and write ``docs/benchmarks.md`` with tables and figures (``docs/img``).
 
-    bench/report            # full: about 45 minutes on two cores
-    bench/report --quick    # a few minutes: small corpus and grid, short timings
+    bench/report            # full: 20-30 minutes on two cores
+    bench/report --quick    # about 3 minutes: small corpus and grid, short timings
     bench/report --only quality,ingest      # a subset; the other sections keep their last data
 
 Benchmarks, each run as its own process against the real cluster (``ES_URL``):

@@ -16,7 +16,7 @@ Against the real cluster (``ES_URL``, default ``http://127.0.0.1:9200``):
 Rows of the result (``results.json``): ``index`` (bp / nobp), ``method`` (``native_exact``,
 ``exact`` = distance 0 and similarity 1.0 through the proxy, ``simhash`` = similarity 0,
 ``simhash+minhash``), thresholds, and the scores. ``python -m bench.quality.run --quick``
-takes a few minutes; the full run about a quarter of an hour on two cores.
+takes one to five minutes; the full run 12-30 minutes on two cores, with the load.
 """
 
 from __future__ import annotations
