@@ -25,11 +25,6 @@ class Settings(BaseSettings):
     es_connect_timeout: float = Field(2.0, gt=0, description="Seconds to open a connection.")
     es_timeout: float = Field(30.0, gt=0, description="Seconds to wait for an answer.")
     es_max_connections: int = Field(100, ge=1, description="Pooled connections per process.")
-    es_fast_client: bool = Field(
-        True,
-        description="Searches to plain-http nodes over collapse.fasthttp (httptools) instead of "
-        "httpx: a fraction of httpx's CPU per round trip.",
-    )
     # Reliability, security and observability (issue 7).
     es_retries: int = Field(
         2, ge=0, le=5, description="Extra rounds over the nodes for reads that fail to connect."
@@ -76,10 +71,10 @@ class Settings(BaseSettings):
         True, description="Collapse unless a request says collapse=false."
     )
     collapse_max_distance: int = Field(
-        18, ge=0, le=64, description="Largest SimHash Hamming distance of near-duplicates."
+        24, ge=0, le=64, description="Largest SimHash Hamming distance of near-duplicates."
     )
     collapse_min_similarity: float = Field(
-        0.5, ge=0.0, le=1.0, description="Smallest MinHash similarity of near-duplicates."
+        0.45, ge=0.0, le=1.0, description="Smallest MinHash similarity of near-duplicates."
     )
     collapse_min_tokens: int = Field(
         50, ge=0, description="Documents with fewer tokens group by exact key only."

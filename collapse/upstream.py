@@ -27,7 +27,6 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from collapse.errors import BadRequest, UpstreamTimeout, UpstreamUnavailable
-from collapse.fasthttp import FastClient
 from collapse.logging import current_request_id
 from collapse.metrics import UPSTREAM_LATENCY, UPSTREAM_REQUESTS, UPSTREAM_RETRIES, endpoint_of
 from collapse.settings import Settings
@@ -96,22 +95,8 @@ class Upstream:
             ),
             headers={"accept-encoding": "identity"},
         )
-        #: The hot path (searches on plain-http nodes): see ``collapse.fasthttp``; the rest
-        #: (HEAD, TLS, credentials in the URL, unusual paths) goes through ``self.client``.
-        self.fast = (
-            FastClient(
-                self.nodes,
-                timeout=settings.es_timeout,
-                connect_timeout=settings.es_connect_timeout,
-                limit=settings.es_max_connections,
-            )
-            if settings.es_fast_client
-            else None
-        )
 
     async def aclose(self) -> None:
-        if self.fast is not None:
-            await self.fast.aclose()
         await self.client.aclose()
 
     async def _send(
@@ -123,12 +108,6 @@ class Upstream:
         content: bytes | None,
         headers: httpx.Headers,
     ) -> httpx.Response:
-        if self.fast is not None and self.fast.handles(node, method, path):
-            if "accept-encoding" not in headers:
-                headers["accept-encoding"] = "identity"
-            return await self.fast.request(
-                node, method, path, params=params, content=content, headers=headers
-            )
         return await self.client.request(
             method, node + path, params=params, content=content, headers=headers
         )

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
 from collapse.grouping import Thresholds, verify
+from collapse.settings import Settings
 from indexer.boilerplate import (
     BoilerplateConfig,
     HostModel,
@@ -24,7 +25,8 @@ from indexer.fingerprints import FingerprintParams, fingerprint_arrays
 from indexer.mapping import FINGERPRINT_FIELD
 from tests.test_ingest import prose
 
-RULE = Thresholds(max_distance=18, min_similarity=0.5)  # the proxy's defaults
+DEFAULTS = Settings()
+RULE = Thresholds(DEFAULTS.collapse_max_distance, DEFAULTS.collapse_min_similarity)  # the proxy's
 
 
 def template(host: str, seed: int) -> tuple[str, str]:

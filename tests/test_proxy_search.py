@@ -10,6 +10,7 @@ import httpx
 import pytest
 from elasticsearch import Elasticsearch
 
+from collapse.settings import Settings
 from tests.proxy_support import create_index, fingerprints, index_docs, text, variants
 
 pytestmark = pytest.mark.es
@@ -54,7 +55,12 @@ def test_twenty_copies_collapse_to_one_with_folded_19(
     assert hits[0]["_collapse"]["folded"] == 19
     members = hits[0]["_collapse"]["members"]
     assert sorted(m["_id"] for m in members) == sorted(f"c{i}" for i in range(1, 20))
-    assert all(0 < m["hamming"] <= 18 and m["similarity"] >= 0.5 for m in members)
+    defaults = Settings()
+    assert all(
+        0 < m["hamming"] <= defaults.collapse_max_distance
+        and m["similarity"] >= defaults.collapse_min_similarity
+        for m in members
+    )
     assert all(h["_collapse"]["folded"] == 0 for h in hits[1:])
     assert out["hits"]["total"] == {"value": 60, "relation": "eq"}  # Elasticsearch's own count
     info = out["collapse"]
