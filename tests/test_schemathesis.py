@@ -7,13 +7,17 @@ is the app's own (``create_app().openapi()``); the requests go over HTTP to ``pr
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import schemathesis
+from elasticsearch import Elasticsearch
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 
 from collapse.app import create_app
 from collapse.settings import Settings
+from indexer.mapping import ensure_index
 
 MAX_EXAMPLES = 30
 
@@ -21,8 +25,22 @@ SCHEMA = schemathesis.openapi.from_dict(create_app(Settings()).openapi())
 OPERATIONS = [result.ok() for result in SCHEMA.get_all_operations()]
 
 
+@pytest.fixture(scope="module")
+def fingerprinted_index(es: Elasticsearch) -> Iterator[str]:
+    """A deployed proxy has an index with the fingerprint mapping, so /ready answers 200.
+
+    (Without one, /ready's documented answer is 503 ``not_ready``, which is not a fault.)
+    """
+    name = "test-schemathesis-ready"
+    ensure_index(es, name)
+    yield name
+    es.options(ignore_status=404).indices.delete(index=name)
+
+
 @pytest.mark.parametrize("operation", OPERATIONS, ids=lambda op: op.label)
-def test_no_generated_request_answers_5xx(operation: object, proxy_url: str) -> None:
+def test_no_generated_request_answers_5xx(
+    operation: object, proxy_url: str, fingerprinted_index: str
+) -> None:
     @given(case=operation.as_strategy())  # type: ignore[attr-defined]
     @settings(
         max_examples=MAX_EXAMPLES,
