@@ -73,7 +73,9 @@ def save_models(
         }
         for m in models
     )
-    ok, _ = helpers.bulk(es, actions, refresh="wait_for", chunk_size=200)
+    # no refresh: every reader (``load_models``, the proxy's ``ModelCache``) uses ``_mget``,
+    # which is real-time, so waiting for a refresh only delayed ingestion (up to 1 s).
+    ok, _ = helpers.bulk(es, actions, chunk_size=200)
     return int(ok)
 
 
