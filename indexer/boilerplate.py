@@ -35,10 +35,14 @@ from indexer.text import token_bytes
 
 __all__ = [
     "BoilerplateConfig",
+    "Features",
     "HostModel",
     "Learner",
     "doc_shingle_sets",
+    "features",
     "fingerprint_excluding",
+    "fingerprint_features",
+    "shingle_sets",
 ]
 
 
@@ -70,15 +74,40 @@ class HostModel:
         return len(self.simhash_hashes)
 
 
-def _features(
-    texts: Sequence[str], p: FingerprintParams
-) -> tuple[Segments, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[list[bytes]]]:
+@dataclass
+class Features:
+    """Shingle hashes of a batch of texts (both families), exact keys and token counts.
+
+    Everything a fingerprint needs after tokenisation, so a batch can be featurised once,
+    learnt from, and fingerprinted later (once the host models are known).
+    """
+
+    sh: np.ndarray
+    scounts: np.ndarray
+    mh: np.ndarray
+    mcounts: np.ndarray
+    exact_keys: list[str]
+    token_count: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.scounts)
+
+
+def features(texts: Sequence[str], p: FingerprintParams) -> Features:
+    """The :class:`Features` of ``texts``."""
     tokens = [token_bytes(t) for t in texts]
     seg = Segments(np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)))
     sim_tok, min_tok = token_hash_arrays(list(chain.from_iterable(tokens)), (p.hash, "minhash"))
     sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
-    return seg, sh, scounts, mh, mcounts, tokens
+    return Features(
+        sh,
+        scounts,
+        mh,
+        mcounts,
+        [hashlib.sha256(b" ".join(t)).hexdigest() for t in tokens],
+        seg.lengths,
+    )
 
 
 def _split(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
@@ -102,14 +131,20 @@ def _unique_per_doc(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
     return _split(hs[keep], np.bincount(ds[keep], minlength=n))
 
 
+def shingle_sets(f: Features) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per document of ``f``: unique SimHash-family and MinHash-family shingle hashes."""
+    return list(
+        zip(_unique_per_doc(f.sh, f.scounts), _unique_per_doc(f.mh, f.mcounts), strict=True)
+    )
+
+
 def doc_shingle_sets(
     texts: Sequence[str], params: FingerprintParams
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per text: unique SimHash-family and MinHash-family shingle hashes (learning input)."""
     if not texts:
         return []
-    _, sh, scounts, mh, mcounts, _ = _features(texts, params)
-    return list(zip(_unique_per_doc(sh, scounts), _unique_per_doc(mh, mcounts), strict=True))
+    return shingle_sets(features(texts, params))
 
 
 class Learner:
@@ -176,10 +211,21 @@ def fingerprint_excluding(
     Returns the arrays and, per document, the share of its SimHash shingles removed (0 when
     no model applied, including documents kept whole by the ``max_removed`` guard).
     """
-    n = len(texts)
     if not any(m is not None and len(m) for m in models):
-        return fingerprint_arrays(texts, params), np.zeros(n)
-    _, sh, scounts, mh, mcounts, tokens = _features(texts, params)
+        return fingerprint_arrays(texts, params), np.zeros(len(texts))
+    return fingerprint_features(features(texts, params), params, models, max_removed, min_remaining)
+
+
+def fingerprint_features(
+    f: Features,
+    params: FingerprintParams,
+    models: Sequence[HostModel | None],
+    max_removed: float = 0.9,
+    min_remaining: int = 50,
+) -> tuple[FingerprintArrays, np.ndarray]:
+    """:func:`fingerprint_excluding` of already featurised texts (same values)."""
+    n = len(f)
+    sh, scounts, mh, mcounts = f.sh, f.scounts, f.mh, f.mcounts
     skeep = np.ones(len(sh), dtype=bool)
     mkeep = np.ones(len(mh), dtype=bool)
     removed = np.zeros(n)
@@ -217,8 +263,8 @@ def fingerprint_excluding(
         params=params,
         simhash=simhash,
         minhash=sketch,
-        exact_keys=[hashlib.sha256(b" ".join(t)).hexdigest() for t in tokens],
-        token_count=np.fromiter(map(len, tokens), dtype=np.int64, count=n),
+        exact_keys=list(f.exact_keys),
+        token_count=np.asarray(f.token_count, dtype=np.int64),
         present=np.ones(n, dtype=bool),
     )
     return arrays, removed

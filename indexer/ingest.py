@@ -12,11 +12,16 @@ from __future__ import annotations
 import itertools
 import multiprocessing as mp
 import os
+import pickle
+import shutil
+import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from multiprocessing.pool import AsyncResult
 from pathlib import Path
+from typing import Any
 
 from elasticsearch import Elasticsearch
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,7 +31,14 @@ from indexer.boilerplate_store import DEFAULT_STORE, load_models, save_models
 from indexer.bulk import BulkConfig, send
 from indexer.checkpoint import Checkpoint, SeqWatermark
 from indexer.mapping import ensure_index
-from indexer.prepare import PrepareConfig, Ready, learn_batch, prepare_batch
+from indexer.prepare import (
+    Featured,
+    PrepareConfig,
+    Ready,
+    finish_batch,
+    prepare_batch,
+    sample_batch,
+)
 from indexer.rejects import Reject, RejectsFile
 from indexer.sources import RawItem, describe_inputs, read_items
 
@@ -79,47 +91,93 @@ class Summary(BaseModel):
 
 _config: PrepareConfig | None = None
 _models: Mapping[str, HostModel] = {}
+_models_ref: str | None = None  # the models file loaded into ``_models`` (None: no models)
 
 
 def _init_worker(config: PrepareConfig, models: Mapping[str, HostModel]) -> None:
-    global _config, _models
-    _config, _models = config, models
+    global _config, _models, _models_ref
+    _config, _models, _models_ref = config, models, None
 
 
-def _work_prepare(items: list[RawItem]) -> list[Ready | Reject]:
+def _use_models(ref: str | None) -> None:
+    """Load the host models written by the main process (once per worker and models file)."""
+    global _models, _models_ref
+    if ref != _models_ref:
+        with open(ref, "rb") as f:  # type: ignore[arg-type]  # ref is None only with no models
+            _models = pickle.load(f)
+        _models_ref = ref
+
+
+def _work_prepare(items: list[RawItem], ref: str | None = None) -> list[Ready | Reject]:
     assert _config is not None
+    if ref is not None:
+        _use_models(ref)
     return prepare_batch(items, _config, _models)
 
 
-def _work_learn(items: list[RawItem]) -> list[tuple[str, object, object]]:
+def _work_sample(items: list[RawItem], start: int) -> tuple[list[tuple[str, Any, Any]], Featured]:
     assert _config is not None
-    return learn_batch(items, _config)  # type: ignore[return-value]
+    return sample_batch(items, _config, start)
+
+
+def _work_finish(batch: Featured, ref: str | None = None) -> list[Ready | Reject]:
+    assert _config is not None
+    if ref is not None:
+        _use_models(ref)
+    return finish_batch(batch, _config, _models)
 
 
 class _Pool:
-    """A process pool (or, with 0 workers, the calling process) mapping batches in order."""
+    """A process pool (or, with 0 workers, the calling process) mapping tasks in order.
 
-    def __init__(
-        self, workers: int, config: PrepareConfig, models: Mapping[str, HostModel]
-    ) -> None:
+    One pool serves the learning sample and the ingestion: host models learnt meanwhile are
+    handed to the workers through a file (:meth:`set_models`), loaded once per worker.
+    """
+
+    def __init__(self, workers: int, config: PrepareConfig) -> None:
         self.workers = workers
+        self.ref: str | None = None
+        self._dir: str | None = None
         if workers:
-            ctx = mp.get_context(
-                "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+            methods = mp.get_all_start_methods()
+            # fork is the cheapest start (every module already imported) and safe while this
+            # process has a single thread; otherwise forkserver (or spawn).
+            method = (
+                "fork"
+                if "fork" in methods and threading.active_count() == 1
+                else "forkserver"
+                if "forkserver" in methods
+                else "spawn"
             )
-            self.pool = ctx.Pool(workers, initializer=_init_worker, initargs=(config, dict(models)))
+            self.pool = mp.get_context(method).Pool(
+                workers, initializer=_init_worker, initargs=(config, {})
+            )
         else:
-            _init_worker(config, models)
+            _init_worker(config, {})
 
-    def imap(
-        self, fn: Callable[[list[RawItem]], list], batches: Iterator[list[RawItem]]
-    ) -> Iterator[list]:  # type: ignore[type-arg]
+    def set_models(self, models: Mapping[str, HostModel]) -> None:
         if not self.workers:
-            yield from map(fn, batches)
+            global _models
+            _models = dict(models)
             return
-        window: deque[AsyncResult[list]] = deque()  # type: ignore[type-arg]
-        for batch in batches:
-            window.append(self.pool.apply_async(fn, (batch,)))
+        if not models:
+            return
+        if self._dir is None:
+            self._dir = tempfile.mkdtemp(prefix="indexer-models-")
+        path = os.path.join(self._dir, f"models-{id(models)}.pickle")
+        with open(path, "wb") as f:
+            pickle.dump(dict(models), f, protocol=pickle.HIGHEST_PROTOCOL)
+        self.ref = path
+
+    def imap(self, tasks: Iterator[tuple[Callable[..., Any], tuple[Any, ...]]]) -> Iterator[Any]:
+        """Results of ``fn(*args)`` for each task, in order, a few tasks per worker in flight."""
+        if not self.workers:
+            for fn, args in tasks:
+                yield fn(*args)
+            return
+        window: deque[AsyncResult[Any]] = deque()
+        for fn, args in tasks:
+            window.append(self.pool.apply_async(fn, args))
             if len(window) >= 3 * self.workers:
                 yield window.popleft().get()
         while window:
@@ -129,6 +187,8 @@ class _Pool:
         if self.workers:
             self.pool.terminate()
             self.pool.join()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
 
 
 def _batches(items: Iterator[RawItem], size: int) -> Iterator[list[RawItem]]:
@@ -136,24 +196,35 @@ def _batches(items: Iterator[RawItem], size: int) -> Iterator[list[RawItem]]:
         yield batch
 
 
-def _learn(es: Elasticsearch, opts: IngestOptions) -> dict[str, HostModel]:
-    """First pass over a sample: per-host furniture, merged over stored models and saved."""
+def _learn(
+    es: Elasticsearch,
+    opts: IngestOptions,
+    pool: _Pool,
+    items: Iterator[RawItem],
+    start: int,
+) -> tuple[dict[str, HostModel], list[Featured]]:
+    """The learning sample (the first ``boilerplate_sample`` items), parsed and featurised once.
+
+    Returns the per-host models (learnt from the sample, merged over stored ones for hosts
+    seen without enough pages, and saved) and the sample's batches at or after ``start``,
+    featurised and waiting for those models (:func:`finish_batch`).
+    """
     learner = Learner(opts.boilerplate_config)
-    sample = itertools.islice(read_items(opts.inputs), opts.boilerplate_sample)
-    pool = _Pool(opts.workers, opts.prepare, {})
-    try:
-        for result in pool.imap(_work_learn, _batches(sample, opts.batch_size)):
-            for host, sim, mh in result:
-                learner.add(host, sim, mh)  # type: ignore[arg-type]
-    finally:
-        pool.close()
+    sample = itertools.islice(items, opts.boilerplate_sample)
+    pending: list[Featured] = []
+    tasks = ((_work_sample, (b, start)) for b in _batches(sample, opts.batch_size))
+    for learn, featured in pool.imap(tasks):
+        for host, sim, mh in learn:
+            learner.add(host, sim, mh)
+        if featured.out:
+            pending.append(featured)
     learned = learner.models()
     version = opts.prepare.params.version
     if learned:
         save_models(es, opts.index, version, learned.values(), opts.boilerplate_store)
     hosts = set(learner._sim) - set(learned)
     stored = load_models(es, opts.index, version, hosts, opts.boilerplate_store) if hosts else {}
-    return merge_models(stored.values(), learned.values())
+    return merge_models(stored.values(), learned.values()), pending
 
 
 def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
@@ -167,12 +238,25 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
         state = Checkpoint(index=opts.index, inputs=specs)
     start = state.done
     ensure_index(es, opts.index, opts.prepare.params)
-    models = _learn(es, opts) if opts.boilerplate else {}
+    inflight: dict[int, RawItem] = {}
+
+    def fresh(items: Iterator[RawItem]) -> Iterator[RawItem]:
+        for item in items:
+            if item.seq >= start:
+                inflight[item.seq] = item
+            yield item
+
+    items = fresh(read_items(opts.inputs))
+    pool = _Pool(opts.workers, opts.prepare)
+    try:
+        models, pending = _learn(es, opts, pool, items, start) if opts.boilerplate else ({}, [])
+    except BaseException:
+        pool.close()
+        raise
+    pool.set_models(models)
     summary = Summary(skipped=start, boilerplate_hosts=len(models))
     rejects = RejectsFile(opts.rejects_path, append=opts.resume)
     watermark = SeqWatermark(start)
-    inflight: dict[int, RawItem] = {}
-    pool = _Pool(opts.workers, opts.prepare, models)
 
     from tqdm import tqdm
 
@@ -182,14 +266,15 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
         inflight.pop(seq, None)
         watermark.settle(seq)
 
-    def fresh_items() -> Iterator[RawItem]:
-        for item in read_items(opts.inputs):
-            if item.seq >= start:
-                inflight[item.seq] = item
-                yield item
+    def tasks() -> Iterator[tuple[Callable[..., Any], tuple[Any, ...]]]:
+        while pending:  # the learning sample: parsed and featurised already
+            yield _work_finish, (pending.pop(0), pool.ref)
+        rest = (item for item in items if item.seq >= start)
+        for batch in _batches(rest, opts.batch_size):
+            yield _work_prepare, (batch, pool.ref)
 
     def readies() -> Iterator[Ready]:
-        for outcomes in pool.imap(_work_prepare, _batches(fresh_items(), opts.batch_size)):
+        for outcomes in pool.imap(tasks()):
             summary.read += len(outcomes)
             refused = 0
             for out in outcomes:

@@ -17,14 +17,32 @@ import numpy as np
 import orjson
 from pydantic import BaseModel
 
-from indexer.boilerplate import HostModel, doc_shingle_sets, fingerprint_excluding
+from indexer.boilerplate import (
+    Features,
+    HostModel,
+    doc_shingle_sets,
+    features,
+    fingerprint_excluding,
+    fingerprint_features,
+    shingle_sets,
+)
 from indexer.documents import MAX_ID_BYTES, DocumentError, content_id, document_text, host_of
 from indexer.fingerprints import FingerprintParams
 from indexer.mapping import FINGERPRINT_FIELD
 from indexer.rejects import Reject
 from indexer.sources import RawItem
 
-__all__ = ["Parsed", "PrepareConfig", "Ready", "learn_batch", "parse", "prepare_batch"]
+__all__ = [
+    "Featured",
+    "Parsed",
+    "PrepareConfig",
+    "Ready",
+    "finish_batch",
+    "learn_batch",
+    "parse",
+    "prepare_batch",
+    "sample_batch",
+]
 
 
 class PrepareConfig(BaseModel):
@@ -159,13 +177,84 @@ def prepare_batch(
             config.max_removed,
             config.min_remaining,
         )
-        ready: dict[int, Ready] = {}
-        shares = removed.tolist()
-        for g, fp, share in zip(good, arrays.to_es_many(), shares, strict=True):
-            g.source[FINGERPRINT_FIELD] = fp
-            ready[g.seq] = Ready(g.seq, g.id, _dumps(g.source), share)
-        out = [ready[o.seq] if isinstance(o, Parsed) else o for o in out]
+        out = _serialise(out, good, arrays.to_es_many(), removed.tolist())
     return out  # type: ignore[return-value]
+
+
+def _serialise(
+    out: list[Any], good: list[Parsed], fps: list[Any], shares: list[float]
+) -> list[Ready | Reject]:
+    ready: dict[int, Ready] = {}
+    for g, fp, share in zip(good, fps, shares, strict=True):
+        g.source[FINGERPRINT_FIELD] = fp
+        ready[g.seq] = Ready(g.seq, g.id, _dumps(g.source), share)
+    return [ready[o.seq] if isinstance(o, Parsed) else o for o in out]
+
+
+@dataclass(slots=True)
+class Featured:
+    """A batch of the learning sample, parsed and featurised, waiting for the host models.
+
+    ``out``: in input order, a Reject or a Parsed (text dropped) for every item at or after
+    the resume point; ``good``: the Parsed of ``out``, whose features are ``features``.
+    """
+
+    out: list[Any]
+    good: list[Parsed]
+    features: Features | None
+
+
+def sample_batch(
+    items: Sequence[RawItem], config: PrepareConfig, start: int = 0
+) -> tuple[list[tuple[str, np.ndarray, np.ndarray]], Featured]:
+    """One batch of the learning sample, parsed and tokenised once for both uses.
+
+    Returns what :func:`learn_batch` returns (for every page with a host, also those before
+    ``start``, already settled by an earlier run) and the items at or after ``start`` ready
+    for :func:`finish_batch` once the models are known.
+    """
+    parsed = [parse(it, config.max_doc_bytes) for it in items]
+    good = [p for p in parsed if isinstance(p, Parsed)]
+    feats = features([g.text for g in good], config.params) if good else None
+    learn: list[tuple[str, np.ndarray, np.ndarray]] = []
+    if feats is not None:
+        for g, (s, m) in zip(good, shingle_sets(feats), strict=True):
+            if g.host:
+                learn.append((g.host, s, m))
+        if start > 0:  # keep the features of the documents still to index only
+            keep = np.fromiter((g.seq >= start for g in good), dtype=bool, count=len(good))
+            if not keep.all():
+                sdoc = np.repeat(keep, feats.scounts)
+                mdoc = np.repeat(keep, feats.mcounts)
+                feats = Features(
+                    feats.sh[sdoc],
+                    feats.scounts[keep],
+                    feats.mh[mdoc],
+                    feats.mcounts[keep],
+                    [k for k, ok in zip(feats.exact_keys, keep.tolist(), strict=True) if ok],
+                    feats.token_count[keep],
+                )
+                good = [g for g in good if g.seq >= start]
+    for g in good:
+        g.text = ""  # not needed any more; smaller to send back
+    out = [o for o in parsed if o.seq >= start]
+    return learn, Featured(out, good, feats if good else None)
+
+
+def finish_batch(
+    batch: Featured, config: PrepareConfig, models: Mapping[str, HostModel]
+) -> list[Ready | Reject]:
+    """:func:`prepare_batch` of a :func:`sample_batch` result (same output, no second parse)."""
+    if not batch.good or batch.features is None:
+        return batch.out
+    arrays, removed = fingerprint_features(
+        batch.features,
+        config.params,
+        [models.get(g.host) if g.host else None for g in batch.good],
+        config.max_removed,
+        config.min_remaining,
+    )
+    return _serialise(batch.out, batch.good, arrays.to_es_many(), removed.tolist())
 
 
 def learn_batch(
