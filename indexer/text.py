@@ -18,6 +18,8 @@ _ASCII_WORDS = bytes(
     (c | 0x20) if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95) else 32
     for c in range(256)
 )
+_UTF8_WORDS = _ASCII_WORDS[:128] + bytes(range(128, 256))  # non-ASCII bytes kept as they are
+_ASCII_BYTES = bytes(range(128))
 
 
 def normalize(text: str) -> str:
@@ -42,7 +44,20 @@ def token_bytes(text: str) -> list[bytes]:
     """
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_WORDS).split()
-    return [t.encode("utf-8") for t in _WORD.findall(normalize(text))]
+    norm = normalize(text)
+    try:
+        data = norm.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: the regex path, as before
+        return [t.encode("utf-8") for t in _WORD.findall(norm)]
+    # Same tokens without a regex scan over the whole text: ASCII bytes as in the fast path
+    # (already case-folded), non-ASCII characters kept when they are word characters (what
+    # ``\w`` matches: ``str.isalnum()``) and otherwise replaced by a space. UTF-8 is
+    # self-synchronising, so replacing one character's bytes never touches another's.
+    out = data.translate(_UTF8_WORDS)
+    for ch in set(data.translate(None, _ASCII_BYTES).decode("utf-8")):
+        if not ch.isalnum():
+            out = out.replace(ch.encode("utf-8"), b" ")
+    return out.split()
 
 
 def shingles(tokens: Sequence[str], k: int) -> list[str]:
