@@ -140,6 +140,12 @@ def main() -> None:
     ap.add_argument("--baseline", type=Path, help="another checkout to run `indexer ingest` from")
     ap.add_argument("--extra", default="", help="more `indexer ingest` options (ours only)")
     ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="add a row: `indexer ingest` with these options (repeatable; e.g. '--workers 3')",
+    )
+    ap.add_argument(
         "--send-only",
         action="store_true",
         help="add a row: our bulk path on pre-fingerprinted documents (ES cost of collapse_fp)",
@@ -156,6 +162,10 @@ def main() -> None:
         ("plain streaming_bulk", lambda ix: plain(es, ix, path)),
         ("indexer ingest", lambda ix: ours(args.es_url, ix, path, args.extra.split())),
     ]
+    for variant in args.variant:
+        runs.append(
+            (f"ingest {variant}", lambda ix, v=variant: ours(args.es_url, ix, path, v.split()))
+        )
     if args.baseline:
         base = args.baseline.resolve()
         runs.append(("indexer ingest (baseline)", lambda ix: ours(args.es_url, ix, path, [], base)))
@@ -179,7 +189,7 @@ def main() -> None:
             count = es.count(index=index)["count"]
             rates.setdefault(name, []).append(n / seconds)
             print(
-                f"round {r + 1} {name:28s} {seconds:6.1f} s {n / seconds:6.0f} docs/s"
+                f"round {r + 1} {name:30s} {seconds:6.1f} s {n / seconds:6.0f} docs/s"
                 f"  ES cpu {cpu_es:5.1f} s ({cpu_es / seconds:.2f} cores)"
                 f"  loader cpu {cpu_own:5.1f} s ({cpu_own / seconds:.2f} cores)"
                 f"  load {os.getloadavg()[0]:.1f}  ({count} in index)",
