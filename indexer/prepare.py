@@ -74,6 +74,9 @@ class Ready:
     body: bytes
     removed: float  # share of shingles left out as host boilerplate
 
+    def __reduce__(self) -> tuple[type[Ready], tuple[int, str, bytes, float]]:
+        return Ready, (self.seq, self.id, self.body, self.removed)  # a tuple: cheap to pickle
+
 
 def _from_html(html: str) -> dict[str, Any]:
     from indexer.extract import extract  # the extractor only where HTML is seen
