@@ -92,6 +92,13 @@ from indexer.prepare import PrepareConfig
     "--workers", type=click.IntRange(0), default=None, help="Worker processes [default: cores]."
 )
 @click.option(
+    "--batch-size",
+    type=click.IntRange(1),
+    default=256,
+    show_default=True,
+    help="Documents per worker task.",
+)
+@click.option(
     "--chunk-size",
     type=click.IntRange(1),
     default=500,
@@ -126,6 +133,7 @@ def ingest_command(
     boilerplate_sample: int,
     max_doc_bytes: int,
     workers: int | None,
+    batch_size: int,
     chunk_size: int,
     concurrent_requests: int,
     progress: bool | None,
@@ -150,6 +158,7 @@ def ingest_command(
             min_remaining=boilerplate_min_remaining,
         ),
         bulk=BulkConfig(chunk_size=chunk_size, concurrency=concurrent_requests),
+        batch_size=batch_size,
         boilerplate=boilerplate,
         boilerplate_config=BoilerplateConfig(
             min_share=boilerplate_share,
