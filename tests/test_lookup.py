@@ -10,31 +10,15 @@ from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
 from indexer.cli import main
-from tests.test_ingest import prose
+from tests.test_ingest import prose, run
 
 
 def _ingest(es: Elasticsearch, es_url: str, index: str, tmp_path: Path) -> str:
     src = tmp_path / "d.jsonl"
     docs = [{"id": f"d{i}", "title": f"T{i}", "body": prose(i, 200)} for i in range(50)]
     src.write_text("".join(json.dumps(d) + "\n" for d in docs))
-    r = CliRunner().invoke(
-        main,
-        [
-            "ingest",
-            "--index",
-            index,
-            "--es-url",
-            es_url,
-            "--workers",
-            "0",
-            "--rejects",
-            str(tmp_path / "r"),
-            "--state",
-            str(tmp_path / "s"),
-            str(src),
-        ],
-    )
-    assert r.exit_code == 0, r.output
+    code, output = run(es_url, index, tmp_path, str(src))
+    assert code == 0, output
     es.indices.refresh(index=index)
     # a near-duplicate of d7: its title and body with a few words changed
     words = ("T7\n" + prose(7, 200)).split()
