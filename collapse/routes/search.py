@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from collapse import jsonio
+from collapse.errors import BadRequest
 from collapse.executor import Executor
 from collapse.params import CONTROL_NAMES, CollapseParams, collapse_disabled
 from collapse.pipeline import CollapsedSearch, run
@@ -85,8 +86,6 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
     upstream: Upstream = request.app.state.upstream
     lines = jsonio.parse_ndjson(await request.body())
     if len(lines) % 2:
-        from collapse.errors import BadRequest
-
         raise BadRequest("_msearch body must hold a header line and a body line per search")
     searches = []
     for header, body in zip(lines[0::2], lines[1::2], strict=True):
