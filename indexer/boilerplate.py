@@ -42,6 +42,7 @@ __all__ = [
     "features",
     "fingerprint_excluding",
     "fingerprint_features",
+    "learn_rows",
     "shingle_sets",
 ]
 
@@ -152,22 +153,32 @@ class Learner:
 
     def __init__(self, config: BoilerplateConfig) -> None:
         self.config = config
+        self._pages: dict[str, int] = {}
         self._sim: dict[str, list[np.ndarray]] = {}
         self._min: dict[str, list[np.ndarray]] = {}
 
     def add(self, host: str, sim_unique: np.ndarray, min_unique: np.ndarray) -> None:
         """Record one page of ``host`` (its unique shingle hashes)."""
-        self._sim.setdefault(host, []).append(sim_unique)
-        self._min.setdefault(host, []).append(min_unique)
+        self.add_many(host, 1, sim_unique, min_unique)
+
+    def add_many(self, host: str, pages: int, sims: np.ndarray, mins: np.ndarray) -> None:
+        """Record ``pages`` pages of ``host``: their unique shingle hashes, concatenated."""
+        self._pages[host] = self._pages.get(host, 0) + pages
+        self._sim.setdefault(host, []).append(sims)
+        self._min.setdefault(host, []).append(mins)
 
     def pages(self, host: str) -> int:
-        return len(self._sim.get(host, ()))
+        return self._pages.get(host, 0)
 
-    def _frequent(self, arrays: list[np.ndarray]) -> np.ndarray:
+    def hosts(self) -> set[str]:
+        """Every host seen."""
+        return set(self._pages)
+
+    def _frequent(self, arrays: list[np.ndarray], pages: int) -> np.ndarray:
         if not arrays:
             return np.zeros(0, dtype=np.uint64)
         values, df = np.unique(np.concatenate(arrays), return_counts=True)
-        need = max(self.config.min_docs, int(np.floor(self.config.min_share * len(arrays))) + 1)
+        need = max(self.config.min_docs, int(np.floor(self.config.min_share * pages)) + 1)
         frequent = values[df >= need]
         if len(frequent) > self.config.max_hashes:
             frequent = frequent[np.argsort(-df[df >= need], kind="stable")][
@@ -179,14 +190,31 @@ class Learner:
     def models(self) -> dict[str, HostModel]:
         """A model per host with at least ``min_pages`` pages and some furniture."""
         out: dict[str, HostModel] = {}
-        for host, sims in self._sim.items():
-            if len(sims) < self.config.min_pages:
+        for host, pages in self._pages.items():
+            if pages < self.config.min_pages:
                 continue
-            sim = self._frequent(sims)
+            sim = self._frequent(self._sim[host], pages)
             if len(sim) == 0:
                 continue
-            out[host] = HostModel(host, len(sims), sim, self._frequent(self._min[host]))
+            out[host] = HostModel(host, pages, sim, self._frequent(self._min[host], pages))
         return out
+
+
+def learn_rows(
+    hosts: Sequence[str | None], f: Features
+) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
+    """What a batch teaches :meth:`Learner.add_many`: per host, its page count and the pages'
+    unique shingle hashes concatenated (SimHash family, MinHash family)."""
+    by_host: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    for host, (s, m) in zip(hosts, shingle_sets(f), strict=True):
+        if host:
+            sims, mins = by_host.setdefault(host, ([], []))
+            sims.append(s)
+            mins.append(m)
+    return [
+        (host, len(sims), np.concatenate(sims), np.concatenate(mins))
+        for host, (sims, mins) in by_host.items()
+    ]
 
 
 def _member(x: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

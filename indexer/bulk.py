@@ -13,22 +13,39 @@ backoff, whole requests refused with such a status too (the semantics of the off
 Connection failures are retried by the client and otherwise raised. Every item sent
 yields exactly one :class:`ItemResult`, in input order, so callers can keep
 ``read == indexed + rejected``.
+
+:func:`send_lines` is the batch form used by ``indexer ingest``: it takes ready NDJSON lines
+(action + ``_source``, built by the workers) in batches of parallel lists and yields one
+:class:`ChunkResult` per request, so the main process does no per-document work when a
+chunk is accepted whole (Elasticsearch's ``errors: false``).
 """
 
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Protocol
 
-import orjson
 from elasticsearch import ApiError, Elasticsearch
 from pydantic import BaseModel, Field
 
-__all__ = ["BulkConfig", "ItemResult", "Outgoing", "send"]
+from indexer.lines import LineBatch, action_line
+
+__all__ = [
+    "BulkConfig",
+    "ChunkResult",
+    "ItemResult",
+    "LineBatch",
+    "Outgoing",
+    "action_line",
+    "send",
+    "send_lines",
+]
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 _FILTER = "errors,items.*.status,items.*.error"
@@ -78,18 +95,30 @@ def _reason(info: dict[str, Any]) -> str:
 _Line = tuple[int, str, bytes]  # seq, id, action line + source line
 
 
-def _post(es: Elasticsearch, index: str, todo: list[_Line]) -> list[tuple[int, dict[str, Any]]]:
-    """One ``_bulk`` request: (status, item info) per line, in order."""
-    body = b"".join(line for _, _, line in todo)
+@dataclass(slots=True)
+class ChunkResult:
+    """What Elasticsearch said about one chunk: its documents, and those that failed."""
+
+    seqs: list[int]  # every document of the chunk, in input order
+    failed: list[ItemResult]  # the ones not indexed (empty when the chunk went in whole)
+
+
+_ALL_OK: list[tuple[int, dict[str, Any]]] = []  # _post's answer when every item went in
+
+
+def _post(es: Elasticsearch, index: str, body: bytes, n: int) -> list[tuple[int, dict[str, Any]]]:
+    """One ``_bulk`` request: (status, item info) per line, in order ([] when all went in)."""
     try:
         resp = es.bulk(index=index, body=body, filter_path=_FILTER)
     except ApiError as exc:  # the whole request refused: every item fails with its status
         info = {"error": str(exc)}
-        return [(int(exc.status_code or 0), info)] * len(todo)
+        return [(int(exc.status_code or 0), info)] * n
+    if resp.body.get("errors") is False and len(resp.body.get("items") or ()) == n:
+        return _ALL_OK
     items = resp.body.get("items") or []
-    if len(items) != len(todo):
-        info = {"error": f"bulk answer has {len(items)} items for {len(todo)} sent"}
-        return [(0, info)] * len(todo)
+    if len(items) != n:
+        info = {"error": f"bulk answer has {len(items)} items for {n} sent"}
+        return [(0, info)] * n
     out = []
     for item in items:
         info = next(iter(item.values()))
@@ -97,42 +126,97 @@ def _post(es: Elasticsearch, index: str, todo: list[_Line]) -> list[tuple[int, d
     return out
 
 
-def _send_chunk(
-    es: Elasticsearch, index: str, chunk: list[_Line], cfg: BulkConfig
-) -> list[ItemResult]:
-    """Send one chunk, retrying 429/5xx items with backoff; one result per line, in order."""
-    results: dict[int, ItemResult] = {}
-    todo = chunk
+def _send_chunk(es: Elasticsearch, index: str, batch: LineBatch, cfg: BulkConfig) -> ChunkResult:
+    """Send one chunk, retrying 429/5xx items with backoff; the items that failed for good."""
+    failed: list[ItemResult] = []
+    body, n = b"".join(batch.lines), len(batch)
+    todo: list[_Line] | None = None  # per-item lines, built only when some item did not go in
     for attempt in range(cfg.max_retries + 1):
         if attempt:
             time.sleep(min(cfg.max_backoff, cfg.initial_backoff * 2 ** (attempt - 1)))
+        answer = _post(es, index, body, n)
+        if answer is _ALL_OK:
+            break
+        if todo is None:
+            todo = list(zip(batch.seqs, batch.ids, batch.lines, strict=True))
         retry: list[_Line] = []
-        for line, (status, info) in zip(todo, _post(es, index, todo), strict=True):
+        for line, (status, info) in zip(todo, answer, strict=True):
             seq, doc_id, _ = line
             if "error" not in info and 200 <= status < 300:
-                results[seq] = ItemResult(seq, doc_id, True, status)
-            elif status in RETRY_STATUSES and attempt < cfg.max_retries:
+                continue
+            if status in RETRY_STATUSES and attempt < cfg.max_retries:
                 retry.append(line)
             else:
-                results[seq] = ItemResult(seq, doc_id, False, status, _reason(info))
+                failed.append(ItemResult(seq, doc_id, False, status, _reason(info)))
         if not retry:
             break
         todo = retry
-    return [results[seq] for seq, _, _ in chunk]
+        body, n = b"".join(line for _, _, line in todo), len(todo)
+    failed.sort(key=lambda r: r.seq)
+    return ChunkResult(batch.seqs, failed)
 
 
-def _chunks(docs: Iterable[Outgoing], size: int, max_bytes: int) -> Iterator[list[_Line]]:
-    chunk: list[_Line] = []
+def _line_chunks(batches: Iterable[LineBatch], size: int, max_bytes: int) -> Iterator[LineBatch]:
+    """Re-cut batches into chunks of at most ``size`` documents and ``max_bytes`` bytes."""
+    seqs: list[int] = []
+    ids: list[str] = []
+    lines: list[bytes] = []
     nbytes = 0
+    for batch in batches:
+        i, n = 0, len(batch)
+        while i < n:
+            # as many lines as fit (whole slices; a line alone may exceed max_bytes)
+            j = min(n, i + size - len(seqs))
+            sizes = list(accumulate(map(len, batch.lines[i:j]), initial=nbytes))
+            fit = bisect_right(sizes, max_bytes) - 1  # lines of [i, j) that fit
+            if fit == 0 and not seqs:
+                fit = 1
+            j = i + fit
+            seqs += batch.seqs[i:j]
+            ids += batch.ids[i:j]
+            lines += batch.lines[i:j]
+            nbytes = sizes[fit]
+            i = j
+            if len(seqs) >= size or i < n:
+                yield LineBatch(seqs, ids, lines)
+                seqs, ids, lines, nbytes = [], [], [], 0
+    if seqs:
+        yield LineBatch(seqs, ids, lines)
+
+
+def _as_batches(docs: Iterable[Outgoing], size: int) -> Iterator[LineBatch]:
+    batch = LineBatch([], [], [])
     for doc in docs:
-        line = b'{"index":{"_id":' + orjson.dumps(doc.id) + b"}}\n" + doc.body + b"\n"
-        if chunk and (len(chunk) >= size or nbytes + len(line) > max_bytes):
-            yield chunk
-            chunk, nbytes = [], 0
-        chunk.append((doc.seq, doc.id, line))
-        nbytes += len(line)
-    if chunk:
-        yield chunk
+        batch.seqs.append(doc.seq)
+        batch.ids.append(doc.id)
+        batch.lines.append(action_line(doc.id, doc.body))
+        if len(batch) >= size:
+            yield batch
+            batch = LineBatch([], [], [])
+    if len(batch):
+        yield batch
+
+
+def send_lines(
+    es: Elasticsearch, index: str, batches: Iterable[LineBatch], config: BulkConfig | None = None
+) -> Iterator[ChunkResult]:
+    """Index ready NDJSON lines, re-cut into chunks; one :class:`ChunkResult` per chunk, in order.
+
+    Op ``index``: stable ids overwrite, never duplicate.
+    """
+    cfg = config or BulkConfig()
+    window: deque[Future[ChunkResult]] = deque()
+    with ThreadPoolExecutor(cfg.concurrency, thread_name_prefix="bulk") as pool:
+        try:
+            for chunk in _line_chunks(batches, cfg.chunk_size, cfg.max_chunk_bytes):
+                window.append(pool.submit(_send_chunk, es, index, chunk, cfg))
+                while len(window) >= cfg.concurrency or (window and window[0].done()):
+                    yield window.popleft().result()
+            while window:
+                yield window.popleft().result()
+        finally:
+            for f in window:
+                f.cancel()
 
 
 def send(
@@ -140,15 +224,15 @@ def send(
 ) -> Iterator[ItemResult]:
     """Index ``docs`` (op ``index``: stable ids overwrite, never duplicate); one result each."""
     cfg = config or BulkConfig()
-    window: deque[Future[list[ItemResult]]] = deque()
-    with ThreadPoolExecutor(cfg.concurrency, thread_name_prefix="bulk") as pool:
-        try:
-            for chunk in _chunks(docs, cfg.chunk_size, cfg.max_chunk_bytes):
-                window.append(pool.submit(_send_chunk, es, index, chunk, cfg))
-                while len(window) >= cfg.concurrency or (window and window[0].done()):
-                    yield from window.popleft().result()
-            while window:
-                yield from window.popleft().result()
-        finally:
-            for f in window:
-                f.cancel()
+    ids: dict[int, str] = {}
+
+    def tracked() -> Iterator[LineBatch]:
+        for batch in _as_batches(docs, cfg.chunk_size):
+            ids.update(zip(batch.seqs, batch.ids, strict=True))
+            yield batch
+
+    for chunk in send_lines(es, index, tracked(), cfg):
+        failed = {r.seq: r for r in chunk.failed}
+        for seq in chunk.seqs:
+            doc_id = ids.pop(seq)
+            yield failed.get(seq) or ItemResult(seq, doc_id, True, 200)

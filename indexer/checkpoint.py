@@ -58,6 +58,17 @@ class SeqWatermark:
         self.value = start
         self._ahead: set[int] = set()
 
+    def settle_many(self, seqs: list[int]) -> None:
+        """:meth:`settle` each of ``seqs`` (ascending); a run from the watermark in one step."""
+        if seqs and seqs[0] == self.value and seqs[-1] - seqs[0] == len(seqs) - 1:
+            self.value = seqs[-1] + 1
+            while self.value in self._ahead:
+                self._ahead.remove(self.value)
+                self.value += 1
+            return
+        for seq in seqs:
+            self.settle(seq)
+
     def settle(self, seq: int) -> None:
         if seq != self.value:
             self._ahead.add(seq)

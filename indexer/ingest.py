@@ -9,38 +9,43 @@ worker are in flight, so memory stays bounded whatever the input size.
 
 from __future__ import annotations
 
-import itertools
+import contextlib
 import multiprocessing as mp
 import os
 import pickle
+import queue
 import shutil
 import tempfile
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from multiprocessing.pool import AsyncResult
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from elasticsearch import Elasticsearch
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.boilerplate import BoilerplateConfig, HostModel, Learner, merge_models
 from indexer.boilerplate_store import DEFAULT_STORE, load_models, save_models
-from indexer.bulk import BulkConfig, send
+from indexer.bulk import BulkConfig, send_lines
 from indexer.checkpoint import Checkpoint, SeqWatermark
+from indexer.lines import LineBatch
 from indexer.mapping import ensure_index
 from indexer.prepare import (
     Featured,
     PrepareConfig,
-    Ready,
+    Prepared,
     finish_batch,
+    pack,
     prepare_batch,
     sample_batch,
 )
 from indexer.rejects import Reject, RejectsFile
-from indexer.sources import RawItem, describe_inputs, read_items
+from indexer.sources import RawBatch, RawItem, Row, describe_inputs, read_rows, take
 
 __all__ = ["DEFAULT_BOILERPLATE_SAMPLE", "IngestOptions", "Summary", "ingest"]
 
@@ -92,11 +97,13 @@ class Summary(BaseModel):
 _config: PrepareConfig | None = None
 _models: Mapping[str, HostModel] = {}
 _models_ref: str | None = None  # the models file loaded into ``_models`` (None: no models)
+_held: dict[int, Featured] = {}  # learning-sample batches featurised here, awaiting the models
 
 
 def _init_worker(config: PrepareConfig, models: Mapping[str, HostModel]) -> None:
     global _config, _models, _models_ref
     _config, _models, _models_ref = config, models, None
+    _held.clear()
 
 
 def _use_models(ref: str | None) -> None:
@@ -108,52 +115,128 @@ def _use_models(ref: str | None) -> None:
         _models_ref = ref
 
 
-def _work_prepare(items: list[RawItem], ref: str | None = None) -> list[Ready | Reject]:
+def _work_prepare(batch: RawBatch, ref: str | None = None) -> Prepared:
     assert _config is not None
     if ref is not None:
         _use_models(ref)
-    return prepare_batch(items, _config, _models)
+    return pack(prepare_batch(batch.items(), _config, _models))
 
 
-def _work_sample(items: list[RawItem], start: int) -> tuple[list[tuple[str, Any, Any]], Featured]:
+def _work_sample(
+    batch: RawBatch, start: int, key: int
+) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
+    """Featurise a batch of the learning sample, keep it here (under ``key``) for
+    :func:`_work_finish`, and return what it teaches the learner (per host, aggregated)."""
     assert _config is not None
-    return sample_batch(items, _config, start)
+    learn, featured = sample_batch(batch.items(), _config, start)
+    if featured.out:
+        _held[key] = featured
+    by_host: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    for host, sim, mh in learn:
+        sims, mhs = by_host.setdefault(host, ([], []))
+        sims.append(sim)
+        mhs.append(mh)
+    return [
+        (host, len(sims), np.concatenate(sims), np.concatenate(mhs))
+        for host, (sims, mhs) in by_host.items()
+    ]
 
 
-def _work_finish(batch: Featured, ref: str | None = None) -> list[Ready | Reject]:
+def _work_finish(key: int, ref: str | None = None) -> Prepared:
     assert _config is not None
     if ref is not None:
         _use_models(ref)
-    return finish_batch(batch, _config, _models)
+    return pack(finish_batch(_held.pop(key), _config, _models))
+
+
+def _serve(conn: Connection, config: PrepareConfig) -> None:
+    """A worker process: run each task received on ``conn`` and send back its result."""
+    _init_worker(config, {})
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        fn, args = task
+        try:
+            result: tuple[bool, Any] = (True, fn(*args))
+        except BaseException as exc:
+            result = (False, _WorkerError(f"{exc!r} in a worker:\n{traceback.format_exc()}"))
+        conn.send(result)
+
+
+class _WorkerError(RuntimeError):
+    """A task failed in a worker process (the message carries the worker's traceback)."""
+
+
+_Task = tuple[int | None, Callable[..., Any], tuple[Any, ...]]  # (worker or None, fn, args)
+
+
+def _failure(exc: BaseException) -> BaseException:
+    """The exception to raise in the main process: the worker's own when it pickles (with the
+    worker's traceback as its cause, as ``multiprocessing.Pool`` does), else a _WorkerError."""
+    text = traceback.format_exc()
+    try:
+        exc.__cause__ = _WorkerError(f"in a worker process:\n{text}")
+        pickle.dumps(exc)
+        return exc
+    except Exception:
+        return _WorkerError(f"{exc!r} in a worker process:\n{text}")
 
 
 class _Pool:
-    """A process pool (or, with 0 workers, the calling process) mapping tasks in order.
+    """Worker processes (or, with 0 workers, the calling process) running tasks in order.
 
-    One pool serves the learning sample and the ingestion: host models learnt meanwhile are
-    handed to the workers through a file (:meth:`set_models`), loaded once per worker.
+    Each worker has its own pipe; task ``i`` goes to worker ``i % workers`` unless the task
+    names its worker, and results are read back in task order, a few tasks per worker in
+    flight. No handler threads besides one that writes tasks to the pipes (so that a worker
+    busy with a task never blocks the main thread): ``multiprocessing.Pool``'s worker handler
+    polls the results pipe and spins while results wait to be read (~1 cpu-s per 100k
+    documents here). One pool serves the learning sample and the ingestion: host models
+    learnt meanwhile reach the workers through a file (:meth:`set_models`), loaded once per
+    worker.
     """
 
     def __init__(self, workers: int, config: PrepareConfig) -> None:
         self.workers = workers
         self.ref: str | None = None
         self._dir: str | None = None
-        if workers:
-            methods = mp.get_all_start_methods()
-            # fork is the cheapest start (every module already imported) and safe while this
-            # process has a single thread; otherwise forkserver (or spawn).
-            method = (
-                "fork"
-                if "fork" in methods and threading.active_count() == 1
-                else "forkserver"
-                if "forkserver" in methods
-                else "spawn"
-            )
-            self.pool = mp.get_context(method).Pool(
-                workers, initializer=_init_worker, initargs=(config, {})
-            )
-        else:
+        self._next = 0
+        self._conns: list[Connection] = []
+        self._procs: list[Any] = []
+        if not workers:
             _init_worker(config, {})
+            return
+        methods = mp.get_all_start_methods()
+        # fork is the cheapest start (every module already imported) and safe while this
+        # process has a single thread; otherwise forkserver (or spawn).
+        method = (
+            "fork"
+            if "fork" in methods and threading.active_count() == 1
+            else "forkserver"
+            if "forkserver" in methods
+            else "spawn"
+        )
+        ctx = mp.get_context(method)
+        for _ in range(workers):
+            mine, theirs = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(theirs, config), daemon=True)
+            proc.start()
+            theirs.close()
+            self._conns.append(mine)
+            self._procs.append(proc)
+        self._outbox: queue.SimpleQueue[tuple[int, Any] | None] = queue.SimpleQueue()
+        self._sender = threading.Thread(target=self._send_tasks, name="tasks", daemon=True)
+        self._sender.start()
+
+    def _send_tasks(self) -> None:
+        while (msg := self._outbox.get()) is not None:
+            worker, task = msg
+            # a dead worker or a closed pool: the reading side (``_recv``) reports it
+            with contextlib.suppress(OSError, ValueError):
+                self._conns[worker].send(task)
 
     def set_models(self, models: Mapping[str, HostModel]) -> None:
         if not self.workers:
@@ -169,62 +252,119 @@ class _Pool:
             pickle.dump(dict(models), f, protocol=pickle.HIGHEST_PROTOCOL)
         self.ref = path
 
-    def imap(self, tasks: Iterator[tuple[Callable[..., Any], tuple[Any, ...]]]) -> Iterator[Any]:
-        """Results of ``fn(*args)`` for each task, in order, a few tasks per worker in flight."""
+    def _recv(self, worker: int) -> Any:
+        try:
+            ok, value = self._conns[worker].recv()
+        except (EOFError, OSError) as exc:
+            code = self._procs[worker].exitcode
+            raise _WorkerError(f"worker process {worker} died (exit code {code})") from exc
+        if not ok:
+            raise value
+        return value
+
+    def imap(self, tasks: Iterator[_Task]) -> Iterator[Any]:
+        """Results of ``fn(*args)`` for each ``(worker, fn, args)``, in order.
+
+        ``worker`` None: the next worker in turn; else that worker (index modulo workers).
+        """
         if not self.workers:
-            for fn, args in tasks:
+            for _, fn, args in tasks:
                 yield fn(*args)
             return
-        window: deque[AsyncResult[Any]] = deque()
-        for fn, args in tasks:
-            window.append(self.pool.apply_async(fn, args))
+        window: deque[int] = deque()
+        for worker, fn, args in tasks:
+            if worker is None:
+                worker = self._next
+                self._next = (self._next + 1) % self.workers
+            worker %= self.workers
+            self._outbox.put((worker, (fn, args)))
+            window.append(worker)
             if len(window) >= 3 * self.workers:
-                yield window.popleft().get()
+                yield self._recv(window.popleft())
         while window:
-            yield window.popleft().get()
+            yield self._recv(window.popleft())
 
     def close(self) -> None:
         if self.workers:
-            self.pool.terminate()
-            self.pool.join()
+            self._outbox.put(None)
+            for proc in self._procs:
+                proc.terminate()
+            for proc in self._procs:
+                proc.join()
+            for conn in self._conns:
+                conn.close()
+            self._sender.join(timeout=5)
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
-
-
-def _batches(items: Iterator[RawItem], size: int) -> Iterator[list[RawItem]]:
-    while batch := list(itertools.islice(items, size)):
-        yield batch
 
 
 def _learn(
     es: Elasticsearch,
     opts: IngestOptions,
     pool: _Pool,
-    items: Iterator[RawItem],
+    rows: Iterator[Row],
     start: int,
-) -> tuple[dict[str, HostModel], list[Featured]]:
+) -> tuple[dict[str, HostModel], list[tuple[int, int]], list[RawBatch]]:
     """The learning sample (the first ``boilerplate_sample`` items), parsed and featurised once.
 
     Returns the per-host models (learnt from the sample, merged over stored ones for hosts
-    seen without enough pages, and saved) and the sample's batches at or after ``start``,
-    featurised and waiting for those models (:func:`finish_batch`).
+    seen without enough pages, and saved), the sample's batches held by the workers
+    (worker, key) featurised and waiting for those models (:func:`_work_finish`), and the
+    sample's raw batches at or after ``start`` (for the rejects of Elasticsearch).
     """
     learner = Learner(opts.boilerplate_config)
-    sample = itertools.islice(items, opts.boilerplate_sample)
-    pending: list[Featured] = []
-    tasks = ((_work_sample, (b, start)) for b in _batches(sample, opts.batch_size))
-    for learn, featured in pool.imap(tasks):
-        for host, sim, mh in learn:
-            learner.add(host, sim, mh)
-        if featured.out:
-            pending.append(featured)
+    held: list[tuple[int, int]] = []
+    raws: list[RawBatch] = []
+
+    def tasks() -> Iterator[_Task]:
+        left = opts.boilerplate_sample
+        while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
+            left -= len(batch)
+            key = len(held)
+            worker = key % max(pool.workers, 1)
+            if batch.seqs[-1] >= start:
+                held.append((worker, key))
+                raws.append(batch.since(start))
+            else:
+                held.append((-1, key))  # settled by the earlier run: learnt from only
+            yield worker, _work_sample, (batch, start, key)
+
+    for learnt in pool.imap(tasks()):
+        for host, pages, sims, mhs in learnt:
+            learner.add_many(host, pages, sims, mhs)
     learned = learner.models()
     version = opts.prepare.params.version
     if learned:
         save_models(es, opts.index, version, learned.values(), opts.boilerplate_store)
-    hosts = set(learner._sim) - set(learned)
+    hosts = learner.hosts() - set(learned)
     stored = load_models(es, opts.index, version, hosts, opts.boilerplate_store) if hosts else {}
-    return merge_models(stored.values(), learned.values()), pending
+    return (
+        merge_models(stored.values(), learned.values()),
+        [(w, k) for w, k in held if w >= 0],
+        raws,
+    )
+
+
+class _Inflight:
+    """The raw batches sent and not yet settled, to find a document refused by Elasticsearch."""
+
+    def __init__(self) -> None:
+        self._batches: deque[RawBatch] = deque()
+
+    def add(self, batch: RawBatch) -> None:
+        if len(batch):
+            self._batches.append(batch)
+
+    def drop_below(self, watermark: int) -> None:
+        while self._batches and self._batches[0].seqs[-1] < watermark:
+            self._batches.popleft()
+
+    def find(self, seq: int) -> RawItem | None:
+        for batch in self._batches:
+            item = batch.find(seq)
+            if item is not None:
+                return item
+        return None
 
 
 def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
@@ -238,18 +378,13 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
         state = Checkpoint(index=opts.index, inputs=specs)
     start = state.done
     ensure_index(es, opts.index, opts.prepare.params)
-    inflight: dict[int, RawItem] = {}
-
-    def fresh(items: Iterator[RawItem]) -> Iterator[RawItem]:
-        for item in items:
-            if item.seq >= start:
-                inflight[item.seq] = item
-            yield item
-
-    items = fresh(read_items(opts.inputs))
+    inflight = _Inflight()
+    rows = read_rows(opts.inputs)
     pool = _Pool(opts.workers, opts.prepare)
     try:
-        models, pending = _learn(es, opts, pool, items, start) if opts.boilerplate else ({}, [])
+        models, held, raws = (
+            _learn(es, opts, pool, rows, start) if opts.boilerplate else ({}, [], [])
+        )
     except BaseException:
         pool.close()
         raise
@@ -262,51 +397,44 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
 
     bar = tqdm(unit="doc", disable=not opts.progress, smoothing=0.1, dynamic_ncols=True)
 
-    def settle(seq: int) -> None:
-        inflight.pop(seq, None)
-        watermark.settle(seq)
+    def tasks() -> Iterator[_Task]:
+        for raw in raws:  # the learning sample: parsed and featurised already, in the workers
+            inflight.add(raw)
+        for worker, key in held:
+            yield worker, _work_finish, (key, pool.ref)
+        while (batch := take(rows, opts.batch_size)) is not None:
+            if batch.seqs[-1] < start:
+                continue
+            batch = batch.since(start)
+            inflight.add(batch)
+            yield None, _work_prepare, (batch, pool.ref)
 
-    def tasks() -> Iterator[tuple[Callable[..., Any], tuple[Any, ...]]]:
-        while pending:  # the learning sample: parsed and featurised already
-            yield _work_finish, (pending.pop(0), pool.ref)
-        rest = (item for item in items if item.seq >= start)
-        for batch in _batches(rest, opts.batch_size):
-            yield _work_prepare, (batch, pool.ref)
-
-    def readies() -> Iterator[Ready]:
-        for outcomes in pool.imap(tasks()):
-            summary.read += len(outcomes)
-            refused = 0
-            for out in outcomes:
-                if isinstance(out, Reject):
-                    rejects.write(out)
-                    refused += 1
-                    settle(out.seq)
-                else:
-                    yield out
-            if refused:
-                summary.rejected += refused
-                bar.update(refused)
+    def batches() -> Iterator[LineBatch]:
+        for prepared in pool.imap(tasks()):
+            summary.read += len(prepared.lines) + len(prepared.rejects)
+            for out in prepared.rejects:
+                rejects.write(out)
+                watermark.settle(out.seq)
+            if prepared.rejects:
+                summary.rejected += len(prepared.rejects)
+                bar.update(len(prepared.rejects))
+            yield prepared.lines
 
     last_save = time.monotonic()
-    shown = 0  # results not yet shown on the bar (updated per chunk, not per document)
     try:
-        for result in send(es, opts.index, readies(), opts.bulk):
-            if result.ok:
-                summary.indexed += 1
-            else:
-                item = inflight.get(result.seq)
+        for chunk in send_lines(es, opts.index, batches(), opts.bulk):
+            for result in chunk.failed:
+                item = inflight.find(result.seq)
                 reason = f"rejected by Elasticsearch ({result.status}): {result.error}"
                 data = item.data if item is not None else None
                 source, line = (item.source, item.line) if item is not None else ("?", None)
                 rejects.write(Reject.of(result.seq, source, line, reason, data, id=result.id))
-                summary.rejected += 1
-            settle(result.seq)
-            shown += 1
-            if shown >= 256:
-                bar.update(shown)
-                shown = 0
+            summary.rejected += len(chunk.failed)
+            summary.indexed += len(chunk.seqs) - len(chunk.failed)
+            watermark.settle_many(chunk.seqs)
+            bar.update(len(chunk.seqs))
             if time.monotonic() - last_save > 0.5:
+                inflight.drop_below(watermark.value)
                 rejects.flush()
                 state.done = watermark.value
                 state.save(opts.state_path)
@@ -314,7 +442,6 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
         state.done = watermark.value
         state.finished = True
     finally:
-        bar.update(shown)
         bar.close()
         pool.close()
         rejects.close()

@@ -28,6 +28,7 @@ from indexer.boilerplate import (
 )
 from indexer.documents import MAX_ID_BYTES, DocumentError, content_id, document_text, host_of
 from indexer.fingerprints import FingerprintParams
+from indexer.lines import LineBatch, action_line
 from indexer.mapping import FINGERPRINT_FIELD
 from indexer.rejects import Reject
 from indexer.sources import RawItem
@@ -36,9 +37,11 @@ __all__ = [
     "Featured",
     "Parsed",
     "PrepareConfig",
+    "Prepared",
     "Ready",
     "finish_batch",
     "learn_batch",
+    "pack",
     "parse",
     "prepare_batch",
     "sample_batch",
@@ -76,6 +79,33 @@ class Ready:
 
     def __reduce__(self) -> tuple[type[Ready], tuple[int, str, bytes, float]]:
         return Ready, (self.seq, self.id, self.body, self.removed)  # a tuple: cheap to pickle
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A batch's outcome as the main process wants it: NDJSON lines to send, and rejects."""
+
+    lines: LineBatch
+    rejects: list[Reject]
+
+    def __reduce__(self) -> tuple[type[Prepared], tuple[LineBatch, list[Reject]]]:
+        return Prepared, (self.lines, self.rejects)
+
+
+def pack(outcomes: Sequence[Ready | Reject]) -> Prepared:
+    """Outcomes in input order -> the bulk lines of the Ready ones, and the rejects."""
+    seqs: list[int] = []
+    ids: list[str] = []
+    lines: list[bytes] = []
+    rejects: list[Reject] = []
+    for out in outcomes:
+        if isinstance(out, Ready):
+            seqs.append(out.seq)
+            ids.append(out.id)
+            lines.append(action_line(out.id, out.body))
+        else:
+            rejects.append(out)
+    return Prepared(LineBatch(seqs, ids, lines), rejects)
 
 
 def _from_html(html: str) -> dict[str, Any]:

@@ -11,11 +11,21 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 from pydantic import BaseModel
 
-__all__ = ["HTML_SUFFIXES", "InputSpec", "RawItem", "describe_inputs", "read_items"]
+__all__ = [
+    "HTML_SUFFIXES",
+    "InputSpec",
+    "RawBatch",
+    "RawItem",
+    "describe_inputs",
+    "read_items",
+    "read_rows",
+    "take",
+]
 
 HTML_SUFFIXES = (".html", ".htm")
 
@@ -96,3 +106,80 @@ def read_items(paths: Sequence[str]) -> Iterator[RawItem]:
             for item in _lines(stream, os.fspath(path), seq):
                 seq = item.seq + 1
                 yield item
+
+
+Row = tuple[int, str, int | None, str, bytes]  # RawItem's fields, as a plain tuple
+
+
+def read_rows(paths: Sequence[str]) -> Iterator[Row]:
+    """:func:`read_items` as plain tuples (no object per document on the reading side)."""
+    seq = 0
+    for raw in paths:
+        if raw == "-":
+            stream, source = sys.stdin.buffer, "<stdin>"
+        else:
+            path = Path(raw)
+            if path.is_dir():
+                for f in _html_files(path):
+                    yield seq, os.fspath(f), None, "html", f.read_bytes()
+                    seq += 1
+                continue
+            stream, source = path.open("rb"), os.fspath(path)
+        try:
+            for number, line in enumerate(stream, start=1):
+                data = line.rstrip(b"\r\n")
+                if not data.strip():
+                    continue  # blank lines are not documents
+                yield seq, source, number, "jsonl", data
+                seq += 1
+        finally:
+            if raw != "-":
+                stream.close()
+
+
+@dataclass(slots=True)
+class RawBatch:
+    """Consecutive raw items as parallel lists: what the main process hands to a worker."""
+
+    seqs: list[int]
+    sources: list[str]
+    lines: list[int | None]
+    kinds: list[str]
+    datas: list[bytes]
+
+    def __reduce__(self) -> tuple[type[RawBatch], tuple[list, list, list, list, list]]:  # type: ignore[type-arg]
+        return RawBatch, (self.seqs, self.sources, self.lines, self.kinds, self.datas)
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def items(self) -> list[RawItem]:
+        return [
+            RawItem(*row)
+            for row in zip(self.seqs, self.sources, self.lines, self.kinds, self.datas, strict=True)
+        ]
+
+    def since(self, start: int) -> RawBatch:
+        """The items numbered ``start`` or more."""
+        if not self.seqs or self.seqs[0] >= start:
+            return self
+        i = next((i for i, s in enumerate(self.seqs) if s >= start), len(self.seqs))
+        return RawBatch(
+            self.seqs[i:], self.sources[i:], self.lines[i:], self.kinds[i:], self.datas[i:]
+        )
+
+    def find(self, seq: int) -> RawItem | None:
+        """The item numbered ``seq`` (numbers are consecutive within a batch)."""
+        if not self.seqs or not self.seqs[0] <= seq <= self.seqs[-1]:
+            return None
+        i = seq - self.seqs[0]
+        return RawItem(self.seqs[i], self.sources[i], self.lines[i], self.kinds[i], self.datas[i])
+
+
+def take(rows: Iterator[Row], n: int) -> RawBatch | None:
+    """The next ``n`` rows (fewer at the end) as a batch; None when there are none left."""
+    got = list(islice(rows, n))
+    if not got:
+        return None
+    seqs, sources, lines, kinds, datas = map(list, zip(*got, strict=True))
+    return RawBatch(seqs, sources, lines, kinds, datas)  # type: ignore[arg-type]
