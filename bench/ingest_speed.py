@@ -87,13 +87,13 @@ def plain(es: Elasticsearch, index: str, path: Path) -> float:
 
 def prefingerprinted(path: Path) -> list[object]:
     """Every document as ``indexer ingest`` would send it (fingerprinted; not timed)."""
-    from indexer.ingest import _batches
     from indexer.prepare import PrepareConfig, prepare_batch
-    from indexer.sources import read_items
+    from indexer.sources import read_rows, take
 
     out: list[object] = []
-    for batch in _batches(read_items([str(path)]), 256):
-        out.extend(prepare_batch(batch, PrepareConfig(), {}))
+    rows = read_rows([str(path)])
+    while (batch := take(rows, 256)) is not None:
+        out.extend(prepare_batch(batch.items(), PrepareConfig(), {}))
     return out
 
 

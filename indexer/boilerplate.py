@@ -217,14 +217,42 @@ def learn_rows(
     ]
 
 
+_FILTERS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # id -> (set, sorted, bits)
+
+
+def _filter_of(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A model's hashes sorted, and a table of their low bits (a one-hash Bloom filter).
+
+    Cached per array (models live as long as the run), so each batch pays only lookups.
+    """
+    hit = _FILTERS.get(id(hashes))
+    if hit is not None and hit[0] is hashes:
+        return hit[1], hit[2]
+    ordered = hashes
+    if len(ordered) > 1 and not bool(np.all(ordered[1:] >= ordered[:-1])):
+        ordered = np.sort(ordered)
+    # >= 8 slots per hash: about one shingle in eight of a non-member passes to the exact test
+    size = 1 << max(12, (8 * len(ordered)).bit_length())
+    bits = np.zeros(size, dtype=bool)
+    bits[(ordered & np.uint64(size - 1)).astype(np.intp)] = True
+    if len(_FILTERS) > 64:
+        _FILTERS.clear()
+    _FILTERS[id(hashes)] = (hashes, ordered, bits)
+    return ordered, bits
+
+
 def _member(x: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
-    """``np.isin(x, sorted_set)`` for a sorted array (models are stored sorted)."""
+    """``np.isin(x, sorted_set)``: low-bits table first, exact test for what passes it."""
+    out = np.zeros(len(x), dtype=bool)
     if len(sorted_set) == 0 or len(x) == 0:
-        return np.zeros(len(x), dtype=bool)
-    if len(sorted_set) > 1 and not bool(np.all(sorted_set[1:] >= sorted_set[:-1])):
-        sorted_set = np.sort(sorted_set)
-    pos = np.searchsorted(sorted_set, x)
-    return sorted_set[np.minimum(pos, len(sorted_set) - 1)] == x
+        return out
+    ordered, bits = _filter_of(sorted_set)
+    maybe = np.flatnonzero(bits[(x & np.uint64(len(bits) - 1)).astype(np.intp)])
+    if len(maybe):
+        sub = x[maybe]
+        pos = np.searchsorted(ordered, sub)
+        out[maybe] = ordered[np.minimum(pos, len(ordered) - 1)] == sub
+    return out
 
 
 def fingerprint_excluding(

@@ -132,24 +132,65 @@ class Segments:
         return np.where(n >= k, n - k + 1, np.minimum(n, 1))
 
 
+def _fmix64_(x: np.ndarray, tmp: np.ndarray) -> None:
+    """:func:`fmix64` in place (``tmp``: scratch of the same shape; no temporaries)."""
+    np.right_shift(x, _S33, out=tmp)
+    x ^= tmp
+    x *= _C1
+    np.right_shift(x, _S33, out=tmp)
+    x ^= tmp
+    x *= _C2
+    np.right_shift(x, _S33, out=tmp)
+    x ^= tmp
+
+
+def _chained(token_hashes: np.ndarray, starts: np.ndarray, spans: np.ndarray, k: int) -> np.ndarray:
+    """Shingle hash of the ``spans[i]`` (<= k) tokens from ``starts[i]``, for every i (gathers)."""
+    acc = token_hashes[starts]
+    last = max(len(token_hashes) - 1, 0)
+    for j in range(1, k):
+        nxt = token_hashes[np.minimum(starts + j, last)]
+        acc = np.where(j < spans, fmix64(acc * PHI + nxt), acc)
+    return acc
+
+
 def shingle_hashes(
     token_hashes: np.ndarray, seg: Segments, k: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Chain token hashes into k-shingle hashes for every document at once.
 
     Returns the concatenated shingle hashes and the number of shingles per document.
+    The full k-token chain is computed at every position of the concatenated tokens with
+    contiguous slices (in place, no gathers), then each document's positions are picked;
+    documents shorter than ``k`` (one shingle of all their tokens) are chained apart.
     """
     counts = seg.shingle_counts(k)
     if k == 1:
         return token_hashes, counts
     total = int(counts.sum())
+    n = len(token_hashes)
+    m = n - k + 1  # positions where a full window fits in the concatenation
+    out = np.empty(total, dtype=np.uint64)
+    if total == 0:
+        return out, counts
     cstarts = np.cumsum(counts) - counts
-    local = np.arange(total, dtype=np.int64) - np.repeat(cstarts, counts)
-    start = np.repeat(seg.starts, counts) + local
-    span = np.repeat(np.minimum(seg.lengths, k), counts)
-    acc = token_hashes[start]
-    last = max(len(token_hashes) - 1, 0)
-    for j in range(1, k):
-        nxt = token_hashes[np.minimum(start + j, last)]
-        acc = np.where(j < span, fmix64(acc * PHI + nxt), acc)
-    return acc, counts
+    full = seg.lengths >= k
+    if m > 0 and full.any():
+        acc = np.array(token_hashes[:m], dtype=np.uint64)
+        tmp = np.empty_like(acc)
+        for j in range(1, k):
+            acc *= PHI
+            acc += token_hashes[j : j + m]
+            _fmix64_(acc, tmp)
+        fcounts = np.where(full, counts, 0)
+        # output slot -> window position: document start + offset within the document
+        shift = np.repeat(seg.starts - cstarts, fcounts)
+        slots = np.flatnonzero(np.repeat(full, counts)) if not full.all() else None
+        if slots is None:
+            out[:] = acc[np.arange(total, dtype=np.int64) + shift]
+        else:
+            out[slots] = acc[slots + shift]
+    short = ~full & (seg.lengths > 0)
+    if short.any():  # fewer than k tokens: a single shingle of all of them
+        out[cstarts[short]] = _chained(token_hashes, seg.starts[short], seg.lengths[short], k)
+    return out, counts
