@@ -13,6 +13,12 @@ exponential back-off (``es_retry_backoff`` × 2^round × uniform(0.5, 1.5)). A t
 for an answer is never retried: it answers 504 within ``es_timeout``.
 
 Every request carries the proxy's request id as ``X-Opaque-Id`` (``collapse.logging``).
+
+The client is an ``httpx.AsyncClient`` whose transport is aiohttp's pooled connector
+(``httpx-aiohttp``): same httpx interface and errors, but the request goes out in one write and
+is parsed by aiohttp's C parser. Measured on the bench machine: 0.67 ms of client CPU per search
+round trip against 1.1 ms for httpx's default transport (docs/proxy.md). Cookies are neither
+stored nor sent: one client serves every user of the proxy.
 """
 
 from __future__ import annotations
@@ -22,9 +28,13 @@ import itertools
 import random
 import time
 from collections.abc import Mapping
-from urllib.parse import urlsplit, urlunsplit
+from http.cookiejar import CookieJar
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
+import aiohttp
 import httpx
+from httpx_aiohttp import AiohttpTransport
 
 from collapse.errors import BadRequest, UpstreamTimeout, UpstreamUnavailable
 from collapse.logging import current_request_id
@@ -53,9 +63,7 @@ def display_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:
         return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    host = parts.netloc.rsplit("@", 1)[-1]
     return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
@@ -79,21 +87,80 @@ def forwarded_response_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.lower() in FORWARDED_RESPONSE_HEADERS}
 
 
+class _NoCookies(CookieJar):
+    """A cookie jar that keeps nothing: a cookie of one user's answer must never reach another's
+    request through the shared client."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def add_cookie_header(self, request: Any) -> None:
+        return None
+
+
+def _never_sent(exc: httpx.TransportError) -> bool:
+    """True when the connection could not be opened, so that nothing reached Elasticsearch.
+
+    httpx-aiohttp maps every aiohttp connection error to ``ConnectTimeout``, including a
+    connection that broke after the request was written: the aiohttp cause tells them apart.
+    """
+    if isinstance(exc, httpx.ConnectError):
+        return True
+    if not isinstance(exc, httpx.ConnectTimeout):
+        return False
+    cause = exc.__cause__
+    if cause is None:
+        return True
+    return isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError)
+
+
+def _basic_auth(url: str) -> str | None:
+    """The ``Authorization`` header for the user and password of a node URL, if it has any."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return None
+    auth = httpx.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
+    return next(auth.auth_flow(httpx.Request("GET", display_url(url)))).headers["authorization"]
+
+
+def _session_factory(limits: httpx.Limits) -> Any:
+    """The aiohttp session under the httpx client (made inside the running event loop)."""
+
+    def make() -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(
+            limit=limits.max_connections or 0, keepalive_timeout=limits.keepalive_expiry or 5.0
+        )
+        session = aiohttp.ClientSession(connector=connector)
+        # aiohttp sends a PUT or DELETE again when a kept-alive connection drops; whether the
+        # write reached Elasticsearch is unknown then, so only ``Upstream.request`` decides
+        # (reads only). No public switch: pinned by tests/test_reliability.py.
+        session._retry_connection = False
+        return session
+
+    return make
+
+
 class Upstream:
     """A pooled async HTTP client over the Elasticsearch nodes of ``Settings.es_url``."""
 
     def __init__(self, settings: Settings) -> None:
         self.nodes = list(settings.es_url)
+        #: Credentials of a node URL travel as its Authorization header, never in the URL.
+        self._node_auth = {node: _basic_auth(node) for node in self.nodes}
+        self._node_base = {node: display_url(node) for node in self.nodes}
         self.retries = settings.es_retries
         self.retry_backoff = settings.es_retry_backoff
         self._next_node = itertools.cycle(range(len(self.nodes)))
+        limits = httpx.Limits(
+            max_connections=settings.es_max_connections,
+            max_keepalive_connections=settings.es_max_connections,
+        )
         self.client = httpx.AsyncClient(
+            transport=AiohttpTransport(limits=limits, client=_session_factory(limits)),
             timeout=httpx.Timeout(settings.es_timeout, connect=settings.es_connect_timeout),
-            limits=httpx.Limits(
-                max_connections=settings.es_max_connections,
-                max_keepalive_connections=settings.es_max_connections,
-            ),
+            limits=limits,
             headers={"accept-encoding": "identity"},
+            cookies=_NoCookies(),
         )
 
     async def aclose(self) -> None:
@@ -108,8 +175,12 @@ class Upstream:
         content: bytes | None,
         headers: httpx.Headers,
     ) -> httpx.Response:
+        auth = self._node_auth.get(node)
+        if auth is not None:
+            headers = httpx.Headers(headers)
+            headers["authorization"] = auth
         return await self.client.request(
-            method, node + path, params=params, content=content, headers=headers
+            method, self._node_base[node] + path, params=params, content=content, headers=headers
         )
 
     async def request(
@@ -145,7 +216,9 @@ class Upstream:
                     UPSTREAM_LATENCY.labels(endpoint=endpoint).observe(time.perf_counter() - began)
                     if isinstance(exc, httpx.ConnectTimeout):
                         last_error = exc
-                        continue
+                        if _never_sent(exc) or idempotent:
+                            continue
+                        break
                     UPSTREAM_REQUESTS.labels(endpoint=endpoint, status="timeout").inc()
                     raise UpstreamTimeout(
                         f"Elasticsearch at {display_url(node)} did not answer within the "
