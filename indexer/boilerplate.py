@@ -19,19 +19,17 @@ content; common wording on a host with few pages), so it is guarded:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerprint_arrays
-from indexer.fingerprints.features import Segments, shingle_hashes, token_hash_arrays
+from indexer.fingerprints.compute import tokenise
+from indexer.fingerprints.features import Segments, shingle_hashes
 from indexer.fingerprints.minhash import sketch_segments
 from indexer.fingerprints.simhash import simhash_segments
-from indexer.text import token_bytes
 
 __all__ = [
     "BoilerplateConfig",
@@ -96,19 +94,11 @@ class Features:
 
 def features(texts: Sequence[str], p: FingerprintParams) -> Features:
     """The :class:`Features` of ``texts``."""
-    tokens = [token_bytes(t) for t in texts]
-    seg = Segments(np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)))
-    sim_tok, min_tok = token_hash_arrays(list(chain.from_iterable(tokens)), (p.hash, "minhash"))
+    (sim_tok, min_tok), lengths, keys = tokenise(texts, (p.hash, "minhash"))
+    seg = Segments(lengths)
     sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
-    return Features(
-        sh,
-        scounts,
-        mh,
-        mcounts,
-        [hashlib.sha256(b" ".join(t)).hexdigest() for t in tokens],
-        seg.lengths,
-    )
+    return Features(sh, scounts, mh, mcounts, keys, seg.lengths)
 
 
 def _split(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:

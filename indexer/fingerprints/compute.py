@@ -10,41 +10,62 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from itertools import chain
 
 import numpy as np
 
-from indexer.fingerprints.features import Segments, shingle_hashes, token_hash_arrays
+from indexer.fingerprints.features import Segments, separated_token_hashes, shingle_hashes
 from indexer.fingerprints.minhash import sketch_segments, value_dtype
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord
 from indexer.fingerprints.simhash import simhash_segments
-from indexer.text import token_bytes
+from indexer.text import word_bytes
 
 __all__ = ["fingerprint", "fingerprint_arrays", "fingerprint_batch"]
 
 _DEFAULT = FingerprintParams()
-_CHUNK_TOKENS = 1 << 18  # bound the memory of one vectorised step (~ (2**18 x 64) bytes)
+_CHUNK_CHARS = 1 << 20  # bound the memory of one vectorised step (<= 2**19 tokens)
 _CHUNK_DOCS = 4096
 
 
-def _chunks(tokens: list[list[bytes]]) -> Iterator[tuple[int, int]]:
-    """Split document indices into ranges of bounded total token count."""
+def _chunks(texts: Sequence[str]) -> Iterator[tuple[int, int]]:
+    """Split document indices into ranges of bounded total size (text length bounds tokens)."""
     start, total = 0, 0
-    for i, toks in enumerate(tokens):
-        if i > start and (total + len(toks) > _CHUNK_TOKENS or i - start >= _CHUNK_DOCS):
+    for i, text in enumerate(texts):
+        if i > start and (total + len(text) > _CHUNK_CHARS or i - start >= _CHUNK_DOCS):
             yield start, i
             start, total = i, 0
-        total += len(toks)
-    if start < len(tokens):
-        yield start, len(tokens)
+        total += len(text)
+    if start < len(texts):
+        yield start, len(texts)
 
 
-def _arrays_for(tokens: list[list[bytes]], p: FingerprintParams) -> tuple[np.ndarray, np.ndarray]:
-    """SimHash (n,) and MinHash (n, size) for already tokenised documents."""
-    seg = Segments(np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)))
-    flat = list(chain.from_iterable(tokens))
-    sim_tok, min_tok = token_hash_arrays(flat, (p.hash, "minhash"))
+_SEP = b"\x00"  # never in a token (word_bytes turns it into a space): separates documents
+
+
+def tokenise(
+    texts: Sequence[str], names: Sequence[str]
+) -> tuple[list[np.ndarray], np.ndarray, list[str]]:
+    """Tokenise texts in one go: per hash name the token hashes of all of them (concatenated),
+    each text's token count, and each text's exact key (sha256 of its space-joined tokens).
+
+    One ``split`` and one ``join`` for the batch instead of one of each per text.
+    """
+    if not texts:
+        return [np.zeros(0, dtype=np.uint64) for _ in names], np.zeros(0, dtype=np.int64), []
+    tokens = b" \x00 ".join([word_bytes(t) for t in texts]).split()
+    hashes, lengths = separated_token_hashes(tokens, _SEP, names)
+    # the joined tokens of each text, between separators (strip: the spaces around them)
+    keys = [
+        hashlib.sha256(piece.strip(b" ")).hexdigest() for piece in b" ".join(tokens).split(_SEP)
+    ]
+    return hashes, lengths, keys
+
+
+def _arrays_for(
+    sim_tok: np.ndarray, min_tok: np.ndarray, lengths: np.ndarray, p: FingerprintParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """SimHash (n,) and MinHash (n, size) from the documents' concatenated token hashes."""
+    seg = Segments(lengths)
     sh, counts = shingle_hashes(sim_tok, seg, p.shingle)
     simhash = simhash_segments(sh, counts, presence=p.weights == "presence")
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
@@ -56,19 +77,22 @@ def fingerprint_arrays(
     texts: Sequence[str], params: FingerprintParams = _DEFAULT
 ) -> FingerprintArrays:
     """Fingerprint many texts into arrays (the fast form; ``present`` is all True)."""
-    tokens = [token_bytes(t) for t in texts]
-    keys = [hashlib.sha256(b" ".join(t)).hexdigest() for t in tokens]
-    n = len(tokens)
+    n = len(texts)
     simhash = np.zeros(n, dtype=np.uint64)
     sketch = np.zeros((n, params.minhash_size), dtype=value_dtype(params.minhash_bits))
-    for a, b in _chunks(tokens):
-        simhash[a:b], sketch[a:b] = _arrays_for(tokens[a:b], params)
+    keys: list[str] = []
+    token_count = np.zeros(n, dtype=np.int64)
+    for a, b in _chunks(texts):
+        (sim_tok, min_tok), lengths, chunk_keys = tokenise(texts[a:b], (params.hash, "minhash"))
+        simhash[a:b], sketch[a:b] = _arrays_for(sim_tok, min_tok, lengths, params)
+        keys += chunk_keys
+        token_count[a:b] = lengths
     return FingerprintArrays(
         params=params,
         simhash=simhash,
         minhash=sketch,
         exact_keys=keys,
-        token_count=np.fromiter(map(len, tokens), dtype=np.int64, count=n),
+        token_count=token_count,
         present=np.ones(n, dtype=bool),
     )
 

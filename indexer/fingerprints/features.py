@@ -27,6 +27,7 @@ __all__ = [
     "MINHASH_SEED",
     "Segments",
     "fmix64",
+    "separated_token_hashes",
     "shingle_hashes",
     "token_hash",
     "token_hash_arrays",
@@ -79,6 +80,7 @@ class _Vocabulary(dict[bytes, int]):
         super().__init__()
         self.tokens: list[bytes] = []
         self.tables: dict[str, np.ndarray] = {}
+        self.done: dict[str, int] = {}  # per hash name: ids hashed so far
 
     def __missing__(self, key: bytes) -> int:
         i = len(self.tokens)
@@ -90,18 +92,25 @@ class _Vocabulary(dict[bytes, int]):
         return np.fromiter(map(self.__getitem__, tokens), dtype=np.int64, count=len(tokens))
 
     def table(self, name: str) -> np.ndarray:
-        """Token hashes for every known id (computes the ones not yet hashed)."""
+        """Token hashes for every known id (computes the ones not yet hashed).
+
+        Kept in a buffer grown by doubling, so new tokens cost their hashes only (not a copy
+        of the whole table per batch).
+        """
+        n = len(self.tokens)
         have = self.tables.get(name)
-        done = 0 if have is None else len(have)
-        if done == len(self.tokens) and have is not None:
-            return have
+        done = self.done.get(name, 0)
+        if have is not None and done == n:
+            return have[:n]
+        if have is None or len(have) < n:
+            grown = np.empty(max(n, 2 * done, 1024), dtype=np.uint64)
+            if have is not None:
+                grown[:done] = have[:done]
+            have = self.tables[name] = grown
         fn = _TOKEN_HASHES[name]
-        new = np.fromiter(
-            map(fn, self.tokens[done:]), dtype=np.uint64, count=len(self.tokens) - done
-        )
-        table = new if have is None else np.concatenate([have, new])
-        self.tables[name] = table
-        return table
+        have[done:n] = np.fromiter(map(fn, self.tokens[done:n]), dtype=np.uint64, count=n - done)
+        self.done[name] = n
+        return have[:n]
 
 
 _vocab = _Vocabulary()
@@ -114,6 +123,24 @@ def token_hash_arrays(tokens: Sequence[bytes], names: Sequence[str]) -> list[np.
         _vocab = _Vocabulary()
     ids = _vocab.ids(tokens)
     return [_vocab.table(name)[ids] for name in names]
+
+
+def separated_token_hashes(
+    tokens: Sequence[bytes], sep: bytes, names: Sequence[str]
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """:func:`token_hash_arrays` of several documents' tokens separated by ``sep`` tokens.
+
+    Returns the hashes without the separators and each document's token count.
+    """
+    global _vocab
+    if len(_vocab) > _VOCAB_LIMIT:
+        _vocab = _Vocabulary()
+    ids = _vocab.ids(tokens)
+    is_sep = ids == _vocab[sep]
+    bounds = np.concatenate(([-1], np.flatnonzero(is_sep), [len(ids)]))
+    lengths = np.diff(bounds) - 1
+    ids = ids[~is_sep]
+    return [_vocab.table(name)[ids] for name in names], lengths
 
 
 class Segments:
