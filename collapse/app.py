@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,6 +27,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.upstream = Upstream(settings)
+        # Start-up objects (modules, routes, models) leave the cyclic collector's reach: its
+        # full passes then walk only what requests allocate, which shortens the pauses that
+        # land on a request's tail latency.
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:

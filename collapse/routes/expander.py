@@ -18,6 +18,7 @@ from fastapi import APIRouter, Request, Response
 from collapse import jsonio, probe
 from collapse.errors import NotFound
 from collapse.executor import Executor, SubSearch
+from collapse.filter_path import parse as parse_filter_path
 from collapse.fingerprints import FINGERPRINT_FIELD, block_terms, decode, fp_of
 from collapse.grouping import Thresholds, assign, matched_block
 from collapse.params import CollapseParams
@@ -45,6 +46,7 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     t = Thresholds(ctl.max_distance, ctl.min_similarity, settings.collapse_min_tokens)
     body = jsonio.parse_body(await request.body())
     query = dict(elasticsearch_params(request))
+    filter_path = parse_filter_path(query.pop("filter_path", None))
     size = _int(query.pop("size", body.pop("size", settings.collapse_expand_size)), "size")
     body.pop("from", None)
     query.pop("from", None)
@@ -72,7 +74,9 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     if me.params is None or not me.prints.present[0]:
         info.update(degraded=True, reason="the document has no fingerprint")
         empty = {"total": {"value": 0, "relation": "eq"}, "max_score": None, "hits": []}
-        return _answer(200, {"took": 0, "hits": empty, "collapse": info}, found.headers)
+        return _answer(
+            200, {"took": 0, "hits": empty, "collapse": info}, found.headers, filter_path
+        )
 
     candidates = dict(body)
     candidates["query"] = probe.candidates_query(
@@ -112,4 +116,4 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     info["took_ms"] = round((time.perf_counter() - started) * 1000, 3)
     info["degraded"] = False
     out["collapse"] = info
-    return _answer(200, out, answer.headers)
+    return _answer(200, out, answer.headers, filter_path)

@@ -9,6 +9,8 @@ from fastapi import APIRouter, Request, Response
 from collapse import jsonio
 from collapse.errors import BadRequest
 from collapse.executor import Executor
+from collapse.filter_path import FilterPath
+from collapse.filter_path import parse as parse_filter_path
 from collapse.params import CONTROL_NAMES, CollapseParams, collapse_disabled
 from collapse.pipeline import CollapsedSearch, run
 from collapse.routes.passthrough import elasticsearch_params, forward
@@ -29,7 +31,11 @@ def _controls(request: Request) -> CollapseParams | None:
     return ctl if ctl.enabled else None
 
 
-def _answer(status: int, body: dict[str, Any], upstream_headers: Any) -> Response:
+def _answer(
+    status: int, body: dict[str, Any], upstream_headers: Any, filter_path: FilterPath | None = None
+) -> Response:
+    if filter_path is not None:
+        body = filter_path.apply(body)
     headers = forwarded_response_headers(upstream_headers)
     headers.pop("content-length", None)
     headers.pop("Content-Length", None)
@@ -51,6 +57,8 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
     upstream: Upstream = request.app.state.upstream
     body = jsonio.parse_body(await request.body())
     query = dict(elasticsearch_params(request))
+    # Applied to the answer by the proxy: passed on, it would strip the fingerprints.
+    filter_path = parse_filter_path(query.pop("filter_path", None))
     search = CollapsedSearch(settings, ctl, index, body, query)
     executor = Executor(upstream, request.headers, list(query.items()), batch=False)
     await run([search], executor, settings.collapse_time_budget_ms)
@@ -63,7 +71,7 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
             headers=forwarded_response_headers(failed.headers),
         )
     assert search.first is not None
-    return _answer(status, out, search.first.headers)
+    return _answer(status, out, search.first.headers, filter_path)
 
 
 @router.api_route("/_search", methods=["GET", "POST"], summary="Search, collapsed")
@@ -94,7 +102,10 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
         if isinstance(target, list):
             target = ",".join(target)
         searches.append(CollapsedSearch(settings, ctl, target, body, {}, header))
-    executor = Executor(upstream, request.headers, elasticsearch_params(request), batch=True)
+    params = elasticsearch_params(request)
+    filter_path = parse_filter_path(next((v for k, v in params if k == "filter_path"), None))
+    params = [(k, v) for k, v in params if k != "filter_path"]
+    executor = Executor(upstream, request.headers, params, batch=True)
     await run(searches, executor, settings.collapse_time_budget_ms)
     responses = []
     took = 0
@@ -114,7 +125,7 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
     first = next((s.first for s in searches if s.first is not None), None)
     if first is not None:
         headers = forwarded_response_headers(first.headers) if first.headers else headers
-    return _answer(200, {"took": took, "responses": responses}, headers)
+    return _answer(200, {"took": took, "responses": responses}, headers, filter_path)
 
 
 @router.api_route("/_msearch", methods=["GET", "POST"], summary="Multi-search, each collapsed")
