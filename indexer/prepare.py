@@ -210,17 +210,35 @@ def prepare_batch(
             config.max_removed,
             config.min_remaining,
         )
-        out = _serialise(out, good, arrays.to_es_many(), removed.tolist())
+        out = _serialise(out, good, arrays.to_es_json_many(), removed.tolist())
     return out  # type: ignore[return-value]
 
 
+_FP_KEY = b',"' + FINGERPRINT_FIELD.encode("ascii") + b'":'
+
+
 def _serialise(
-    out: list[Any], good: list[Parsed], fps: list[Any], shares: list[float]
+    out: list[Any], good: list[Parsed], fps: list[bytes], shares: list[float]
 ) -> list[Ready | Reject]:
+    """Each good document's ``_source`` with ``collapse_fp`` (``fps``: its compact JSON).
+
+    The bytes are those of serialising the document with ``collapse_fp`` added as its last
+    key; the fingerprint's JSON is spliced in rather than re-serialised. Documents that carry
+    a ``collapse_fp`` of their own (replaced in place) or that orjson refuses take the dict
+    path.
+    """
     ready: dict[int, Ready] = {}
     for g, fp, share in zip(good, fps, shares, strict=True):
-        g.source[FINGERPRINT_FIELD] = fp
-        ready[g.seq] = Ready(g.seq, g.id, _dumps(g.source), share)
+        body = None
+        if FINGERPRINT_FIELD not in g.source:
+            try:
+                body = orjson.dumps(g.source)[:-1] + _FP_KEY + fp + b"}"
+            except (orjson.JSONEncodeError, TypeError):
+                body = None
+        if body is None:
+            g.source[FINGERPRINT_FIELD] = orjson.loads(fp)
+            body = _dumps(g.source)
+        ready[g.seq] = Ready(g.seq, g.id, body, share)
     return [ready[o.seq] if isinstance(o, Parsed) else o for o in out]
 
 
@@ -287,7 +305,7 @@ def finish_batch(
         config.max_removed,
         config.min_remaining,
     )
-    return _serialise(batch.out, batch.good, arrays.to_es_many(), removed.tolist())
+    return _serialise(batch.out, batch.good, arrays.to_es_json_many(), removed.tolist())
 
 
 def learn_batch(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from indexer.fingerprints.bits import to_signed, to_unsigned
@@ -200,8 +201,61 @@ class FingerprintArrays:
             out.append(doc)
         return out
 
+    def to_es_json_many(self) -> list[bytes]:
+        """``[orjson.dumps(d) for d in self.to_es_many()]`` (compact JSON, same bytes), built
+        without the dicts: the block fields of every document come from one table gather."""
+        p = self.params
+        n = len(self)
+        table = _block_json_table(p.blocks, p.block_bits)
+        if table is None or n == 0:
+            return [orjson.dumps(d) for d in self.to_es_many()]
+        blocks = split_many(self.simhash, p.blocks)  # (n, B), values < 2**block_bits
+        rows = table[np.arange(p.blocks) * (1 << p.block_bits) + blocks.astype(np.int64)]
+        packed = rows.reshape(n, -1).tobytes()  # each row: ',"block_0":"9d",...' (fixed width)
+        w = len(packed) // n
+        le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
+        raw = np.ascontiguousarray(self.minhash, dtype=le).tobytes()
+        width = len(raw) // n
+        b64 = base64.b64encode
+        head = b'{"version":' + orjson.dumps(p.version) + b',"simhash":%d%b,"minhash":"%b"'
+        tail = b',"exact_key":"%b","token_count":%d}'
+        fmt = head + tail
+        signed = self.simhash.view(np.int64).tolist()
+        counts = self.token_count.tolist()
+        keys = self.exact_keys
+        return [
+            fmt
+            % (
+                signed[i],
+                packed[i * w : (i + 1) * w],
+                b64(raw[i * width : (i + 1) * width]),
+                keys[i].encode("ascii"),
+                counts[i],
+            )
+            for i in range(n)
+        ]
+
 
 _HEX_TABLES: dict[int, list[str]] = {}
+_BLOCK_JSON: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _block_json_table(blocks: int, bits: int) -> np.ndarray | None:
+    """(blocks * 2**bits, width) uint8: row ``j * 2**bits + v`` is ``,"block_j":"<hex v>"``
+    padded to the same width per block (hex is zero-padded, so rows of one block are equal
+    in length; blocks differ only by the digits of ``j``). None when not table-sized."""
+    hexes = _hex_table(bits)
+    if hexes is None:
+        return None
+    key = (blocks, bits)
+    table = _BLOCK_JSON.get(key)
+    if table is None:
+        pieces = [f',"block_{j}":"{h}"'.encode("ascii") for j in range(blocks) for h in hexes]
+        if len({len(x) for x in pieces}) != 1:  # not one width (>= 10 blocks): no table
+            return None
+        table = np.frombuffer(b"".join(pieces), dtype=np.uint8).reshape(len(pieces), -1)
+        _BLOCK_JSON[key] = table
+    return table
 
 
 def _hex_table(bits: int) -> list[str] | None:
