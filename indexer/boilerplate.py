@@ -40,7 +40,6 @@ __all__ = [
     "features",
     "fingerprint_excluding",
     "fingerprint_features",
-    "learn_rows",
     "shingle_sets",
 ]
 
@@ -188,23 +187,6 @@ class Learner:
                 continue
             out[host] = HostModel(host, pages, sim, self._frequent(self._min[host], pages))
         return out
-
-
-def learn_rows(
-    hosts: Sequence[str | None], f: Features
-) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
-    """What a batch teaches :meth:`Learner.add_many`: per host, its page count and the pages'
-    unique shingle hashes concatenated (SimHash family, MinHash family)."""
-    by_host: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
-    for host, (s, m) in zip(hosts, shingle_sets(f), strict=True):
-        if host:
-            sims, mins = by_host.setdefault(host, ([], []))
-            sims.append(s)
-            mins.append(m)
-    return [
-        (host, len(sims), np.concatenate(sims), np.concatenate(mins))
-        for host, (sims, mins) in by_host.items()
-    ]
 
 
 _FILTERS: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # id -> (set, sorted, bits)

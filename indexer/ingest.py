@@ -162,8 +162,8 @@ def _serve(conn: Connection, config: PrepareConfig) -> None:
         fn, args = task
         try:
             result: tuple[bool, Any] = (True, fn(*args))
-        except BaseException as exc:
-            result = (False, _WorkerError(f"{exc!r} in a worker:\n{traceback.format_exc()}"))
+        except BaseException as exc:  # handed to the main process and raised there
+            result = (False, _failure(exc))
         conn.send(result)
 
 
@@ -175,12 +175,12 @@ _Task = tuple[int | None, Callable[..., Any], tuple[Any, ...]]  # (worker or Non
 
 
 def _failure(exc: BaseException) -> BaseException:
-    """The exception to raise in the main process: the worker's own when it pickles (with the
-    worker's traceback as its cause, as ``multiprocessing.Pool`` does), else a _WorkerError."""
+    """The exception to raise in the main process: the worker's own when it pickles (the
+    worker's traceback added as a note), else a _WorkerError carrying both as text."""
     text = traceback.format_exc()
     try:
-        exc.__cause__ = _WorkerError(f"in a worker process:\n{text}")
-        pickle.dumps(exc)
+        exc.add_note(f"raised in a worker process:\n{text}")
+        pickle.loads(pickle.dumps(exc))
         return exc
     except Exception:
         return _WorkerError(f"{exc!r} in a worker process:\n{text}")
