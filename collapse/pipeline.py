@@ -317,7 +317,9 @@ class CollapsedSearch:
         self.min_blocks = probe.min_shared_blocks(
             self.decoded.blocks, self.t.max_distance, self.settings.collapse_probe_min_blocks
         )
-        body = probe.probe_body(self.body, terms, keys, seen, size, self.min_blocks)
+        body = probe.probe_body(
+            self.body, terms, keys, seen, size, self.min_blocks, self.settings.collapse_probe_order
+        )
         return [self._internal(body)]
 
     def accept_probes(self, results: list[SubResult]) -> None:
@@ -372,7 +374,10 @@ class CollapsedSearch:
         entry: dict[str, Any] = {
             "_id": hit.get("_id"),
             "_index": hit.get("_index"),
-            "_score": hit.get("_score"),
+            # A candidate of the block-ranked probe was scored by shared blocks, not the query.
+            "_score": None
+            if found == "probe" and self.settings.collapse_probe_order == "blocks"
+            else hit.get("_score"),
             "hamming": ham,
             "similarity": round(sim, 4),
         }

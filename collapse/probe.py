@@ -108,6 +108,44 @@ def candidates_query(
     return {"bool": {"must": [user_query(body)], "filter": filters}}
 
 
+def shared_blocks_query(
+    body: dict[str, Any],
+    rep_terms: list[list[tuple[str, str]]],
+    exact_keys: list[str],
+    min_blocks: int = 1,
+) -> dict[str, Any]:
+    """The user's query (and ``post_filter``) as a filter, candidates scored by how many of
+    their SimHash blocks some representative has at the same position (an equal exact key
+    scores as all of them): the best-scored are the likeliest copies.
+
+    A document has one value per block field, so its score is the number of its blocks found
+    among the representatives' (one constant-score ``terms`` per field); ``min_blocks`` is then
+    a plain ``minimum_should_match`` — a superset of "shares ``min_blocks`` with one
+    representative", so nothing the per-representative form finds is lost.
+    """
+    by_field: dict[str, set[str]] = defaultdict(set)
+    for terms in rep_terms:
+        for name, value in terms:
+            by_field[name].add(value)
+    blocks: list[dict[str, Any]] = [
+        {"constant_score": {"filter": {"terms": {name: sorted(values)}}, "boost": 1.0}}
+        for name, values in sorted(by_field.items())
+    ]
+    should: list[dict[str, Any]] = []
+    if blocks:
+        msm = max(1, min(min_blocks, len(blocks)))
+        should.append({"bool": {"should": blocks, "minimum_should_match": msm}})
+    keys = sorted({k for k in exact_keys if k})
+    if keys:
+        clause = {"terms": {f"{FINGERPRINT_FIELD}.exact_key": keys}}
+        should.append({"constant_score": {"filter": clause, "boost": float(max(len(blocks), 1))}})
+    filters: list[dict[str, Any]] = [user_query(body)]
+    post_filter = body.get("post_filter")
+    if isinstance(post_filter, dict) and post_filter:
+        filters.append(post_filter)
+    return {"bool": {"filter": filters, "should": should, "minimum_should_match": 1}}
+
+
 def probe_body(
     body: dict[str, Any],
     rep_terms: list[list[tuple[str, str]]],
@@ -115,9 +153,17 @@ def probe_body(
     seen: list[DocKey],
     size: int,
     min_blocks: int = 1,
+    order: str = "query",
 ) -> dict[str, Any]:
-    """The probe search of one page: candidates of all its representatives."""
-    query = candidates_query(body, rep_terms, exact_keys, min_blocks)
+    """The probe search of one page: candidates of all its representatives.
+
+    ``order``: ``blocks`` fetches the candidates sharing most blocks first (see
+    :func:`shared_blocks_query`); ``query`` the best ranked under the user's query or sort.
+    """
+    if order == "blocks":
+        query = shared_blocks_query(body, rep_terms, exact_keys, min_blocks)
+    else:
+        query = candidates_query(body, rep_terms, exact_keys, min_blocks)
     if seen:
         query["bool"]["must_not"] = exclude_seen(seen)
     out: dict[str, Any] = {
@@ -126,7 +172,7 @@ def probe_body(
         "_source": PROBE_SOURCE,
         "track_total_hits": size + 1,  # enough to tell whether every candidate was fetched
     }
-    if "sort" in body:
+    if order != "blocks" and "sort" in body:
         out["sort"] = body["sort"]
         out["track_scores"] = True
     return out

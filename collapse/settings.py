@@ -7,7 +7,7 @@ Every setting has an environment variable of the same name in upper case (``ES_U
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -92,6 +92,13 @@ class Settings(BaseSettings):
     collapse_members: int = Field(5, ge=0, le=1000, description="Members listed per group.")
     collapse_probe_size: int = Field(
         30, ge=0, le=10_000, description="Candidates fetched per page beyond the window."
+    )
+    collapse_probe_order: Literal["query", "blocks"] = Field(
+        "query",
+        description="Which probe candidates are fetched first: the best ranked under the "
+        "user's query or sort ('query'), or those sharing the most SimHash blocks with a "
+        "representative ('blocks': the query only filters; measured 1 ms faster at p50 and "
+        "4% fewer copies found, docs/proxy.md).",
     )
     collapse_probe_min_blocks: int = Field(
         1,

@@ -180,7 +180,11 @@ class Upstream:
             headers = httpx.Headers(headers)
             headers["authorization"] = auth
         return await self.client.request(
-            method, self._node_base[node] + path, params=params, content=content, headers=headers
+            method,
+            self._node_base[node] + path,
+            params=params or None,  # an empty list would still re-parse the URL
+            content=content,
+            headers=headers,
         )
 
     async def request(

@@ -96,6 +96,28 @@ def test_copies_beyond_the_window_are_counted(
     assert all(m["block"] is None or 0 <= m["block"] < 8 for m in beyond)
 
 
+def test_the_block_ranked_probe_counts_the_same_copies(
+    es: Elasticsearch, es_url: str, index_name: str
+) -> None:
+    """``collapse_probe_order=blocks``: the query only filters the probe, candidates come in
+    order of shared blocks; the copies beyond the window are all found, without a query score."""
+    from collapse.app import create_app
+    from tests.conftest import ServerThread
+
+    wire_story(es, index_name)
+    settings = Settings(es_url=[es_url], collapse_probe_order="blocks")
+    with ServerThread(create_app(settings)) as server:
+        out = search(
+            server.url, index_name, {**SORTED, "size": 3}, collapse_window=10, collapse_members=30
+        )
+    rep = out["hits"]["hits"][0]
+    assert rep["_id"] == "c0" and rep["_collapse"]["folded"] == 19
+    assert out["collapse"]["folded_relation"] == "eq"
+    by_id = {m["_id"]: m for m in rep["_collapse"]["members"]}
+    assert sorted(by_id) == sorted(f"c{i}" for i in range(1, 20))
+    assert all(by_id[f"c{i}"]["_score"] is None for i in range(5, 20))  # found by the probe
+
+
 def _without_took(raw: bytes) -> bytes:
     return re.sub(rb'"took":\d+', b'"took":0', raw, count=1)
 
