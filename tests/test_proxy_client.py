@@ -49,7 +49,7 @@ def test_info_is_elasticsearchs_own_answer(es_url: str, proxy_url: str) -> None:
 
 
 def test_expander_lists_the_near_duplicates_ranked(
-    es: Elasticsearch, index_name: str, proxy_url: str
+    es: Elasticsearch, es_url: str, index_name: str, proxy_url: str
 ) -> None:
     wire_story(es, index_name)
     answer = httpx.post(
@@ -67,6 +67,32 @@ def test_expander_lists_the_near_duplicates_ranked(
         f"{proxy_url}/{index_name}/_collapse/c0", params={"collapse_max_distance": "3"}
     ).json()
     assert narrow["hits"]["total"]["value"] < 19
+    pages = [
+        httpx.post(
+            f"{proxy_url}/{index_name}/_collapse/c0",
+            json={"query": SORTED["query"], "sort": SORTED["sort"], "from": start, "size": 7},
+        ).json()
+        for start in (0, 7, 14)
+    ]
+    assert [h["_id"] for p in pages for h in p["hits"]["hits"]] == [f"c{i}" for i in range(1, 20)]
+    assert all(p["hits"]["total"] == {"value": 19, "relation": "eq"} for p in pages)
+    # Rounds of candidates (1, 1, 2, 4, ... here): read until the page is full or they end.
+    from collapse.app import create_app
+    from collapse.settings import Settings
+    from tests.conftest import ServerThread
+
+    with ServerThread(create_app(Settings(es_url=[es_url], collapse_expand_size=1))) as server:
+        url = f"{server.url}/{index_name}/_collapse/c0"
+        sorted_query = {"query": SORTED["query"], "sort": SORTED["sort"]}
+        deep = httpx.post(url, json={**sorted_query, "from": 15, "size": 4}).json()
+        none = httpx.post(
+            url, json={**sorted_query, "size": 1}, params={"collapse_max_distance": "0"}
+        ).json()
+    assert [h["_id"] for h in deep["hits"]["hits"]] == ["c16", "c17", "c18", "c19"]
+    assert none["hits"]["hits"] == [] and none["hits"]["total"] == {"value": 0, "relation": "eq"}
+    assert none["collapse"]["candidates"] == 19  # every candidate read, a round at a time
+    bad = httpx.get(f"{proxy_url}/{index_name}/_collapse/c0", params={"from": "-1"})
+    assert bad.status_code == 400
     missing = httpx.get(f"{proxy_url}/{index_name}/_collapse/nope")
     assert missing.status_code == 404
     assert missing.json()["error"]["type"] == "resource_not_found_exception"

@@ -6,6 +6,9 @@ query AND a shared block or exact key, as in ``collapse.probe``), verified by th
 against the document. Copies further than B−1 bits apart are found only when they share a
 block (approximate beyond 7 bits with eight 8-bit blocks). ``hits.total`` counts the verified
 near-duplicates among the candidates fetched: ``eq`` when every candidate was fetched.
+``from``/``size`` page the verified copies (default size ``collapse_expand_size``); when a page
+needs more candidates than the first search brought, further ones are read (each round as
+large as all before it, at most 10,000 candidates).
 """
 
 from __future__ import annotations
@@ -16,20 +19,51 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from collapse import jsonio, probe
-from collapse.errors import NotFound
+from collapse.errors import BadRequest, NotFound
 from collapse.executor import Executor, SubSearch
 from collapse.filter_path import parse as parse_filter_path
-from collapse.fingerprints import FINGERPRINT_FIELD, block_terms, decode, fp_of
+from collapse.fingerprints import FINGERPRINT_FIELD, Decoded, block_terms, decode, fp_of
 from collapse.grouping import Thresholds, assign, matched_block
 from collapse.params import CollapseParams
 from collapse.pipeline import _int, total_of
 from collapse.routes.passthrough import elasticsearch_params
 from collapse.routes.search import _answer
 from collapse.settings import Settings
-from collapse.source import plan
+from collapse.source import SourcePlan, plan
 from collapse.upstream import Upstream, forwarded_response_headers
 
 router = APIRouter(tags=["search"])
+
+
+#: Most candidates one expander call reads (Elasticsearch's default ``max_result_window``).
+_MAX_CANDIDATES = 10_000
+
+
+def _verified(
+    hits: list[dict[str, Any]],
+    me: Decoded,
+    t: Thresholds,
+    explain: bool,
+    min_tokens: int,
+    source: SourcePlan,
+) -> list[dict[str, Any]]:
+    """The candidates that verify against the document, each with its ``_collapse`` entry."""
+    assert me.params is not None
+    got = decode(hits, min_tokens, me.params.version)
+    best, ham, sim = assign(got.prints, me.prints, t)
+    kept = []
+    for i, hit in enumerate(hits):
+        if best[i] < 0:
+            continue
+        entry: dict[str, Any] = {"hamming": int(ham[i]), "similarity": round(float(sim[i]), 4)}
+        if explain:
+            entry["block"] = matched_block(
+                int(got.prints.simhash[i]), int(me.prints.simhash[0]), me.blocks
+            )
+        source.strip(hit)
+        hit["_collapse"] = entry
+        kept.append(hit)
+    return kept
 
 
 @router.api_route(
@@ -48,8 +82,9 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     query = dict(elasticsearch_params(request))
     filter_path = parse_filter_path(query.pop("filter_path", None))
     size = _int(query.pop("size", body.pop("size", settings.collapse_expand_size)), "size")
-    body.pop("from", None)
-    query.pop("from", None)
+    start = _int(query.pop("from", body.pop("from", 0)), "from")
+    if size < 0 or start < 0:
+        raise BadRequest("[from] and [size] must be non-negative")
     source = plan(body, query)
     executor = Executor(upstream, request.headers, [], batch=False)
 
@@ -84,36 +119,39 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     )
     candidates["query"]["bool"]["must_not"] = probe.exclude_seen([(doc["_index"], doc["_id"])])
     candidates.pop("post_filter", None)
-    candidates["size"] = size
     candidates["track_total_hits"] = True
     if source.send is not None:
         candidates["_source"] = source.send
-    (answer,) = await executor.run([SubSearch(index, candidates, {}, primary=False)])
-    if not answer.ok or answer.body is None:
-        return Response(
-            answer.raw, answer.status, headers=forwarded_response_headers(answer.headers)
-        )
-    hits = answer.body.get("hits", {}).get("hits", [])
-    got = decode(hits, settings.collapse_min_tokens, me.params.version)
-    best, ham, sim = assign(got.prints, me.prints, t)
-    kept = []
-    for i, hit in enumerate(hits):
-        if best[i] < 0:
-            continue
-        entry: dict[str, Any] = {"hamming": int(ham[i]), "similarity": round(float(sim[i]), 4)}
-        if ctl.explain:
-            entry["block"] = matched_block(
-                int(got.prints.simhash[i]), int(me.prints.simhash[0]), me.blocks
+    # Candidates come in rounds (from 0, each as large as what came before) until the page of
+    # verified copies [from, from + size) is full, the candidates end, or 10,000 were read.
+    kept: list[dict[str, Any]] = []
+    fetched = 0
+    step = max(start + size, settings.collapse_expand_size)
+    fetched_all = False
+    out: dict[str, Any] = {}
+    answer_headers: Any = found.headers
+    while True:
+        candidates["from"] = fetched
+        candidates["size"] = min(step, _MAX_CANDIDATES - fetched)
+        (answer,) = await executor.run([SubSearch(index, dict(candidates), {}, primary=False)])
+        if not answer.ok or answer.body is None:
+            return Response(
+                answer.raw, answer.status, headers=forwarded_response_headers(answer.headers)
             )
-        source.strip(hit)
-        hit["_collapse"] = entry
-        kept.append(hit)
-    fetched_all = total_of(answer.body)[0] is not None and total_of(answer.body)[0] <= len(hits)
-    out = answer.body
-    out["hits"]["hits"] = kept
+        hits = answer.body.get("hits", {}).get("hits", [])
+        fetched += len(hits)
+        kept += _verified(hits, me, t, ctl.explain, settings.collapse_min_tokens, source)
+        total = total_of(answer.body)[0]
+        fetched_all = total is not None and total <= fetched
+        if not out:
+            out, answer_headers = answer.body, answer.headers
+        if fetched_all or len(kept) >= start + size or fetched >= _MAX_CANDIDATES or not hits:
+            break
+        step = fetched
+    out["hits"]["hits"] = kept[start : start + size]
     out["hits"]["total"] = {"value": len(kept), "relation": "eq" if fetched_all else "gte"}
-    info["candidates"] = len(hits)
+    info["candidates"] = fetched
     info["took_ms"] = round((time.perf_counter() - started) * 1000, 3)
     info["degraded"] = False
     out["collapse"] = info
-    return _answer(200, out, answer.headers, filter_path)
+    return _answer(200, out, answer_headers, filter_path)
