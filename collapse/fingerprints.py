@@ -87,19 +87,20 @@ def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Deco
 def simhash_and_keys(hits: list[Hit]) -> tuple[np.ndarray, np.ndarray]:
     """SimHash (uint64) and exact-key codes of hits, read without decoding the MinHash: the
     cheap pre-filter before :func:`decode` (0 and -1 where a hit has none)."""
-    n = len(hits)
-    simhash = np.zeros(n, dtype=np.int64)
-    keys = np.full(n, -1, dtype=np.int64)
-    for i, hit in enumerate(hits):
+    simhash: list[int] = []
+    keys: list[int] = []
+    for hit in hits:
         fp = fp_of(hit)
-        if fp is None:
-            continue
-        try:
-            simhash[i] = int(fp["simhash"])
-        except (KeyError, TypeError, ValueError, OverflowError):
-            continue
-        keys[i] = key_code(fp.get("exact_key"))
-    return simhash.view(np.uint64), keys
+        value, code = 0, -1
+        if fp is not None:
+            try:
+                value = int(fp["simhash"])
+                code = key_code(fp.get("exact_key"))
+            except (KeyError, TypeError, ValueError):
+                value = 0
+        simhash.append(value if -(1 << 63) <= value < (1 << 63) else 0)
+        keys.append(code)
+    return np.array(simhash, dtype=np.int64).view(np.uint64), np.array(keys, dtype=np.int64)
 
 
 def block_terms(hit: Hit, blocks: int) -> list[tuple[str, str]]:

@@ -349,8 +349,11 @@ class CollapsedSearch:
             # chance).
             simhash, keys = simhash_and_keys(hits)
             near = popcount64(simhash[:, None] ^ rep_prints.simhash[None, :]) <= self.t.max_distance
-            maybe = near.any(axis=1) | np.isin(keys, rep_prints.key[rep_prints.key >= 0])
-            hits = [h for h, m in zip(hits, maybe.tolist(), strict=True) if m]
+            rep_keys = {k for k in rep_prints.key.tolist() if k >= 0}
+            maybe = near.any(axis=1).tolist()
+            hits = [
+                h for h, m, k in zip(hits, maybe, keys.tolist(), strict=True) if m or k in rep_keys
+            ]
         if hits:
             got = decode(hits, self.settings.collapse_min_tokens, version)
             best, ham, sim = assign(got.prints, rep_prints, self.t)
