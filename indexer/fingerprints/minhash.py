@@ -52,13 +52,16 @@ def sketch_segments(h: np.ndarray, counts: np.ndarray, size: int, bits: int) -> 
     keys = np.sort((group << np.uint64(_REM_BITS)) | rem)
     groups = keys >> np.uint64(_REM_BITS)
     # the first key of each group (sorted) holds the bin's minimum
-    first = np.ones(len(keys), dtype=bool)
-    first[1:] = groups[1:] != groups[:-1]
-    bins = groups[first].astype(np.int64)
+    first = np.empty(len(keys), dtype=bool)
+    first[:1] = True
+    np.not_equal(groups[1:], groups[:-1], out=first[1:])
+    at = np.flatnonzero(first)
+    bins = groups[at].astype(np.intp)
+    vtype = value_dtype(bits)
     filled = np.zeros(ndocs * size, dtype=bool)
     filled[bins] = True
-    values = np.zeros(ndocs * size, dtype=np.uint64)
-    values[bins] = keys[first] & np.uint64((1 << bits) - 1)
+    values = np.zeros(ndocs * size, dtype=vtype)
+    values[bins] = keys[at]  # the low ``bits`` bits (unsigned casts truncate)
     values = values.reshape(ndocs, size)
     filled = filled.reshape(ndocs, size)
     # densification: an empty bin of a document with shingles takes the value of the first
@@ -69,17 +72,20 @@ def sketch_segments(h: np.ndarray, counts: np.ndarray, size: int, bits: int) -> 
     dd, ii = np.nonzero(empty)
     if len(dd):
         order = _probe_order(size)
-        donor = np.empty(len(dd), dtype=np.int64)
+        flat = filled.ravel()
+        donor = np.empty(len(dd), dtype=np.intp)
         pending = np.arange(len(dd))
+        base, rows = dd * size, ii
         for j in range(size):
-            cand = order[ii[pending], j]
-            ok = filled[dd[pending], cand]
+            cand = order[rows, j]
+            ok = flat[base + cand]
             donor[pending[ok]] = cand[ok]
-            pending = pending[~ok]
-            if not len(pending):
+            if ok.all():
                 break
+            keep = ~ok
+            pending, base, rows = pending[keep], base[keep], rows[keep]
         values[dd, ii] = values[dd, donor]
-    return values.astype(value_dtype(bits))
+    return values
 
 
 def similarity(a: np.ndarray, b: np.ndarray, bits: int | None = None) -> np.ndarray | float:
