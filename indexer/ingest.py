@@ -39,9 +39,8 @@ from indexer.prepare import (
     Featured,
     PrepareConfig,
     Prepared,
-    finish_batch,
-    pack,
-    prepare_batch,
+    finish_lines,
+    prepare_lines,
     sample_batch,
 )
 from indexer.rejects import Reject, RejectsFile
@@ -119,7 +118,7 @@ def _work_prepare(batch: RawBatch, ref: str | None = None) -> Prepared:
     assert _config is not None
     if ref is not None:
         _use_models(ref)
-    return pack(prepare_batch(batch.items(), _config, _models))
+    return prepare_lines(batch.items(), _config, _models)
 
 
 def _work_sample(
@@ -146,7 +145,7 @@ def _work_finish(key: int, ref: str | None = None) -> Prepared:
     assert _config is not None
     if ref is not None:
         _use_models(ref)
-    return pack(finish_batch(_held.pop(key), _config, _models))
+    return finish_lines(_held.pop(key), _config, _models)
 
 
 def _serve(conn: Connection, config: PrepareConfig) -> None:

@@ -40,10 +40,12 @@ __all__ = [
     "Prepared",
     "Ready",
     "finish_batch",
+    "finish_lines",
     "learn_batch",
     "pack",
     "parse",
     "prepare_batch",
+    "prepare_lines",
     "sample_batch",
 ]
 
@@ -196,30 +198,45 @@ def parse(item: RawItem, max_doc_bytes: int) -> Parsed | Reject:
     return Parsed(item.seq, doc_id, doc, text, host_of(doc.get("url")))
 
 
+def _prepare(
+    items: Sequence[RawItem], config: PrepareConfig, models: Mapping[str, HostModel]
+) -> tuple[list[Any], list[Parsed], list[bytes], list[float]]:
+    """Parse and fingerprint a batch: outcomes in order (Parsed or Reject), the Parsed ones,
+    their ``collapse_fp`` JSON and the share of shingles removed as boilerplate."""
+    out: list[Any] = [parse(it, config.max_doc_bytes) for it in items]
+    good = [o for o in out if isinstance(o, Parsed)]
+    if not good:
+        return out, good, [], []
+    arrays, removed = fingerprint_excluding(
+        [g.text for g in good],
+        config.params,
+        [models.get(g.host) if g.host else None for g in good],
+        config.max_removed,
+        config.min_remaining,
+    )
+    return out, good, arrays.to_es_json_many(), removed.tolist()
+
+
 def prepare_batch(
     items: Sequence[RawItem], config: PrepareConfig, models: Mapping[str, HostModel]
 ) -> list[Ready | Reject]:
     """Parse, fingerprint (minus host boilerplate) and serialize a batch, in input order."""
-    out: list[Ready | Reject | Parsed] = [parse(it, config.max_doc_bytes) for it in items]
-    good = [o for o in out if isinstance(o, Parsed)]
-    if good:
-        arrays, removed = fingerprint_excluding(
-            [g.text for g in good],
-            config.params,
-            [models.get(g.host) if g.host else None for g in good],
-            config.max_removed,
-            config.min_remaining,
-        )
-        out = _serialise(out, good, arrays.to_es_json_many(), removed.tolist())
-    return out  # type: ignore[return-value]
+    out, good, fps, shares = _prepare(items, config, models)
+    return _serialise(out, good, fps, shares) if good else out
+
+
+def prepare_lines(
+    items: Sequence[RawItem], config: PrepareConfig, models: Mapping[str, HostModel]
+) -> Prepared:
+    """``pack(prepare_batch(...))`` without the intermediate objects (the workers' form)."""
+    out, good, fps, _ = _prepare(items, config, models)
+    return _lines(out, good, fps)
 
 
 _FP_KEY = b',"' + FINGERPRINT_FIELD.encode("ascii") + b'":'
 
 
-def _serialise(
-    out: list[Any], good: list[Parsed], fps: list[bytes], shares: list[float]
-) -> list[Ready | Reject]:
+def _bodies(good: list[Parsed], fps: list[bytes]) -> list[bytes]:
     """Each good document's ``_source`` with ``collapse_fp`` (``fps``: its compact JSON).
 
     The bytes are those of serialising the document with ``collapse_fp`` added as its last
@@ -227,8 +244,8 @@ def _serialise(
     a ``collapse_fp`` of their own (replaced in place) or that orjson refuses take the dict
     path.
     """
-    ready: dict[int, Ready] = {}
-    for g, fp, share in zip(good, fps, shares, strict=True):
+    out: list[bytes] = []
+    for g, fp in zip(good, fps, strict=True):
         body = None
         if FINGERPRINT_FIELD not in g.source:
             try:
@@ -238,8 +255,30 @@ def _serialise(
         if body is None:
             g.source[FINGERPRINT_FIELD] = orjson.loads(fp)
             body = _dumps(g.source)
-        ready[g.seq] = Ready(g.seq, g.id, body, share)
+        out.append(body)
+    return out
+
+
+def _serialise(
+    out: list[Any], good: list[Parsed], fps: list[bytes], shares: list[float]
+) -> list[Ready | Reject]:
+    ready = {
+        g.seq: Ready(g.seq, g.id, body, share)
+        for g, body, share in zip(good, _bodies(good, fps), shares, strict=True)
+    }
     return [ready[o.seq] if isinstance(o, Parsed) else o for o in out]
+
+
+def _lines(out: list[Any], good: list[Parsed], fps: list[bytes]) -> Prepared:
+    ids = [g.id for g in good]
+    return Prepared(
+        LineBatch(
+            [g.seq for g in good],
+            ids,
+            list(map(action_line, ids, _bodies(good, fps))),
+        ),
+        [o for o in out if not isinstance(o, Parsed)],
+    )
 
 
 @dataclass(slots=True)
@@ -306,6 +345,22 @@ def finish_batch(
         config.min_remaining,
     )
     return _serialise(batch.out, batch.good, arrays.to_es_json_many(), removed.tolist())
+
+
+def finish_lines(
+    batch: Featured, config: PrepareConfig, models: Mapping[str, HostModel]
+) -> Prepared:
+    """``pack(finish_batch(...))`` without the intermediate objects (the workers' form)."""
+    if not batch.good or batch.features is None:
+        return _lines(batch.out, [], [])
+    arrays, _ = fingerprint_features(
+        batch.features,
+        config.params,
+        [models.get(g.host) if g.host else None for g in batch.good],
+        config.max_removed,
+        config.min_remaining,
+    )
+    return _lines(batch.out, batch.good, arrays.to_es_json_many())
 
 
 def learn_batch(

@@ -7,6 +7,7 @@ import operator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pytest
 
@@ -133,3 +134,39 @@ def test_fingerprint_json_equals_the_dicts(blocks: int) -> None:
     texts = ["", "one", "a b c d e f", " ".join(f"w{i % 37}" for i in range(400))]
     arrays = fingerprint_arrays(texts, FingerprintParams(blocks=blocks))
     assert arrays.to_es_json_many() == [orjson.dumps(d) for d in arrays.to_es_many()]
+
+
+def test_worker_lines_equal_packed_documents() -> None:
+    from indexer.boilerplate import HostModel
+    from indexer.prepare import finish_lines, pack, prepare_batch, prepare_lines, sample_batch
+    from indexer.sources import RawItem
+
+    words = " ".join(f"w{i % 53} x{i % 7}" for i in range(120))
+    docs = [
+        {"id": 1, "body": f"{words} one", "url": "https://h.example/1"},
+        {"body": f"{words} two", "url": "https://h.example/2", "collapse_fp": {"old": 1}},
+        {"body": "short"},  # sent with NaN: orjson refuses it, the standard library takes it
+        "not an object",
+        {"body": f"{words} three", "url": "https://other.example/3", "n": [1, None]},
+    ]
+    raw = [
+        b'{"body": "short", "x": NaN}' if i == 2 else orjson.dumps(d) for i, d in enumerate(docs)
+    ]
+    items = [RawItem(i, "f", i + 1, "jsonl", data) for i, data in enumerate(raw)]
+    cfg = PrepareConfig()
+    _, featured = sample_batch(items, cfg)
+    hashes = featured.features.sh[:40] if featured.features is not None else None
+    assert hashes is not None
+    model = HostModel("h.example", 20, np.sort(np.unique(hashes)), np.zeros(0, np.uint64))
+    for models in ({}, {"h.example": model}):
+        want = pack(prepare_batch(items, cfg, models))
+        got = prepare_lines(items, cfg, models)
+        assert (got.lines.seqs, got.lines.ids, got.lines.lines) == (
+            want.lines.seqs,
+            want.lines.ids,
+            want.lines.lines,
+        )
+        assert [r.reason for r in got.rejects] == [r.reason for r in want.rejects]
+        _, featured = sample_batch(items, cfg)
+        fin = finish_lines(featured, cfg, models)
+        assert fin.lines.lines == want.lines.lines
