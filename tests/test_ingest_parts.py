@@ -170,3 +170,42 @@ def test_worker_lines_equal_packed_documents() -> None:
         _, featured = sample_batch(items, cfg)
         fin = finish_lines(featured, cfg, models)
         assert fin.lines.lines == want.lines.lines
+
+
+def test_arrow_tokenisation_equals_the_python_path() -> None:
+    pytest.importorskip("pyarrow")
+    import random
+
+    from indexer.boilerplate import features
+    from indexer.fingerprints import compute
+
+    rnd = random.Random(7)
+    alphabet = [*"abc XYZ.,;\n\t\x00\x01é水ß\u00adİﬁ①_-'", "\ud800", "word", "the", "  "]
+    texts = [
+        "",
+        " ",
+        "!!!",
+        "a",
+        "a b c d",
+        "\x00",
+        *[
+            "".join(rnd.choice(alphabet) for _ in range(rnd.choice([0, 1, 3, 10, 80, 400])))
+            for _ in range(300)
+        ],
+    ]
+    params = FingerprintParams()
+    was = compute._arrow
+    try:
+        compute._arrow = None
+        want = features(texts, params), fingerprint_arrays(texts, params)
+        assert compute.enable_arrow()
+        got = features(texts, params), fingerprint_arrays(texts, params)
+    finally:
+        compute._arrow = was
+    for a, b in ((want[0], got[0]),):
+        for name in ("sh", "scounts", "mh", "mcounts", "token_count"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
+        assert a.exact_keys == b.exact_keys
+    assert np.array_equal(want[1].simhash, got[1].simhash)
+    assert np.array_equal(want[1].minhash, got[1].minhash)
+    assert want[1].exact_keys == got[1].exact_keys

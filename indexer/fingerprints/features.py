@@ -26,11 +26,13 @@ import xxhash
 __all__ = [
     "MINHASH_SEED",
     "Segments",
+    "distinct_token_ids",
     "fmix64",
     "separated_token_hashes",
     "shingle_hashes",
     "token_hash",
     "token_hash_arrays",
+    "token_tables",
 ]
 
 MINHASH_SEED = 0x6E65617264757031  # b"neardup1"
@@ -123,6 +125,20 @@ def token_hash_arrays(tokens: Sequence[bytes], names: Sequence[str]) -> list[np.
         _vocab = _Vocabulary()
     ids = _vocab.ids(tokens)
     return [_vocab.table(name)[ids] for name in names]
+
+
+def distinct_token_ids(tokens: Sequence[bytes]) -> np.ndarray:
+    """Vocabulary ids of ``tokens`` (for :func:`token_tables`; ids are per process)."""
+    global _vocab
+    if len(_vocab) > _VOCAB_LIMIT:
+        _vocab = _Vocabulary()
+    return _vocab.ids(tokens)
+
+
+def token_tables(names: Sequence[str]) -> list[np.ndarray]:
+    """Per hash name, the token hashes indexed by vocabulary id (valid until the next
+    :func:`distinct_token_ids`, which may reset the vocabulary)."""
+    return [_vocab.table(name) for name in names]
 
 
 def separated_token_hashes(
