@@ -303,6 +303,11 @@ class CollapsedSearch:
             return []
         if self.complete:  # the window holds every hit: nothing lies beyond it
             return []
+        if not probe.probe_can_match(self.body):
+            # The hits come from a kNN search or a retriever, which a filtered query cannot
+            # reproduce: copies beyond the window stay uncounted, and the count says so.
+            self.probe_truncated = True
+            return []
         terms: list[list[tuple[str, str]]] = []
         keys: list[str] = []
         for w in self.page:

@@ -33,6 +33,19 @@ PROBE_SOURCE = [
 ]
 
 
+def probe_can_match(body: dict[str, Any]) -> bool:
+    """Whether a filtered copy of the request's ``query`` selects what the request matches.
+
+    Not when the hits come from somewhere else: a top-level ``knn`` without a ``query`` (its
+    matches are the k nearest, which no filter reproduces; with a ``query`` the probe finds the
+    query's share) or a ``retriever``. The probe would then count documents the request does
+    not match.
+    """
+    if "retriever" in body:
+        return False
+    return not ("knn" in body and not body.get("query"))
+
+
 def user_query(body: dict[str, Any]) -> dict[str, Any]:
     """The request's query (``match_all`` when it has none)."""
     query = body.get("query")

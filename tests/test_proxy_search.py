@@ -118,6 +118,33 @@ def test_the_block_ranked_probe_counts_the_same_copies(
     assert all(by_id[f"c{i}"]["_score"] is None for i in range(5, 20))  # found by the probe
 
 
+def test_a_knn_search_counts_no_copy_it_does_not_match(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    """The copies c1..c19 share blocks with c0 but are far from the query vector: not among the
+    k nearest, they do not match the kNN search and are not counted (the count says gte)."""
+    rng = random.Random(8)
+    story = variants(text(rng, 300, "earthquake"), 20, rng)
+    unrelated = [text(rng, 200, "earthquake") for _ in range(40)]
+    docs = [
+        {"_id": f"c{i}", "body": t, "v": [1.0, 0.0, 0.0] if i == 0 else [0.0, 1.0, 0.0]}
+        for i, t in enumerate(story)
+    ]
+    docs += [
+        {"_id": f"u{i}", "body": t, "v": [1.0, 0.01 * i, 0.0]} for i, t in enumerate(unrelated)
+    ]
+    for doc, fp in zip(docs, fingerprints([d["body"] for d in docs]), strict=True):
+        doc["collapse_fp"] = fp
+    create_index(es, index_name, v={"type": "dense_vector", "dims": 3, "similarity": "cosine"})
+    index_docs(es, index_name, docs)
+    knn = {"field": "v", "query_vector": [1.0, 0.0, 0.0], "k": 30, "num_candidates": 60}
+    out = search(proxy_url, index_name, {"knn": knn, "size": 3}, collapse_window=10)
+    assert out["hits"]["total"]["value"] == 30
+    assert out["hits"]["hits"][0]["_id"] == "c0"
+    assert out["hits"]["hits"][0]["_collapse"]["folded"] == 0
+    assert out["collapse"]["folded_relation"] == "gte"
+
+
 def _without_took(raw: bytes) -> bytes:
     return re.sub(rb'"took":\d+', b'"took":0', raw, count=1)
 
