@@ -197,14 +197,17 @@ class CollapsedSearch:
 
     def _total_search(self) -> SubSearch:
         body: dict[str, Any] = {
-            "query": self.body.get("query") or {"match_all": {}},
             "size": self.settings.collapse_total_limit,
             "_source": _TOTAL_SOURCE,
             "track_total_hits": True,
         }
-        for name in ("post_filter", "sort", "search_after"):
+        # What selects the hits travels as it is (a kNN search or a retriever included: a
+        # match_all beside them would add every document).
+        for name in ("query", "knn", "retriever", "post_filter", "sort", "search_after"):
             if name in self.body:
                 body[name] = self.body[name]
+        if not any(body.get(name) for name in ("query", "knn", "retriever")):
+            body["query"] = {"match_all": {}}
         return self._internal(body)
 
     def _internal(self, body: dict[str, Any]) -> SubSearch:

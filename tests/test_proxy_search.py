@@ -143,6 +143,9 @@ def test_a_knn_search_counts_no_copy_it_does_not_match(
     assert out["hits"]["hits"][0]["_id"] == "c0"
     assert out["hits"]["hits"][0]["_collapse"]["folded"] == 0
     assert out["collapse"]["folded_relation"] == "gte"
+    # collapse_total counts the groups among the 30 nearest (c0 and 29 unrelated), not the index.
+    total = search(proxy_url, index_name, {"knn": knn, "size": 3}, collapse_total="true")
+    assert total["collapse"]["total_groups"] == 30
 
 
 def _without_took(raw: bytes) -> bytes:
