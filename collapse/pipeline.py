@@ -56,6 +56,20 @@ def key(hit: Hit) -> DocKey:
     return (str(hit.get("_index")), str(hit.get("_id")))
 
 
+def refill_step(hits: int, groups: int, wanted: int) -> int:
+    """How many more hits to fetch when ``hits`` made ``groups`` groups and ``wanted`` are needed.
+
+    The groups seen so far tell how many hits a group takes here: fetch enough for the missing
+    groups at that rate, with a quarter more for luck, at least half again what is held and at
+    most four times it. A result list full of copies then fills its page in one or two refills
+    (each a round trip) instead of running out of doublings with the page still short.
+    """
+    if groups <= 0:
+        return max(hits, 1)
+    needed = -(-hits * wanted * 5 // (groups * 4))  # ceil(hits * wanted / groups * 1.25)
+    return max(min(needed - hits, 4 * hits), -(-hits // 2), 1)
+
+
 def total_of(body: dict[str, Any]) -> tuple[int | None, bool]:
     """``hits.total`` as (value, exact) whichever form Elasticsearch used."""
     total = body.get("hits", {}).get("total")
@@ -275,7 +289,10 @@ class CollapsedSearch:
         total, _ = total_of(self.first.body) if self.first and self.first.body else (None, False)
         if total is not None and len(self.hits) >= total:
             return False
-        self._last_step = min(len(self.hits), self.settings.collapse_max_window - len(self.hits))
+        self._last_step = min(
+            refill_step(len(self.hits), groups, self.start + self.size),
+            self.settings.collapse_max_window - len(self.hits),
+        )
         return self._last_step > 0
 
     # -- grouping ---------------------------------------------------------------------------
@@ -424,7 +441,8 @@ class CollapsedSearch:
                 continue
             hit = self.hits[w]
             gi = w + self.n_prior
-            members = [
+            in_window = g.members(gi)
+            members = [  # entries only for what is listed: a group may fold hundreds
                 self._member(
                     self.hits[m - self.n_prior],
                     int(g.hamming[m]),
@@ -434,10 +452,10 @@ class CollapsedSearch:
                     m,
                     "window",
                 )
-                for m in g.members(gi)
+                for m in in_window[: self.ctl.members].tolist()
             ]
             beyond = self.found.get(w, _Members())
-            folded = len(members) + beyond.count
+            folded = len(in_window) + beyond.count
             folded_total += folded
             listed = (members + beyond.entries)[: self.ctl.members]
             self.source.strip(hit)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from collapse import grouping
 from collapse.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 from indexer.fingerprints.bits import popcount64
 
@@ -125,3 +128,63 @@ def test_grouping_is_prefix_stable(values: list[int], k: int) -> None:
     assert head.rep.tolist() == full.rep[:k].tolist()
     members_verify = full.hamming[~full.is_rep] <= T.max_distance
     assert members_verify.all()
+
+
+def _rule_literally(p: Prints, t: Thresholds) -> list[int]:
+    """The rule as written, one hit at a time: join the best-ranked representative that
+    verifies, else found a group (scalar comparisons, no shortcut)."""
+    reps: list[int] = []
+    out = []
+    for i in range(len(p)):
+        joined = -1
+        for r in reps:
+            long_enough = min(p.token_count[i], p.token_count[r]) >= max(t.min_tokens, 1)
+            both = p.present[i] and p.present[r]
+            same_key = both and p.key[i] >= 0 and p.key[i] == p.key[r] and p.token_count[i] > 0
+            d = bin(int(p.simhash[i]) ^ int(p.simhash[r])).count("1")
+            s = float(np.mean(p.minhash[i] == p.minhash[r]))
+            close = both and long_enough and d <= t.max_distance and s >= t.min_similarity
+            if same_key or close:
+                joined = r
+                break
+        if joined < 0:
+            reps.append(i)
+            joined = i
+        out.append(joined)
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 63), st.integers(0, 3), st.integers(0, 2), st.booleans()),
+        min_size=1,
+        max_size=40,
+    ),
+    st.integers(0, 30),
+    st.sampled_from([0.0, 0.5, 0.9]),
+    st.sampled_from([0, 10**9]),
+)
+def test_group_applies_the_rule_exactly(
+    hits: list[tuple[int, int, int, bool]], d: int, s: float, batch_pairs: int
+) -> None:
+    """Against the literal rule on random windows: SimHash clusters around a few centres, three
+    sketch families, repeated exact keys, short and unfingerprinted hits among them."""
+    rng = np.random.default_rng(len(hits) * 31 + d)
+    centres = [flip(BASE, range(c * 16, c * 16 + 7)) for c in range(4)]
+    families = [rng.integers(0, 2**16, 64, dtype=np.uint16) for _ in range(3)]
+    simhashes, sketches, keys, tokens, present = [], [], [], [], []
+    for offset, centre, family, short in hits:
+        bits = [b % 64 for b in range(offset, offset + offset % 12)]
+        simhashes.append(flip(centres[centre], bits))
+        sketch = families[family].copy()
+        sketch[: offset % 40] = rng.integers(0, 2**16, offset % 40, dtype=np.uint16)
+        sketches.append(sketch)
+        keys.append(family if offset % 5 == 0 else 1000 + len(keys))
+        tokens.append(10 if short else 200)
+        present.append(offset % 17 != 0)
+    p = prints(simhashes, sketches=sketches, keys=keys, tokens=tokens, present=present)
+    t = Thresholds(max_distance=d, min_similarity=s, min_tokens=50)
+    # Both ways of applying it: all pairs verified at once, or representative by representative.
+    with mock.patch.object(grouping, "_BATCH_PAIRS", batch_pairs):
+        assert group(p, t).rep.tolist() == _rule_literally(p, t)
