@@ -205,6 +205,16 @@ def main() -> None:
             f"round {r + 1}: "
             + ", ".join(f"{k}: {v[r] / base_rate:.0%} of plain" for k, v in rates.items() if v)
         )
+    # The run as a whole: every round's documents over every round's seconds, per method.
+    overall = {k: len(v) / sum(1 / rate for rate in v) for k, v in rates.items() if v}
+    base_rate = overall["plain streaming_bulk"]
+    print(
+        f"all {args.rounds} rounds: "
+        + ", ".join(
+            f"{k}: {rate:.0f} docs/s, {rate / base_rate:.0%} of plain"
+            for k, rate in overall.items()
+        )
+    )
 
 
 if __name__ == "__main__":
