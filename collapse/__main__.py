@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 
-import click
+# The Elasticsearch client imports pyarrow when it is installed (for Arrow answers the proxy
+# never asks for); the ingest workers' tokeniser is why it is. Marking it absent for the served
+# proxy's processes keeps ~60 MB of Arrow out of every worker (measured: RSS 173 -> 115 MB).
+sys.modules.setdefault("pyarrow", None)  # type: ignore[arg-type]
+
+import click  # noqa: E402
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
