@@ -17,6 +17,8 @@ Bulk items (NDJSON action/source pairs):
   read (one ``_mget`` for all such items), ``doc`` is merged over it (top level, as the text
   fields are top-level strings) and the merged text's fingerprint is added to ``doc``; a merged
   document without text gets ``collapse_fp: null`` (its old fingerprint no longer describes it).
+  Such an update is sent conditional on the version read (``if_seq_no``/``if_primary_term``,
+  :func:`guard_updates`), unless the client set its own; the route retries a refused one.
   A missing document with ``doc_as_upsert`` is fingerprinted from ``doc`` alone; an ``upsert``
   object is fingerprinted as a whole document. ``script`` updates are forwarded unchanged;
 * ``delete``: forwarded unchanged.
@@ -173,6 +175,41 @@ def parse_bulk(body: bytes) -> list[BulkItem]:
             i += 1
         items.append(item)
     return items
+
+
+#: Concurrency controls of an update: when the client set one, the proxy adds none of its own.
+CONCURRENCY_KEYS = frozenset(
+    {"if_seq_no", "if_primary_term", "version", "version_type", "retry_on_conflict"}
+)
+
+
+def guard_updates(items: Sequence[BulkItem], versions: Mapping[int, tuple[int, int]]) -> list[int]:
+    """Make each update fingerprinted from a stored document conditional on that document.
+
+    The fingerprint of an update that touches the text is computed from the stored document
+    read by ``_mget`` (``versions``: its ``_seq_no`` and ``_primary_term`` by position). A
+    write landing in between would leave a fingerprint of text that is no longer stored: with
+    ``if_seq_no``/``if_primary_term`` Elasticsearch refuses the update instead (409), and the
+    write path reads again and retries. Updates carrying the client's own concurrency control
+    are left as they are. Returns the positions guarded.
+    """
+    guarded = []
+    for pos, (seq_no, primary_term) in versions.items():
+        item = items[pos]
+        if not item.changed or CONCURRENCY_KEYS & item.meta.keys():
+            continue
+        item.meta["if_seq_no"] = seq_no
+        item.meta["if_primary_term"] = primary_term
+        item.action_line = jsonio.dumps({item.action: item.meta})
+        guarded.append(pos)
+    return guarded
+
+
+def is_version_conflict(result: Mapping[str, Any]) -> bool:
+    """Whether one bulk item's (or an update's) answer is a refused conditional write."""
+    error = result.get("error")
+    kind = error.get("type") if isinstance(error, dict) else None
+    return result.get("status") == 409 and kind == "version_conflict_engine_exception"
 
 
 def render_bulk(items: Iterable[BulkItem]) -> bytes:

@@ -67,6 +67,46 @@ class DroppingRelay:
         self.sock.close()
 
 
+class HoldingRelay:
+    """Relays TCP to ``target_port``; the first request whose bytes contain ``pattern`` is held
+    back until ``release`` is set (``held`` is set when it arrives): a window in which another
+    client's write lands first."""
+
+    def __init__(self, target_port: int, pattern: bytes) -> None:
+        self.target_port = target_port
+        self.pattern = pattern
+        self.held = threading.Event()
+        self.release = threading.Event()
+        self._done = False
+        self.port = free_port()
+        self.sock = socket.create_server(("127.0.0.1", self.port))
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        with suppress(OSError):
+            while True:
+                conn, _ = self.sock.accept()
+                upstream = socket.create_connection(("127.0.0.1", self.target_port))
+                threading.Thread(target=self._requests, args=(conn, upstream), daemon=True).start()
+                threading.Thread(target=_pipe, args=(upstream, conn), daemon=True).start()
+
+    def _requests(self, source: socket.socket, sink: socket.socket) -> None:
+        with suppress(OSError):
+            while data := source.recv(65536):
+                if not self._done and self.pattern in data:
+                    self._done = True
+                    self.held.set()
+                    self.release.wait(30)
+                sink.sendall(data)
+        with suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        self.release.set()
+        self.sock.close()
+
+
 def _pipe(source: socket.socket, sink: socket.socket) -> None:
     with suppress(OSError):
         while data := source.recv(65536):

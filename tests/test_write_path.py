@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -24,6 +25,7 @@ from indexer.mapping import FINGERPRINT_FIELD, ensure_index
 from indexer.prepare import PrepareConfig, Ready, prepare_batch
 from indexer.sources import RawItem
 from tests.conftest import ServerThread
+from tests.faults import HoldingRelay
 from tests.test_ingest import prose
 
 KEY = "write-path-key-0123456789"
@@ -173,6 +175,75 @@ def test_update_endpoint_keeps_the_fingerprint_current(
     assert emptied.status_code == 200
     assert emptied.headers["x-collapse-not-fingerprinted"] == "1"
     assert stored(es, index, "u")[FINGERPRINT_FIELD] is None  # no stale fingerprint
+
+
+@pytest.mark.parametrize("route", ["update", "bulk"])
+def test_a_write_between_the_read_and_the_update_is_not_overwritten_with_a_stale_fingerprint(
+    es: Elasticsearch, es_url: str, index: str, route: str
+) -> None:
+    """The update's fingerprint is computed from the document read first; when another client
+    rewrites the body before the update lands, the proxy's conditional update is refused, it
+    reads again and the stored fingerprint is that of the text finally stored."""
+    es.index(index=index, id="r", document=doc(1), refresh=True)
+    pattern = f"/{index}/_update/r".encode() if route == "update" else b"_bulk"
+    relay = HoldingRelay(int(es_url.rsplit(":", 1)[1]), pattern)
+    settings = Settings(es_url=[relay.url], write_api_key=KEY)
+    try:
+        with ServerThread(create_app(settings)) as server, ThreadPoolExecutor(1) as pool:
+            if route == "update":
+                sent = pool.submit(
+                    httpx.post,
+                    f"{server.url}/{index}/_update/r",
+                    json={"doc": {"title": "Edited"}},
+                    headers=AUTH,
+                    timeout=60,
+                )
+            else:
+                lines = '{"update": {"_id": "r"}}\n{"doc": {"title": "Edited"}}\n'
+                sent = pool.submit(
+                    httpx.post,
+                    f"{server.url}/{index}/_bulk",
+                    content=lines,
+                    headers=NDJSON,
+                    timeout=60,
+                )
+            assert relay.held.wait(30), "the proxy's update never came"
+            es.index(index=index, id="r", document=doc(2))  # another client, directly
+            relay.release.set()
+            answer = sent.result(60)
+    finally:
+        relay.close()
+    assert answer.status_code == 200, answer.text
+    if route == "bulk":
+        assert answer.json()["errors"] is False
+        assert answer.json()["items"][0]["update"]["result"] == "updated"
+    final = stored(es, index, "r")
+    assert final["body"] == doc(2)["body"] and final["title"] == "Edited"
+    assert final[FINGERPRINT_FIELD] == expected_fp({**doc(2), "title": "Edited"})
+
+
+def test_the_clients_own_concurrency_control_is_kept(
+    es: Elasticsearch, writer: str, index: str
+) -> None:
+    """An update conditional on a version the client names is refused as Elasticsearch refuses
+    it: the proxy neither retries it nor replaces the condition with its own."""
+    es.index(index=index, id="c", document=doc(1), refresh=True)
+    lines = (
+        '{"update": {"_id": "c", "if_seq_no": 99, "if_primary_term": 1}}\n'
+        '{"doc": {"title": "Edited"}}\n'
+    )
+    bulk = httpx.post(f"{writer}/{index}/_bulk", content=lines, headers=NDJSON)
+    assert bulk.status_code == 200 and bulk.json()["errors"] is True
+    assert bulk.json()["items"][0]["update"]["status"] == 409
+    single = httpx.post(
+        f"{writer}/{index}/_update/c",
+        params={"if_seq_no": "99", "if_primary_term": "1"},
+        json={"doc": {"title": "Edited"}},
+        headers=AUTH,
+    )
+    assert single.status_code == 409
+    assert single.json()["error"]["type"] == "version_conflict_engine_exception"
+    assert stored(es, index, "c")["title"] == doc(1)["title"]
 
 
 def test_the_hosts_boilerplate_model_is_applied(es: Elasticsearch, es_url: str, index: str) -> None:

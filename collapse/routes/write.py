@@ -16,18 +16,23 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httpx
 from fastapi import APIRouter, Request, Response
 from prometheus_client import Counter
 
 from collapse import jsonio
 from collapse.enrich import (
+    CONCURRENCY_KEYS,
     BulkItem,
+    Doc,
     EnrichRules,
     ModelCache,
     Outcome,
     Target,
     enrich,
+    guard_updates,
     hosts_needed,
+    is_version_conflict,
     parse_bulk,
     parse_document,
     render_bulk,
@@ -39,6 +44,10 @@ from collapse.routes.passthrough import elasticsearch_params, forward
 from collapse.settings import Settings
 from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
 
+#: Attempts of an update whose document changed between its read and its write (the last one
+#: unconditional).
+UPDATE_ATTEMPTS = 3
+
 router = APIRouter(tags=["write"])
 
 WRITE_DOCUMENTS = Counter(
@@ -46,8 +55,6 @@ WRITE_DOCUMENTS = Counter(
     "Documents written through the proxy, by whether they got a collapse_fp fingerprint.",
     ["outcome"],
 )
-
-Doc = dict[str, Any]
 
 
 def _rules(request: Request) -> EnrichRules:
@@ -78,10 +85,11 @@ def _models(request: Request, rules: EnrichRules) -> ModelCache:
 
 async def _stored_sources(
     upstream: Upstream, lookups: list[tuple[int, Doc]], headers: dict[str, str]
-) -> dict[int, Doc | None]:
-    """The stored text fields of the updated documents, one ``_mget`` for all of them."""
+) -> tuple[dict[int, Doc | None], dict[int, tuple[int, int]]]:
+    """The stored text fields of the updated documents (one ``_mget`` for all of them), and the
+    ``_seq_no``/``_primary_term`` they were read at."""
     if not lookups:
-        return {}
+        return {}, {}
     answer = await upstream.request(
         "POST",
         "/_mget",
@@ -94,10 +102,16 @@ async def _stored_sources(
             f"{answer.status_code}: {answer.text[:200]})"
         )
     docs = jsonio.loads(answer.content).get("docs", [])
-    return {
-        pos: (doc.get("_source") or {}) if doc.get("found") else None
-        for (pos, _), doc in zip(lookups, docs, strict=False)
-    }
+    sources: dict[int, Doc | None] = {}
+    versions: dict[int, tuple[int, int]] = {}
+    for (pos, _), doc in zip(lookups, docs, strict=False):
+        if not doc.get("found"):
+            sources[pos] = None
+            continue
+        sources[pos] = doc.get("_source") or {}
+        if isinstance(doc.get("_seq_no"), int) and isinstance(doc.get("_primary_term"), int):
+            versions[pos] = (doc["_seq_no"], doc["_primary_term"])
+    return sources, versions
 
 
 async def _fingerprint(request: Request, found: list[Target], rules: EnrichRules) -> Outcome:
@@ -106,23 +120,35 @@ async def _fingerprint(request: Request, found: list[Target], rules: EnrichRules
     return await asyncio.to_thread(enrich, found, models, rules)
 
 
-async def _send(
-    request: Request, method: str, path: str, content: bytes, outcome: Outcome
-) -> Response:
+async def _upstream_write(
+    request: Request, method: str, path: str, content: bytes, params: list[tuple[str, str]]
+) -> httpx.Response:
     upstream: Upstream = request.app.state.upstream
-    answer = await upstream.request(
+    return await upstream.request(
         method,
         path,
-        params=elasticsearch_params(request),
+        params=params,
         content=content,
         headers=forwarded_request_headers(request.headers),
     )
+
+
+def _answer(answer: httpx.Response, outcome: Outcome, content: bytes | None = None) -> Response:
     WRITE_DOCUMENTS.labels(outcome="fingerprinted").inc(outcome.fingerprinted)
     WRITE_DOCUMENTS.labels(outcome="not_fingerprinted").inc(outcome.skipped)
     headers = forwarded_response_headers(answer.headers)
+    headers.pop("content-length", None)
     headers["X-Collapse-Fingerprinted"] = str(outcome.fingerprinted)
     headers["X-Collapse-Not-Fingerprinted"] = str(outcome.skipped)
-    return Response(content=answer.content, status_code=answer.status_code, headers=headers)
+    body = answer.content if content is None else content
+    return Response(content=body, status_code=answer.status_code, headers=headers)
+
+
+async def _send(
+    request: Request, method: str, path: str, content: bytes, outcome: Outcome
+) -> Response:
+    answer = await _upstream_write(request, method, path, content, elasticsearch_params(request))
+    return _answer(answer, outcome)
 
 
 def _internal_headers(request: Request) -> dict[str, str]:
@@ -132,15 +158,27 @@ def _internal_headers(request: Request) -> dict[str, str]:
 
 
 async def _items_enriched(
-    request: Request, items: list[BulkItem], index: str | None, rules: EnrichRules
-) -> Outcome:
+    request: Request, items: list[BulkItem], index: str | None, rules: EnrichRules, guard: bool
+) -> tuple[Outcome, list[int]]:
+    """Fingerprint the items in place; with ``guard``, updates computed from a stored document
+    are made conditional on it (:func:`collapse.enrich.guard_updates`): their positions."""
     routing = request.query_params.get("routing")
     lookups = update_lookups(items, index, routing, rules)
-    stored = await _stored_sources(request.app.state.upstream, lookups, _internal_headers(request))
+    upstream = request.app.state.upstream
+    stored, versions = await _stored_sources(upstream, lookups, _internal_headers(request))
     found, skipped = targets(items, index, stored, rules)
     outcome = await _fingerprint(request, found, rules)
     outcome.skipped += skipped
-    return outcome
+    return outcome, guard_updates(items, versions) if guard else []
+
+
+def _result(entry: Any) -> dict[str, Any]:
+    """The answer of one bulk item (``{"update": {...}}`` → ``{...}``)."""
+    if isinstance(entry, dict) and len(entry) == 1:
+        (value,) = entry.values()
+        if isinstance(value, dict):
+            return value
+    return {}
 
 
 async def _bulk(request: Request, index: str | None) -> Response:
@@ -149,10 +187,39 @@ async def _bulk(request: Request, index: str | None) -> Response:
     if not body.strip():
         return await forward(request, path)  # Elasticsearch's own "request body is required"
     rules = _rules(request)
+    params = elasticsearch_params(request)
     items = await asyncio.to_thread(parse_bulk, body)
-    outcome = await _items_enriched(request, items, index, rules)
+    outcome, guarded = await _items_enriched(request, items, index, rules, guard=True)
     content = await asyncio.to_thread(render_bulk, items)
-    return await _send(request, request.method, path, content, outcome)
+    answer = await _upstream_write(request, request.method, path, content, params)
+    if not guarded or answer.status_code != 200:
+        return _answer(answer, outcome)
+    result = jsonio.loads(answer.content)
+    results = result.get("items")
+    if not isinstance(results, list) or len(results) != len(items):
+        return _answer(answer, outcome)
+    pending = [pos for pos in guarded if is_version_conflict(_result(results[pos]))]
+    attempt = 1
+    while pending:
+        # Their documents changed between the read and the update: read again, fingerprint
+        # again, send again; the last attempt unconditionally (what the client asked for).
+        attempt += 1
+        last = attempt >= UPDATE_ATTEMPTS
+        fresh = await asyncio.to_thread(parse_bulk, body)
+        again = [fresh[pos] for pos in pending]
+        _, guarded_again = await _items_enriched(request, again, index, rules, guard=not last)
+        retry = await _upstream_write(request, "POST", path, render_bulk(again), params)
+        retried = jsonio.loads(retry.content).get("items") if retry.status_code == 200 else None
+        if not isinstance(retried, list) or len(retried) != len(again):
+            break  # the conflicts stand as Elasticsearch reported them
+        still = []
+        for k, pos in enumerate(pending):
+            results[pos] = retried[k]
+            if k in guarded_again and is_version_conflict(_result(retried[k])):
+                still.append(pos)
+        pending = still
+    result["errors"] = any("error" in _result(entry) for entry in results)
+    return _answer(answer, outcome, jsonio.dumps(result))
 
 
 async def _document(request: Request, index: str, path: str) -> Response:
@@ -199,9 +266,34 @@ async def update_doc(index: str, doc_id: str, request: Request) -> Response:
     body = await request.body()
     if not body.strip():
         return await forward(request, path)
-    item = BulkItem("update", {"_index": index, "_id": doc_id}, b"", source=parse_document(body))
-    outcome = await _items_enriched(request, [item], index, _rules(request))
-    return await _send(request, "POST", path, jsonio.dumps(item.source), outcome)
+    rules = _rules(request)
+    params = elasticsearch_params(request)
+    guard = not (CONCURRENCY_KEYS & {name for name, _ in params})  # else the client's own
+    attempt = 0
+    while True:
+        attempt += 1
+        last = attempt >= UPDATE_ATTEMPTS
+        meta: Doc = {"_index": index, "_id": doc_id}
+        item = BulkItem("update", meta, b"", source=parse_document(body))
+        outcome, guarded = await _items_enriched(
+            request, [item], index, rules, guard=guard and not last
+        )
+        condition = (
+            [(name, str(meta.pop(name))) for name in ("if_seq_no", "if_primary_term")]
+            if guarded
+            else []
+        )
+        answer = await _upstream_write(
+            request, "POST", path, jsonio.dumps(item.source), params + condition
+        )
+        if not condition or answer.status_code != 409:
+            return _answer(answer, outcome)
+        try:
+            refused = jsonio.loads(answer.content)
+        except Exception:
+            return _answer(answer, outcome)
+        if not is_version_conflict({"status": 409, "error": refused.get("error")}):
+            return _answer(answer, outcome)
 
 
 @router.delete("/{index}/_doc/{doc_id}", summary="Delete a document (forwarded unchanged)")
