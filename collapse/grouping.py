@@ -219,8 +219,7 @@ def _claim_by_representative(
     starts = np.flatnonzero(np.r_[True, cj[1:] != cj[:-1]])
     ends = np.r_[starts[1:], len(cj)]
     claimed = np.zeros(len(rep), dtype=bool)
-    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
-        j = int(cj[lo])
+    for j, lo, hi in zip(cj[starts].tolist(), starts.tolist(), ends.tolist(), strict=True):
         if claimed[j]:
             continue  # a member, not a representative: it claims nothing
         cand = ci[lo:hi]
