@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from collapse import grouping
 from collapse.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 from indexer.fingerprints.bits import popcount64
+from indexer.fingerprints.minhash import similarity
 
 T = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=50)
 BASE = 0x0123_4567_89AB_CDEF
@@ -142,7 +143,7 @@ def _rule_literally(p: Prints, t: Thresholds) -> list[int]:
             both = p.present[i] and p.present[r]
             same_key = both and p.key[i] >= 0 and p.key[i] == p.key[r] and p.token_count[i] > 0
             d = bin(int(p.simhash[i]) ^ int(p.simhash[r])).count("1")
-            s = float(np.mean(p.minhash[i] == p.minhash[r]))
+            s = float(similarity(p.minhash[i], p.minhash[r]))  # the second hash's estimate
             close = both and long_enough and d <= t.max_distance and s >= t.min_similarity
             if same_key or close:
                 joined = r
