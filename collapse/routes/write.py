@@ -40,6 +40,8 @@ from collapse.enrich import (
     update_lookups,
 )
 from collapse.errors import UpstreamUnavailable
+from collapse.filter_path import FilterPath
+from collapse.filter_path import parse as parse_filter_path
 from collapse.routes.passthrough import elasticsearch_params, forward
 from collapse.settings import Settings
 from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
@@ -172,6 +174,18 @@ async def _items_enriched(
     return outcome, guard_updates(items, versions) if guard else []
 
 
+def _own_filter_path(
+    params: list[tuple[str, str]],
+) -> tuple[FilterPath | None, list[tuple[str, str]]]:
+    """The request's ``filter_path`` (applied by the proxy) and the parameters without it."""
+    spec = next((value for name, value in params if name == "filter_path"), None)
+    return parse_filter_path(spec), [(n, v) for n, v in params if n != "filter_path"]
+
+
+def _filtered(body: dict[str, Any], filter_path: FilterPath | None) -> bytes:
+    return jsonio.dumps(filter_path.apply(body) if filter_path is not None else body)
+
+
 def _result(entry: Any) -> dict[str, Any]:
     """The answer of one bulk item (``{"update": {...}}`` → ``{...}``)."""
     if isinstance(entry, dict) and len(entry) == 1:
@@ -191,13 +205,15 @@ async def _bulk(request: Request, index: str | None) -> Response:
     items = await asyncio.to_thread(parse_bulk, body)
     outcome, guarded = await _items_enriched(request, items, index, rules, guard=True)
     content = await asyncio.to_thread(render_bulk, items)
+    # Conflicts are read from the answer: a filter_path is then applied here, not upstream.
+    filter_path, params = _own_filter_path(params) if guarded else (None, params)
     answer = await _upstream_write(request, request.method, path, content, params)
     if not guarded or answer.status_code != 200:
         return _answer(answer, outcome)
     result = jsonio.loads(answer.content)
     results = result.get("items")
     if not isinstance(results, list) or len(results) != len(items):
-        return _answer(answer, outcome)
+        return _answer(answer, outcome, _filtered(result, filter_path))
     pending = [pos for pos in guarded if is_version_conflict(_result(results[pos]))]
     attempt = 1
     while pending:
@@ -219,7 +235,7 @@ async def _bulk(request: Request, index: str | None) -> Response:
                 still.append(pos)
         pending = still
     result["errors"] = any("error" in _result(entry) for entry in results)
-    return _answer(answer, outcome, jsonio.dumps(result))
+    return _answer(answer, outcome, _filtered(result, filter_path))
 
 
 async def _document(request: Request, index: str, path: str) -> Response:
@@ -269,6 +285,7 @@ async def update_doc(index: str, doc_id: str, request: Request) -> Response:
     rules = _rules(request)
     params = elasticsearch_params(request)
     guard = not (CONCURRENCY_KEYS & {name for name, _ in params})  # else the client's own
+    filter_path, params = _own_filter_path(params) if guard else (None, params)
     attempt = 0
     while True:
         attempt += 1
@@ -287,6 +304,10 @@ async def update_doc(index: str, doc_id: str, request: Request) -> Response:
             request, "POST", path, jsonio.dumps(item.source), params + condition
         )
         if not condition or answer.status_code != 409:
+            if filter_path is not None and answer.status_code < 300:
+                return _answer(
+                    answer, outcome, _filtered(jsonio.loads(answer.content), filter_path)
+                )
             return _answer(answer, outcome)
         try:
             refused = jsonio.loads(answer.content)
