@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["FilterPath", "parse"]
+__all__ = ["FilterPath", "parse", "take"]
 
 Pattern = tuple[str, ...]
 _DROP = object()  # a value that the filter removes
@@ -139,3 +139,9 @@ def parse(spec: str | None) -> FilterPath | None:
     if not include and not exclude:
         return None
     return FilterPath(tuple(include), tuple(exclude))
+
+
+def take(params: list[tuple[str, str]]) -> tuple[FilterPath | None, list[tuple[str, str]]]:
+    """The ``filter_path`` of a query string (for the proxy to apply) and the rest of it."""
+    spec = next((value for name, value in params if name == "filter_path"), None)
+    return parse(spec), [(name, value) for name, value in params if name != "filter_path"]

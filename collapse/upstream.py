@@ -24,6 +24,7 @@ stored nor sent: one client serves every user of the proxy.
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import random
 import time
@@ -98,20 +99,16 @@ class _NoCookies(CookieJar):
         return None
 
 
-def _never_sent(exc: httpx.TransportError) -> bool:
+def _never_sent(exc: httpx.ConnectTimeout) -> bool:
     """True when the connection could not be opened, so that nothing reached Elasticsearch.
 
     httpx-aiohttp maps every aiohttp connection error to ``ConnectTimeout``, including a
     connection that broke after the request was written: the aiohttp cause tells them apart.
     """
-    if isinstance(exc, httpx.ConnectError):
-        return True
-    if not isinstance(exc, httpx.ConnectTimeout):
-        return False
     cause = exc.__cause__
-    if cause is None:
-        return True
-    return isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError)
+    return cause is None or isinstance(
+        cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError
+    )
 
 
 def _basic_auth(url: str) -> str | None:
@@ -119,8 +116,8 @@ def _basic_auth(url: str) -> str | None:
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:
         return None
-    auth = httpx.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
-    return next(auth.auth_flow(httpx.Request("GET", display_url(url)))).headers["authorization"]
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+    return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
 
 
 def _session_factory(limits: httpx.Limits) -> Any:

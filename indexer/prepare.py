@@ -331,12 +331,11 @@ def sample_batch(
     return learn, Featured(out, good, feats if good else None)
 
 
-def finish_batch(
+def _finish(
     batch: Featured, config: PrepareConfig, models: Mapping[str, HostModel]
-) -> list[Ready | Reject]:
-    """:func:`prepare_batch` of a :func:`sample_batch` result (same output, no second parse)."""
-    if not batch.good or batch.features is None:
-        return batch.out
+) -> tuple[list[bytes], list[float]]:
+    """The ``collapse_fp`` JSON of a featurised batch's documents and the share removed."""
+    assert batch.features is not None
     arrays, removed = fingerprint_features(
         batch.features,
         config.params,
@@ -344,7 +343,16 @@ def finish_batch(
         config.max_removed,
         config.min_remaining,
     )
-    return _serialise(batch.out, batch.good, arrays.to_es_json_many(), removed.tolist())
+    return arrays.to_es_json_many(), removed.tolist()
+
+
+def finish_batch(
+    batch: Featured, config: PrepareConfig, models: Mapping[str, HostModel]
+) -> list[Ready | Reject]:
+    """:func:`prepare_batch` of a :func:`sample_batch` result (same output, no second parse)."""
+    if not batch.good or batch.features is None:
+        return batch.out
+    return _serialise(batch.out, batch.good, *_finish(batch, config, models))
 
 
 def finish_lines(
@@ -353,14 +361,7 @@ def finish_lines(
     """``pack(finish_batch(...))`` without the intermediate objects (the workers' form)."""
     if not batch.good or batch.features is None:
         return _lines(batch.out, [], [])
-    arrays, _ = fingerprint_features(
-        batch.features,
-        config.params,
-        [models.get(g.host) if g.host else None for g in batch.good],
-        config.max_removed,
-        config.min_remaining,
-    )
-    return _lines(batch.out, batch.good, arrays.to_es_json_many())
+    return _lines(batch.out, batch.good, _finish(batch, config, models)[0])
 
 
 def learn_batch(

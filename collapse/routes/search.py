@@ -11,6 +11,7 @@ from collapse.errors import BadRequest
 from collapse.executor import Executor
 from collapse.filter_path import FilterPath
 from collapse.filter_path import parse as parse_filter_path
+from collapse.filter_path import take as take_filter_path
 from collapse.params import CONTROL_NAMES, CollapseParams, collapse_disabled
 from collapse.pipeline import CollapsedSearch, run
 from collapse.routes.passthrough import elasticsearch_params, forward
@@ -103,8 +104,7 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
             target = ",".join(target)
         searches.append(CollapsedSearch(settings, ctl, target, body, {}, header))
     params = elasticsearch_params(request)
-    filter_path = parse_filter_path(next((v for k, v in params if k == "filter_path"), None))
-    params = [(k, v) for k, v in params if k != "filter_path"]
+    filter_path, params = take_filter_path(params)
     executor = Executor(upstream, request.headers, params, batch=True)
     await run(searches, executor, settings.collapse_time_budget_ms)
     responses = []

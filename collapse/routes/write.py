@@ -41,7 +41,7 @@ from collapse.enrich import (
 )
 from collapse.errors import UpstreamUnavailable
 from collapse.filter_path import FilterPath
-from collapse.filter_path import parse as parse_filter_path
+from collapse.filter_path import take as take_filter_path
 from collapse.routes.passthrough import elasticsearch_params, forward
 from collapse.settings import Settings
 from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
@@ -174,14 +174,6 @@ async def _items_enriched(
     return outcome, guard_updates(items, versions) if guard else []
 
 
-def _own_filter_path(
-    params: list[tuple[str, str]],
-) -> tuple[FilterPath | None, list[tuple[str, str]]]:
-    """The request's ``filter_path`` (applied by the proxy) and the parameters without it."""
-    spec = next((value for name, value in params if name == "filter_path"), None)
-    return parse_filter_path(spec), [(n, v) for n, v in params if n != "filter_path"]
-
-
 def _filtered(body: dict[str, Any], filter_path: FilterPath | None) -> bytes:
     return jsonio.dumps(filter_path.apply(body) if filter_path is not None else body)
 
@@ -206,7 +198,7 @@ async def _bulk(request: Request, index: str | None) -> Response:
     outcome, guarded = await _items_enriched(request, items, index, rules, guard=True)
     content = await asyncio.to_thread(render_bulk, items)
     # Conflicts are read from the answer: a filter_path is then applied here, not upstream.
-    filter_path, params = _own_filter_path(params) if guarded else (None, params)
+    filter_path, params = take_filter_path(params) if guarded else (None, params)
     answer = await _upstream_write(request, request.method, path, content, params)
     if not guarded or answer.status_code != 200:
         return _answer(answer, outcome)
@@ -285,7 +277,7 @@ async def update_doc(index: str, doc_id: str, request: Request) -> Response:
     rules = _rules(request)
     params = elasticsearch_params(request)
     guard = not (CONCURRENCY_KEYS & {name for name, _ in params})  # else the client's own
-    filter_path, params = _own_filter_path(params) if guard else (None, params)
+    filter_path, params = take_filter_path(params) if guard else (None, params)
     attempt = 0
     while True:
         attempt += 1
