@@ -1,19 +1,29 @@
 """Backfill: add fingerprints to an existing index's documents, without reindexing from source.
 
-Scans, under a point in time with ``search_after``, the documents whose ``collapse_fp.version``
-is not the current one (missing, or an older algorithm), fingerprints their text fields (minus
-their host's stored boilerplate) and writes ``collapse_fp`` back with bulk partial updates
-guarded by ``if_seq_no``/``if_primary_term``: a document changed meanwhile is left alone (409)
-and picked up by the next run. Resumable by construction: a run after an interruption finds
-only the documents still lacking the current version.
+Two passes, each under a point in time with ``search_after``:
+
+1. the documents whose ``collapse_fp.version`` is not the current one (missing, or an older
+   algorithm): their text fields (minus their host's stored boilerplate) are fingerprinted and
+   the whole ``collapse_fp`` is written back;
+2. the documents of the current version with tokens but without MinHash band keys
+   (``collapse_fp.band``, indexed before bands existed): the bands are computed from the
+   stored ``collapse_fp.minhash`` alone (no text, no boilerplate model) and added.
+
+Both write with bulk partial updates guarded by ``if_seq_no``/``if_primary_term``: a document
+changed meanwhile is left alone (409) and picked up by the next run. Resumable by
+construction: a run after an interruption finds only the documents still lacking the current
+version or their bands.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+import numpy as np
 from elasticsearch import Elasticsearch, helpers
 from pydantic import BaseModel
 
@@ -21,16 +31,23 @@ from indexer.boilerplate import fingerprint_excluding
 from indexer.boilerplate_store import DEFAULT_STORE, load_models
 from indexer.documents import DEFAULT_TEXT_FIELDS, DocumentError, document_text, host_of
 from indexer.fingerprints import FingerprintParams
+from indexer.fingerprints.bands import band_keys
+from indexer.fingerprints.minhash import value_dtype
 from indexer.mapping import FINGERPRINT_FIELD, ensure_index
 
-__all__ = ["BackfillSummary", "backfill", "stale_query"]
+__all__ = ["BackfillSummary", "backfill", "stale_query", "unbanded_query"]
 
 
 class BackfillSummary(BaseModel):
-    """Scanned = updated + no_text + conflicts + failed."""
+    """Scanned = updated + banded + no_text + conflicts + failed.
+
+    ``updated``: fingerprinted from the text; ``banded``: band keys added from the stored
+    sketch; ``failed`` includes current-version documents whose stored sketch is unreadable.
+    """
 
     scanned: int = 0
     updated: int = 0
+    banded: int = 0
     no_text: int = 0
     conflicts: int = 0
     failed: int = 0
@@ -40,6 +57,20 @@ class BackfillSummary(BaseModel):
 def stale_query(version: str) -> dict[str, Any]:
     """Documents without a fingerprint of ``version``."""
     return {"bool": {"must_not": [{"term": {f"{FINGERPRINT_FIELD}.version": version}}]}}
+
+
+def unbanded_query(version: str) -> dict[str, Any]:
+    """Documents with a fingerprint of ``version`` and tokens, but no band keys."""
+    fp = FINGERPRINT_FIELD
+    return {
+        "bool": {
+            "filter": [
+                {"term": {f"{fp}.version": version}},
+                {"range": {f"{fp}.token_count": {"gt": 0}}},
+            ],
+            "must_not": [{"exists": {"field": f"{fp}.band"}}],
+        }
+    }
 
 
 def _pages(
@@ -79,11 +110,28 @@ def backfill(
     page_size: int = 500,
     store: str = DEFAULT_STORE,
 ) -> BackfillSummary:
-    """Fingerprint every document of ``index`` lacking the current version (see module doc)."""
+    """Fingerprint every document of ``index`` lacking the current version, and add band
+    keys to those of the current version lacking them (see module doc)."""
     p = params or FingerprintParams()
     started = time.perf_counter()
     ensure_index(es, index, p)
     summary = BackfillSummary()
+    _refingerprint(es, index, p, fields, page_size, store, summary)
+    _add_bands(es, index, p, page_size, summary)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _refingerprint(
+    es: Elasticsearch,
+    index: str,
+    p: FingerprintParams,
+    fields: tuple[str, ...],
+    page_size: int,
+    store: str,
+    summary: BackfillSummary,
+) -> None:
+    """Pass 1: documents of another version (or none) fingerprinted from their text."""
     models: dict[str, Any] = {}
     for hits in _pages(es, index, stale_query(p.version), page_size, [*fields, "url"]):
         summary.scanned += len(hits)
@@ -114,22 +162,66 @@ def backfill(
             }
             for i, (hit, _, _) in enumerate(good)
         ]
-        for ok, item in helpers.streaming_bulk(
-            es,
-            actions,
-            raise_on_error=False,
-            raise_on_exception=False,
-            max_retries=8,
-            initial_backoff=0.5,
-            max_backoff=30,
-            retry_on_status=(429, 500, 502, 503, 504),
-        ):
-            status = next(iter(item.values())).get("status", 0)
-            if ok:
-                summary.updated += 1
-            elif status == 409:
-                summary.conflicts += 1
-            else:
-                summary.failed += 1
-    summary.seconds = time.perf_counter() - started
-    return summary
+        summary.updated += _send(es, actions, summary)
+
+
+def _add_bands(
+    es: Elasticsearch, index: str, p: FingerprintParams, page_size: int, summary: BackfillSummary
+) -> None:
+    """Pass 2: band keys of current-version documents, from their stored sketch."""
+    nbytes = p.minhash_size * p.minhash_bits // 8
+    le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
+    source = [f"{FINGERPRINT_FIELD}.minhash"]
+    for hits in _pages(es, index, unbanded_query(p.version), page_size, source):
+        summary.scanned += len(hits)
+        good: list[dict[str, Any]] = []
+        blobs: list[bytes] = []
+        for hit in hits:
+            try:
+                blob = base64.b64decode(hit["_source"][FINGERPRINT_FIELD]["minhash"], validate=True)
+            except (KeyError, TypeError, ValueError, binascii.Error):
+                blob = b""
+            if len(blob) != nbytes:
+                summary.failed += 1  # unreadable sketch: the version says otherwise
+                continue
+            good.append(hit)
+            blobs.append(blob)
+        if not good:
+            continue
+        sketches = np.frombuffer(b"".join(blobs), dtype=le).reshape(len(good), p.minhash_size)
+        bands = band_keys(sketches, p.minhash_bits)
+        actions = [
+            {
+                "_op_type": "update",
+                "_index": hit["_index"],
+                "_id": hit["_id"],
+                "if_seq_no": hit["_seq_no"],
+                "if_primary_term": hit["_primary_term"],
+                "doc": {FINGERPRINT_FIELD: {"band": keys}},
+            }
+            for hit, keys in zip(good, bands, strict=True)
+        ]
+        summary.banded += _send(es, actions, summary)
+
+
+def _send(es: Elasticsearch, actions: Iterable[dict[str, Any]], summary: BackfillSummary) -> int:
+    """Send guarded partial updates; count conflicts and failures, return the successes."""
+    done = 0
+    for ok, item in helpers.streaming_bulk(
+        es,
+        actions,
+        raise_on_error=False,
+        raise_on_exception=False,
+        max_retries=8,
+        initial_backoff=0.5,
+        max_backoff=30,
+        retry_on_status=(429, 500, 502, 503, 504),
+    ):
+        status = next(iter(item.values())).get("status", 0)
+        if ok:
+            done += 1
+        elif status == 409:
+            summary.conflicts += 1
+        else:
+            summary.failed += 1
+    return done

@@ -111,6 +111,7 @@ def fingerprint(
             "jaccard": round(jaccard(inputs[0], inputs[1], params.shingle), 4),
             "simhash": [a.simhash_hex, b.simhash_hex],
             "shared_blocks": sum(x == y for x, y in zip(a.blocks, b.blocks, strict=True)),
+            "shared_bands": len(set(a.to_es().get("band", [])) & set(b.to_es().get("band", []))),
             "exact_match": a.exact_key == b.exact_key,
             "version": params.version,
         }
@@ -127,6 +128,7 @@ def fingerprint(
                     "token_count": rec.token_count,
                     "short": rec.short,
                     "minhash": es["minhash"],
+                    "band": es.get("band", []),
                     "version": rec.version,
                     "params": params.model_dump(),
                 },

@@ -5,13 +5,16 @@ Field by field (shape in ``docs/CONTRACTS.md``)::
     simhash      long, index: false      stored for reading (doc values), never searched
     block_0..    keyword                 one per SimHash block: exact terms lookup of candidates
     minhash      binary                  the second hash, stored, not indexed
+    band         keyword                 MinHash band keys (multi-valued): the proxy's probe
     exact_key    keyword                 so Elasticsearch's own ``collapse`` can use it too
     token_count  integer
     version      keyword                 algorithm + parameters
 
 Only ``collapse_fp`` is ours: the user's own fields stay with their mapping or dynamic
 mapping. An existing index whose ``collapse_fp`` is mapped otherwise is refused
-(:class:`MappingConflict`), never changed.
+(:class:`MappingConflict`), never changed. The one exception: fields added to ``collapse_fp``
+after indices were created with it (:data:`ADDED_FIELDS`, so far ``band``) may be missing;
+``ensure_index`` adds them (``put_mapping``, action "updated").
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pydantic import BaseModel
 from indexer.fingerprints import FingerprintParams
 
 __all__ = [
+    "ADDED_FIELDS",
     "FINGERPRINT_FIELD",
     "InitResult",
     "MappingConflict",
@@ -32,9 +36,14 @@ __all__ = [
     "fingerprint_mapping",
     "index_mappings",
     "init",
+    "missing_added",
 ]
 
 FINGERPRINT_FIELD = "collapse_fp"
+
+#: Sub-fields of ``collapse_fp`` newer than the first mapping: an index lacking them is
+#: upgraded in place, not refused (adding a field never changes the existing ones).
+ADDED_FIELDS: tuple[str, ...] = ("band",)
 
 
 class MappingConflict(Exception):
@@ -56,6 +65,7 @@ def fingerprint_mapping(params: FingerprintParams | None = None) -> dict[str, An
     for i in range(p.blocks):
         props[f"block_{i}"] = {"type": "keyword"}
     props["minhash"] = {"type": "binary"}
+    props["band"] = {"type": "keyword"}
     props["exact_key"] = {"type": "keyword"}
     props["token_count"] = {"type": "integer"}
     props["version"] = {"type": "keyword"}
@@ -82,8 +92,9 @@ def conflicts(
     """Differences between an existing ``collapse_fp`` mapping and ours ([] if compatible).
 
     ``existing`` is the mapping of the ``collapse_fp`` property, None when it is not mapped.
-    A missing object is compatible (it will be added); missing sub-fields are not (a
-    dynamic mapping got there first, or another block count).
+    A missing object is compatible (it will be added), and so are missing
+    :data:`ADDED_FIELDS` (they will be added, see :func:`missing_added`); other missing
+    sub-fields are not (a dynamic mapping got there first, or another block count).
     """
     if existing is None:
         return []
@@ -95,6 +106,8 @@ def conflicts(
     problems = []
     for name, spec in want["properties"].items():
         if name not in have:
+            if name in ADDED_FIELDS:
+                continue
             problems.append(f"{FINGERPRINT_FIELD}.{name} is missing")
             continue
         got, exp = _normalise(have[name]), _normalise(spec)
@@ -103,6 +116,14 @@ def conflicts(
     for name in sorted(set(have) - set(want["properties"])):
         problems.append(f"{FINGERPRINT_FIELD}.{name} is not ours (another block count?)")
     return problems
+
+
+def missing_added(existing: dict[str, Any] | None) -> list[str]:
+    """The :data:`ADDED_FIELDS` an existing (compatible) ``collapse_fp`` mapping lacks."""
+    if existing is None:
+        return []
+    have = existing.get("properties", {})
+    return [name for name in ADDED_FIELDS if name not in have]
 
 
 def _existing_fp(es: Elasticsearch, index: str) -> dict[str, dict[str, Any] | None]:
@@ -135,14 +156,15 @@ def _refuse_conflicts(
 def ensure_index(es: Elasticsearch, index: str, params: FingerprintParams | None = None) -> str:
     """Create ``index`` with the fingerprint mapping, or add it to an existing index.
 
-    Returns "created", "updated" (``collapse_fp`` added) or "compatible" (already there).
-    Raises :class:`MappingConflict` when the existing mapping differs.
+    Returns "created", "updated" (``collapse_fp`` added, or the :data:`ADDED_FIELDS` it
+    lacked) or "compatible" (already there). Raises :class:`MappingConflict` when the
+    existing mapping differs otherwise.
     """
     existing = _refuse_conflicts(es, index, params)
     if not existing:
         es.indices.create(index=index, mappings=index_mappings(params))
         return "created"
-    if all(fp is not None for fp in existing.values()):
+    if all(fp is not None and not missing_added(fp) for fp in existing.values()):
         return "compatible"
     es.indices.put_mapping(index=index, properties=index_mappings(params)["properties"])
     return "updated"
@@ -165,11 +187,14 @@ def init(
     """Create the index ``name``, or for a pattern (``*``) an index template.
 
     The template carries only ``collapse_fp``; existing indices matching the pattern are
-    checked too, so a conflict shows now rather than at the first write.
+    checked too, so a conflict shows now rather than at the first write, and those lacking
+    only :data:`ADDED_FIELDS` get them.
     """
     if "*" not in name:
         return InitResult(kind="index", name=name, action=ensure_index(es, name, params))
-    _refuse_conflicts(es, name, params)
+    for index, fp in _refuse_conflicts(es, name, params).items():
+        if missing_added(fp):
+            es.indices.put_mapping(index=index, properties=index_mappings(params)["properties"])
     tname = template_name or template_name_for(name)
     exists = es.indices.exists_index_template(name=tname).body
     es.indices.put_index_template(

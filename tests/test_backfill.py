@@ -32,7 +32,7 @@ def test_backfill_adds_missing_and_outdated_fingerprints(
         main, ["backfill", "--index", index_name, "--es-url", es_url, "--page-size", "250"]
     )
     assert result.exit_code == 0, result.output
-    assert "scanned 1202, updated 1201, without text 1" in result.output
+    assert "scanned 1202, updated 1201, bands added 0, without text 1" in result.output
     es.indices.refresh(index=index_name)
     got = es.get(index=index_name, id="d5")["_source"]
     assert got[FINGERPRINT_FIELD] == fingerprint(got["title"] + "\n" + got["body"]).to_es()
@@ -42,4 +42,4 @@ def test_backfill_adds_missing_and_outdated_fingerprints(
     )
     # a second run finds nothing left to do (what makes it resumable)
     again = CliRunner().invoke(main, ["backfill", "--index", index_name, "--es-url", es_url])
-    assert "scanned 1, updated 0, without text 1" in again.output
+    assert "scanned 1, updated 0, bands added 0, without text 1" in again.output

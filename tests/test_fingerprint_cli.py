@@ -23,6 +23,7 @@ def test_fingerprint_text_textbook() -> None:
     assert out["token_count"] == 12 and len(out["exact_key"]) == 64
     assert out["params"]["hash"] == "md5" and out["params"]["shingle"] == 1
     assert out["version"].startswith("sh1-k1-md5-presence-b8-")
+    assert len(out["band"]) == 16 and [k[:2] for k in out["band"][:3]] == ["00", "01", "02"]
 
 
 def test_fingerprint_reads_stdin_and_file(tmp_path: Path) -> None:
@@ -43,6 +44,7 @@ def test_compare_two_texts(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["hamming"] == 7
+    assert 0 <= out["shared_bands"] <= 16
     assert out["jaccard"] == round(10 / 14, 4)
     assert 0.0 <= out["similarity"] <= 1.0
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"

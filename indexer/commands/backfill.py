@@ -17,7 +17,8 @@ from indexer.mapping import MappingConflict
 @click.option("--page-size", type=click.IntRange(1, 10_000), default=500, show_default=True)
 @es_url_option
 def backfill_command(index: str, page_size: int, es_url: str) -> None:
-    """Add fingerprints to documents lacking them or carrying an older algorithm version.
+    """Add fingerprints to documents lacking them or carrying an older algorithm version,
+    and MinHash band keys to current ones stored without them (from the stored sketch).
 
     Point in time + search_after, bulk partial updates; run it again after an interruption
     and it continues with the documents still lacking them. Exit 1 when some failed.
@@ -34,7 +35,8 @@ def backfill_command(index: str, page_size: int, es_url: str) -> None:
     finally:
         es.close()
     click.echo(
-        f"scanned {s.scanned}, updated {s.updated}, without text {s.no_text}, "
+        f"scanned {s.scanned}, updated {s.updated}, bands added {s.banded}, "
+        f"without text {s.no_text}, "
         f"changed meanwhile {s.conflicts}, failed {s.failed} in {s.seconds:.1f} s"
     )
     if s.failed:

@@ -6,6 +6,7 @@ Index time: :func:`fingerprint` / :func:`fingerprint_batch` -> :class:`Fingerpri
 similarity (and exact key for short documents) decides.
 """
 
+from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS, band_count, band_keys
 from indexer.fingerprints.bits import hamming, pairwise_hamming, popcount64, to_signed, to_unsigned
 from indexer.fingerprints.blocks import split, split_many
 from indexer.fingerprints.compute import fingerprint, fingerprint_arrays, fingerprint_batch
@@ -15,10 +16,14 @@ from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord, de
 from indexer.text import jaccard
 
 __all__ = [
+    "BAND_ROWS",
     "HASH_NAMES",
+    "MAX_BANDS",
     "FingerprintArrays",
     "FingerprintParams",
     "FingerprintRecord",
+    "band_count",
+    "band_keys",
     "decode_many",
     "fingerprint",
     "fingerprint_arrays",

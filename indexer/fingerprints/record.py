@@ -6,6 +6,7 @@ Stored shape, produced by :meth:`FingerprintRecord.to_es`::
      "simhash": <int64>,          # ES long: the 64 bits read as signed two's complement
      "block_0": "9d", ..., "block_{B-1}": "93",   # lowercase hex, block 0 = low bits
      "minhash": "<base64>",       # ES binary (stored, not indexed)
+     "band": ["00<hex>", ..., "0f<hex>"],   # keyword, MinHash band keys (see ``bands``)
      "exact_key": "<sha256 hex>",
      "token_count": 1234}
 
@@ -13,6 +14,9 @@ Stored shape, produced by :meth:`FingerprintRecord.to_es`::
 ``minhash``: the sketch packed as little-endian unsigned integers of ``minhash_bits`` bits
 (``u1``, ``<u2`` or ``<u4``), ``minhash_size`` of them, then base64 (RFC 4648, padded).
 Default 128 values x 8 bits: 128 bytes, 172 base64 characters.
+``band``: :func:`~indexer.fingerprints.bands.band_keys` of the sketch (16 keys of 10
+characters by default), absent when ``token_count == 0``; derived from ``minhash``, so not
+part of the version, and ignored when reading (``from_es``, ``decode_many``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from indexer.fingerprints.bands import band_chars, band_keys, packed_band_keys
 from indexer.fingerprints.bits import to_signed, to_unsigned
 from indexer.fingerprints.blocks import block_hex, split, split_many
 from indexer.fingerprints.minhash import value_dtype
@@ -40,10 +45,14 @@ __all__ = [
 ]
 
 
+def _le(bits: int) -> np.dtype:
+    """Little-endian dtype of stored sketch values."""
+    return np.dtype(value_dtype(bits)).newbyteorder("<")
+
+
 def pack_minhash(values: np.ndarray | Sequence[int], bits: int) -> str:
     """Sketch -> base64 of its little-endian packed values."""
-    le = np.dtype(value_dtype(bits)).newbyteorder("<")
-    return base64.b64encode(np.asarray(values, dtype=le).tobytes()).decode("ascii")
+    return base64.b64encode(np.asarray(values, dtype=_le(bits)).tobytes()).decode("ascii")
 
 
 def unpack_minhash(data: str, bits: int) -> np.ndarray:
@@ -93,7 +102,11 @@ class FingerprintRecord(BaseModel):
         doc: dict[str, Any] = {"version": self.version, "simhash": to_signed(self.simhash)}
         for i, b in enumerate(self.blocks):
             doc[f"block_{i}"] = block_hex(b, self.params.blocks)
-        doc["minhash"] = pack_minhash(self.minhash, self.params.minhash_bits)
+        bits = self.params.minhash_bits
+        packed = np.asarray(self.minhash, dtype=_le(bits)).tobytes()
+        doc["minhash"] = base64.b64encode(packed).decode("ascii")
+        if self.token_count > 0:
+            doc["band"] = packed_band_keys(packed, bits)
         doc["exact_key"] = self.exact_key
         doc["token_count"] = self.token_count
         return doc
@@ -191,11 +204,14 @@ class FingerprintArrays:
         b64 = base64.b64encode
         keys = self.exact_keys
         counts = self.token_count.tolist()
+        bands = band_keys(self.minhash, p.minhash_bits)
         out: list[dict[str, Any]] = []
         for i in range(n):
             doc: dict[str, Any] = {"version": version, "simhash": signed[i]}
             doc.update(zip(names, hexes[i], strict=True))
             doc["minhash"] = b64(raw[i * width : (i + 1) * width]).decode("ascii")
+            if counts[i] > 0:
+                doc["band"] = bands[i]
             doc["exact_key"] = keys[i]
             doc["token_count"] = counts[i]
             out.append(doc)
@@ -203,7 +219,8 @@ class FingerprintArrays:
 
     def to_es_json_many(self) -> list[bytes]:
         """``[orjson.dumps(d) for d in self.to_es_many()]`` (compact JSON, same bytes), built
-        without the dicts: the block fields of every document come from one table gather."""
+        without the dicts: the block fields of every document come from one table gather,
+        the ``band`` fields from one array of fixed-width pieces (:func:`_band_json`)."""
         p = self.params
         n = len(self)
         table = _block_json_table(p.blocks, p.block_bits)
@@ -216,8 +233,10 @@ class FingerprintArrays:
         le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
         raw = np.ascontiguousarray(self.minhash, dtype=le).tobytes()
         width = len(raw) // n
+        bands = _band_json(self.minhash, p.minhash_bits)
+        bw = len(bands) // n
         b64 = base64.b64encode
-        head = b'{"version":' + orjson.dumps(p.version) + b',"simhash":%d%b,"minhash":"%b"'
+        head = b'{"version":' + orjson.dumps(p.version) + b',"simhash":%d%b,"minhash":"%b"%b'
         tail = b',"exact_key":"%b","token_count":%d}'
         fmt = head + tail
         signed = self.simhash.view(np.int64).tolist()
@@ -229,11 +248,32 @@ class FingerprintArrays:
                 signed[i],
                 packed[i * w : (i + 1) * w],
                 b64(raw[i * width : (i + 1) * width]),
+                bands[i * bw : (i + 1) * bw] if counts[i] > 0 else b"",
                 keys[i].encode("ascii"),
                 counts[i],
             )
             for i in range(n)
         ]
+
+
+_BAND_KEY = b',"band":'
+
+
+def _band_json(minhash: np.ndarray, bits: int) -> bytes:
+    """``,"band":["00..","01..",...]`` of every row, concatenated (each row the same width)."""
+    chars = band_chars(minhash, bits)  # (n, nb, L)
+    n, nb, width = chars.shape
+    head = len(_BAND_KEY)
+    seg = width + 3  # ,"<key>"
+    out = np.empty((n, head + nb * seg + 1), dtype=np.uint8)
+    out[:, :head] = np.frombuffer(_BAND_KEY, dtype=np.uint8)
+    pieces = out[:, head : head + nb * seg].reshape(n, nb, seg)
+    pieces[:, :, 0] = ord(",")
+    pieces[:, 0, 0] = ord("[")
+    pieces[:, :, 1] = pieces[:, :, -1] = ord('"')
+    pieces[:, :, 2:-1] = chars
+    out[:, -1] = ord("]")
+    return out.tobytes()
 
 
 _HEX_TABLES: dict[int, list[str]] = {}
