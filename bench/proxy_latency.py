@@ -43,14 +43,21 @@ sys.path.insert(0, str(ROOT / "bench"))
 from corpus import load  # noqa: E402
 
 from collapse.grouping import Prints, Thresholds, group, window_pairs  # noqa: E402
+from collapse.settings import Settings  # noqa: E402
 from indexer.fingerprints import FingerprintParams, fingerprint_arrays  # noqa: E402
+from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS  # noqa: E402
 from indexer.fingerprints.bits import popcount64  # noqa: E402
 from indexer.fingerprints.minhash import similarity  # noqa: E402
 from indexer.mapping import index_mappings  # noqa: E402
 
 INDEX = "bench-proxy"
 PARAMS = FingerprintParams()
-T = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=PARAMS.min_tokens)
+#: The proxy's default thresholds: what a "true near-duplicate pair" means in the tables.
+T = Thresholds(
+    max_distance=Settings.model_fields["collapse_max_distance"].default,
+    min_similarity=Settings.model_fields["collapse_min_similarity"].default,
+    min_tokens=PARAMS.min_tokens,
+)
 MODES = ("direct", "es-collapse", "proxy-off", "proxy")
 
 
@@ -338,7 +345,8 @@ def layouts(families: list[str], p: Prints) -> list[str]:
     i, j, ham = i[true], j[true], ham[true]
     n = len(p)
     rows = [
-        f"True near-duplicate pairs (same family, Hamming <= 18, MinHash >= 0.5): {len(i)}; "
+        f"True near-duplicate pairs (same family, Hamming <= {T.max_distance}, "
+        f"MinHash >= {T.min_similarity}): {len(i)}; "
         f"Hamming p50 {np.median(ham):.0f}, p90 {np.percentile(ham, 90):.0f}, "
         f"share > 7 bits {np.mean(ham > 7):.0%}.",
         "",
@@ -351,23 +359,23 @@ def layouts(families: list[str], p: Prints) -> list[str]:
         shifts = np.arange(blocks, dtype=np.uint64) * np.uint64(w)
         return (p.simhash[:, None] >> shifts) & np.uint64((1 << w) - 1)
 
-    def band_keys(r: int) -> np.ndarray:
+    def band_keys(bands: int, rows: int) -> np.ndarray:
         m = p.minhash.astype(np.uint64)
-        bands = m.shape[1] // r
         out = np.zeros((n, bands), dtype=np.uint64)
         for b in range(bands):
             h = np.zeros(n, dtype=np.uint64)
-            for c in range(r):
-                h = h * np.uint64(0x100000001B3) ^ m[:, b * r + c]
+            for c in range(rows):
+                h = h * np.uint64(0x100000001B3) ^ m[:, b * rows + c]
             out[:, b] = h
         return out
 
     layouts_ = [
-        ("4 x 16-bit SimHash blocks", simhash_keys(4)),
-        ("8 x 8-bit SimHash blocks (ours)", simhash_keys(8)),
+        ("4 x 16-bit SimHash blocks (the textbook)", simhash_keys(4)),
+        ("8 x 8-bit SimHash blocks (stored, the fallback)", simhash_keys(8)),
         ("16 x 4-bit SimHash blocks", simhash_keys(16)),
-        ("MinHash bands 16 x 4 values", band_keys(4)),
-        ("MinHash bands 32 x 2 values", band_keys(2)),
+        (f"MinHash bands {MAX_BANDS} x {BAND_ROWS} values (ours)", band_keys(MAX_BANDS, BAND_ROWS)),
+        ("MinHash bands 32 x 4 values", band_keys(32, 4)),
+        ("MinHash bands 16 x 8 values", band_keys(16, 8)),
     ]
     for name, keys in layouts_:
         found = (keys[i] == keys[j]).any(axis=1).mean()

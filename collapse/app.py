@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 
 from collapse import logging as json_logging
 from collapse import middleware
+from collapse.coalesce import Coalescer
 from collapse.errors import BadRequest, ProxyError
 from collapse.routes import admin, documents, expander, health, lookup, page, search, write
 from collapse.settings import Settings, get_settings
@@ -27,6 +28,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.upstream = Upstream(settings)
+        inflight = settings.collapse_probe_coalesce
+        app.state.coalescer = Coalescer(max_inflight=inflight) if inflight else None
         # Start-up objects (modules, routes, models) leave the cyclic collector's reach: its
         # full passes then walk only what requests allocate, which shortens the pauses that
         # land on a request's tail latency.

@@ -11,10 +11,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collapse import jsonio
 from collapse.upstream import Upstream, forwarded_request_headers
+
+if TYPE_CHECKING:
+    from collapse.coalesce import Coalescer
 
 #: Query-string parameters that are also valid in an ``_msearch`` header line.
 HEADER_PARAMS = frozenset(
@@ -82,8 +85,12 @@ class Executor:
         query: list[tuple[str, str]],
         *,
         batch: bool,
+        coalescer: Coalescer | None = None,
     ) -> None:
         self.upstream = upstream
+        #: Sends this request's probes with other requests' (never a user's ``_msearch``: its
+        #: query string goes with them).
+        self.coalescer = None if batch else coalescer
         self.query = query
         self.batch = batch
         self.user_headers = forwarded_request_headers(client_headers)
@@ -107,6 +114,17 @@ class Executor:
         if self.batch or (len(searches) > 1 and not any(s.primary for s in searches)):
             return await self.msearch(searches)
         return list(await asyncio.gather(*(self.search(s) for s in searches)))
+
+    @property
+    def coalesce_key(self) -> tuple[tuple[str, str], ...]:
+        """What internal searches sent together must share: every header they travel with."""
+        return tuple(sorted(self.json_headers.items())) + tuple(sorted(self.ndjson_headers.items()))
+
+    async def run_probes(self, searches: list[SubSearch]) -> list[SubResult]:
+        """Internal searches, with other requests' when the process has a coalescer."""
+        if self.coalescer is not None:
+            return await self.coalescer.run(searches, self)
+        return await self.run(searches)
 
     async def search(self, sub: SubSearch) -> SubResult:
         path = f"/{sub.index}/_search" if sub.index else "/_search"

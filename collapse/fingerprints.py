@@ -20,6 +20,8 @@ from indexer.fingerprints.record import decode_many
 
 #: The object field holding the fingerprints (``indexer.mapping.FINGERPRINT_FIELD``).
 FINGERPRINT_FIELD = "collapse_fp"
+#: The MinHash band keys (``indexer.fingerprints.bands``): what the probe looks copies up by.
+BAND_FIELD = f"{FINGERPRINT_FIELD}.band"
 
 Hit = dict[str, Any]
 
@@ -104,10 +106,19 @@ def simhash_and_keys(hits: list[Hit]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def block_terms(hit: Hit, blocks: int) -> list[tuple[str, str]]:
-    """(field, value) of each stored block of a hit: what the probe looks up."""
+    """(field, value) of each stored block of a hit."""
     fp = fp_of(hit) or {}
     return [
         (f"{FINGERPRINT_FIELD}.block_{i}", str(fp[f"block_{i}"]))
         for i in range(blocks)
         if f"block_{i}" in fp
     ]
+
+
+def probe_keys(hit: Hit, blocks: int) -> list[tuple[str, str]]:
+    """(field, value) of the keys the probe looks a hit's copies up by: its MinHash bands
+    (``collapse_fp.band``) when it has them, else its SimHash blocks (indexed before bands)."""
+    bands = (fp_of(hit) or {}).get("band")
+    if isinstance(bands, list) and bands:
+        return [(BAND_FIELD, str(b)) for b in bands]
+    return block_terms(hit, blocks)

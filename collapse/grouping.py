@@ -26,10 +26,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
 
-__all__ = ["Grouping", "Prints", "Thresholds", "assign", "group", "matched_block", "window_pairs"]
+__all__ = [
+    "Grouping",
+    "Prints",
+    "Thresholds",
+    "assign",
+    "group",
+    "matched_band",
+    "matched_block",
+    "window_pairs",
+]
 
 #: Rows per chunk of the all-pairs comparison: bounds memory to chunk x n uint64.
 _CHUNK_ROWS = 512
@@ -264,3 +274,12 @@ def matched_block(a: int, b: int, blocks: int) -> int | None:
         if (x >> (w * k)) & mask == 0:
             return k
     return None
+
+
+def matched_band(a: np.ndarray, b: np.ndarray) -> int | None:
+    """The first MinHash band (probe key, ``indexer.fingerprints.bands``) two sketches share
+    (None: they share none)."""
+    n = min(MAX_BANDS, len(a) // BAND_ROWS) * BAND_ROWS
+    same = (np.asarray(a[:n]) == np.asarray(b[:n])).reshape(-1, BAND_ROWS).all(axis=1)
+    hit = np.flatnonzero(same)
+    return int(hit[0]) if len(hit) else None

@@ -22,12 +22,20 @@ from collapse.executor import HEADER_PARAMS, Executor, SubResult, SubSearch
 from collapse.fingerprints import (
     FINGERPRINT_FIELD,
     Decoded,
-    block_terms,
     decode,
     fp_of,
+    probe_keys,
     simhash_and_keys,
 )
-from collapse.grouping import Grouping, Prints, Thresholds, assign, group, matched_block
+from collapse.grouping import (
+    Grouping,
+    Prints,
+    Thresholds,
+    assign,
+    group,
+    matched_band,
+    matched_block,
+)
 from collapse.params import CollapseParams
 from collapse.settings import Settings
 from collapse.source import SourcePlan, plan
@@ -156,7 +164,6 @@ class CollapsedSearch:
         self.found: dict[int, _Members] = {}
         self.degraded: list[str] = []
         self.probe_truncated = False  # more candidates than fetched: folded is a lower bound
-        self.min_blocks = 1  # blocks a probe candidate shares with a representative
 
     # -- round 1 and refills: the window -------------------------------------------------
 
@@ -330,21 +337,20 @@ class CollapsedSearch:
             return []
         terms: list[list[tuple[str, str]]] = []
         keys: list[str] = []
+        prints = self.decoded.prints
         for w in self.page:
-            if self.decoded.prints.present[w + self.n_prior]:
+            row = w + self.n_prior
+            if prints.present[row]:
                 hit = self.hits[w]
-                terms.append(block_terms(hit, self.decoded.blocks))
                 keys.append(str((fp_of(hit) or {}).get("exact_key") or ""))
+                # A short document groups by exact key only: its other keys would only
+                # bring candidates that cannot verify.
+                if prints.token_count[row] >= self.t.min_tokens:
+                    terms.append(probe_keys(hit, self.decoded.blocks))
         if not any(terms) and not any(keys):
             return []
         seen = self.prior_keys + [key(h) for h in self.hits]
-        size = self.settings.collapse_probe_size
-        self.min_blocks = probe.min_shared_blocks(
-            self.decoded.blocks, self.t.max_distance, self.settings.collapse_probe_min_blocks
-        )
-        body = probe.probe_body(
-            self.body, terms, keys, seen, size, self.min_blocks, self.settings.collapse_probe_order
-        )
+        body = probe.probe_body(self.body, terms, keys, seen, self.settings.collapse_probe_size)
         return [self._internal(body)]
 
     def accept_probes(self, results: list[SubResult]) -> None:
@@ -402,10 +408,7 @@ class CollapsedSearch:
         entry: dict[str, Any] = {
             "_id": hit.get("_id"),
             "_index": hit.get("_index"),
-            # A candidate of the block-ranked probe was scored by shared blocks, not the query.
-            "_score": None
-            if found == "probe" and self.settings.collapse_probe_order == "blocks"
-            else hit.get("_score"),
+            "_score": hit.get("_score"),
             "hamming": ham,
             "similarity": round(sim, 4),
         }
@@ -417,6 +420,9 @@ class CollapsedSearch:
                 )
                 if blocks
                 else None
+            )
+            entry["band"] = matched_band(
+                prints.prints.minhash[row], self.decoded.prints.minhash[rep]
             )
             entry["found"] = found
         return entry
@@ -550,11 +556,11 @@ async def run(
         try:
             results = await asyncio.wait_for(
                 # One probe (a plain _search) travels as a _search, several as one _msearch.
-                executor.run([sub for _, sub in probes]),
+                executor.run_probes([sub for _, sub in probes]),
                 timeout=max(left(), 0.001),
             )
         except TimeoutError:
-            reason = f"time_budget: the block probe took longer than {budget_ms} ms"
+            reason = f"time_budget: the probe took longer than {budget_ms} ms"
             for s, _ in probes:
                 s.degraded.append(reason)
             probes = []

@@ -2,7 +2,7 @@
 
 ONE search per page, for all its representatives together: ``bool`` with the user's query as
 ``must`` (evaluated once, and ``_score`` stays the user's), the user's ``post_filter`` as a
-filter, and a filter that is a ``should`` of ``terms`` on each SimHash block field (the blocks of
+filter, and a filter that is a ``should`` of one ``terms`` per probe-key field (the keys of
 every representative) plus their exact keys (``minimum_should_match: 1``), excluding the hits
 already seen (per index: ``_index`` term + ``ids``). The searches of all pages of a request go
 in ONE ``_msearch``. Candidates come back in the user's order with ``collapse_fp`` only and are
@@ -10,11 +10,17 @@ verified by the same rule as the window (``collapse.grouping``). One search per 
 would evaluate the user's query once per representative: ten times the Elasticsearch work for
 the same candidates.
 
-What it finds: every copy within B−1 bits (one of B blocks is then identical: 7 bits for eight
-8-bit blocks) or with an equal exact key. Copies further apart are found only when they happen
-to share a block — approximate, measured in ``docs/proxy.md``. At most ``probe_size``
-candidates per page are fetched (in the user's order: copies rank near their original);
-beyond that ``folded`` is a lower bound.
+Probe keys (:func:`collapse.fingerprints.probe_keys`): the MinHash band keys
+``collapse_fp.band`` (16 bands of 4 sketch values, ``indexer.fingerprints.bands``) where the
+representative has them, else its SimHash blocks (documents indexed before bands existed).
+What bands find: a copy of MinHash similarity J shares a band with probability
+1 − (1 − J⁴)¹⁶ (0.64 at 0.5, 0.98 at 0.7, all but 1e-7 at 0.9); unrelated documents almost
+never do, so the candidates are mostly true copies (measured against the blocks in
+``docs/proxy.md``). Blocks find every copy within B−1 bits (7 for eight 8-bit blocks) and
+further ones only by chance, at the price of sharing an 8-bit block with 1/256 of the index.
+An equal exact key is always a candidate. At most ``probe_size`` candidates per page are
+fetched (in the user's order: copies rank near their original); beyond that ``folded`` is a
+lower bound.
 """
 
 from __future__ import annotations
@@ -63,54 +69,25 @@ def exclude_seen(seen: list[DocKey]) -> list[dict[str, Any]]:
     ]
 
 
-def min_shared_blocks(blocks: int, max_distance: int, setting: int) -> int:
-    """How many blocks a probe candidate must share with a representative.
-
-    Pigeonhole: two SimHash within d bits differ in at most d of the B blocks, so they share at
-    least B − d. ``setting`` (``collapse_probe_min_blocks``, default 1) is capped at B − d when
-    ``max_distance`` < B so that every copy within ``max_distance`` stays a candidate; beyond the
-    guarantee (the default 18 bits, eight 8-bit blocks) it is taken as is. Requiring 2 blocks
-    keeps 78% of the true pairs (vs 95% for 1) and was measured 3x slower in Elasticsearch
-    (a ``minimum_should_match`` of per-representative ``term`` clauses instead of one ``terms``
-    per block field): docs/proxy.md.
-    """
-    if blocks <= 0 or setting <= 1:
-        return 1
-    if max_distance < blocks:
-        return max(1, min(setting, blocks - max_distance))
-    return min(setting, blocks)
-
-
-def _block_clauses(rep_terms: list[list[tuple[str, str]]], min_blocks: int) -> list[dict[str, Any]]:
-    """``should`` clauses matching documents that share ``min_blocks`` blocks with one rep."""
-    if min_blocks <= 1:
-        by_field: dict[str, set[str]] = defaultdict(set)
-        for terms in rep_terms:
-            for field, value in terms:
-                by_field[field].add(value)
-        return [{"terms": {field: sorted(values)}} for field, values in sorted(by_field.items())]
-    out = []
-    for terms in rep_terms:
-        if len(terms) < min_blocks:
-            continue
-        should = [{"term": {field: value}} for field, value in terms]
-        out.append({"bool": {"should": should, "minimum_should_match": min_blocks}})
-    return out
-
-
 def candidates_query(
     body: dict[str, Any],
     terms: list[tuple[str, str]] | list[list[tuple[str, str]]],
     exact_keys: list[str],
-    min_blocks: int = 1,
 ) -> dict[str, Any]:
-    """The user's query restricted to documents sharing ``min_blocks`` SimHash blocks with one
-    representative (``terms``: one list of (field, value) per representative, or one flat
-    list for a single document) or an exact key with one."""
+    """The user's query restricted to documents sharing a probe key with one representative
+    (``terms``: one list of (field, value) per representative, or one flat list for a single
+    document — MinHash bands or SimHash blocks, see :func:`collapse.fingerprints.probe_keys`)
+    or an exact key with one."""
     rep_terms: list[list[tuple[str, str]]] = (
         [terms] if terms and isinstance(terms[0], tuple) else terms  # type: ignore[list-item]
     )
-    should = _block_clauses(rep_terms, min_blocks)
+    by_field: dict[str, set[str]] = defaultdict(set)
+    for rep in rep_terms:
+        for field, value in rep:
+            by_field[field].add(value)
+    should: list[dict[str, Any]] = [
+        {"terms": {field: sorted(values)}} for field, values in sorted(by_field.items())
+    ]
     keys = sorted({k for k in exact_keys if k})
     if keys:
         should.append({"terms": {f"{FINGERPRINT_FIELD}.exact_key": keys}})
@@ -121,62 +98,16 @@ def candidates_query(
     return {"bool": {"must": [user_query(body)], "filter": filters}}
 
 
-def shared_blocks_query(
-    body: dict[str, Any],
-    rep_terms: list[list[tuple[str, str]]],
-    exact_keys: list[str],
-    min_blocks: int = 1,
-) -> dict[str, Any]:
-    """The user's query (and ``post_filter``) as a filter, candidates scored by how many of
-    their SimHash blocks some representative has at the same position (an equal exact key
-    scores as all of them): the best-scored are the likeliest copies.
-
-    A document has one value per block field, so its score is the number of its blocks found
-    among the representatives' (one constant-score ``terms`` per field); ``min_blocks`` is then
-    a plain ``minimum_should_match`` — a superset of "shares ``min_blocks`` with one
-    representative", so nothing the per-representative form finds is lost.
-    """
-    by_field: dict[str, set[str]] = defaultdict(set)
-    for terms in rep_terms:
-        for name, value in terms:
-            by_field[name].add(value)
-    blocks: list[dict[str, Any]] = [
-        {"constant_score": {"filter": {"terms": {name: sorted(values)}}, "boost": 1.0}}
-        for name, values in sorted(by_field.items())
-    ]
-    should: list[dict[str, Any]] = []
-    if blocks:
-        msm = max(1, min(min_blocks, len(blocks)))
-        should.append({"bool": {"should": blocks, "minimum_should_match": msm}})
-    keys = sorted({k for k in exact_keys if k})
-    if keys:
-        clause = {"terms": {f"{FINGERPRINT_FIELD}.exact_key": keys}}
-        should.append({"constant_score": {"filter": clause, "boost": float(max(len(blocks), 1))}})
-    filters: list[dict[str, Any]] = [user_query(body)]
-    post_filter = body.get("post_filter")
-    if isinstance(post_filter, dict) and post_filter:
-        filters.append(post_filter)
-    return {"bool": {"filter": filters, "should": should, "minimum_should_match": 1}}
-
-
 def probe_body(
     body: dict[str, Any],
     rep_terms: list[list[tuple[str, str]]],
     exact_keys: list[str],
     seen: list[DocKey],
     size: int,
-    min_blocks: int = 1,
-    order: str = "query",
 ) -> dict[str, Any]:
-    """The probe search of one page: candidates of all its representatives.
-
-    ``order``: ``blocks`` fetches the candidates sharing most blocks first (see
-    :func:`shared_blocks_query`); ``query`` the best ranked under the user's query or sort.
-    """
-    if order == "blocks":
-        query = shared_blocks_query(body, rep_terms, exact_keys, min_blocks)
-    else:
-        query = candidates_query(body, rep_terms, exact_keys, min_blocks)
+    """The probe search of one page: candidates of all its representatives, best ranked first
+    under the user's query or sort."""
+    query = candidates_query(body, rep_terms, exact_keys)
     if seen:
         query["bool"]["must_not"] = exclude_seen(seen)
     out: dict[str, Any] = {
@@ -185,7 +116,7 @@ def probe_body(
         "_source": PROBE_SOURCE,
         "track_total_hits": size + 1,  # enough to tell whether every candidate was fetched
     }
-    if order != "blocks" and "sort" in body:
+    if "sort" in body:
         out["sort"] = body["sort"]
         out["track_scores"] = True
     return out

@@ -7,7 +7,7 @@ Every setting has an environment variable of the same name in upper case (``ES_U
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -93,19 +93,12 @@ class Settings(BaseSettings):
     collapse_probe_size: int = Field(
         30, ge=0, le=10_000, description="Candidates fetched per page beyond the window."
     )
-    collapse_probe_order: Literal["query", "blocks"] = Field(
-        "query",
-        description="Which probe candidates are fetched first: the best ranked under the "
-        "user's query or sort ('query'), or those sharing the most SimHash blocks with a "
-        "representative ('blocks': the query only filters; measured 1 ms faster at p50 and "
-        "4% fewer copies found, docs/proxy.md).",
-    )
-    collapse_probe_min_blocks: int = Field(
-        1,
-        ge=1,
+    collapse_probe_coalesce: int = Field(
+        2,
+        ge=0,
         le=64,
-        description="SimHash blocks a probe candidate must share with a representative (capped "
-        "by the pigeonhole guarantee B - max_distance); 2 measured 3x slower in Elasticsearch.",
+        description="Probe requests in flight per process before further probes wait and "
+        "travel together in one _msearch (0: every probe alone). Never delays a lone request.",
     )
     collapse_total_limit: int = Field(
         10_000, ge=1, le=10_000, description="collapse_total is exact up to this many hits."

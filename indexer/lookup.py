@@ -1,10 +1,11 @@
-""" "Content seen?": the stored near-duplicates of a text, found through the block fields.
+""" "Content seen?": the stored near-duplicates of a text, found through the probe keys.
 
-The candidates are the documents sharing a SimHash block or the exact key with the text
-(``collapse.probe.candidates_query``: terms lookups, no scan), verified by the proxy's own
-rule (``collapse.grouping.verify``). What the block lookup guarantees: every stored copy within
-B-1 bits (7 for eight blocks) or with an equal exact key is a candidate; copies further apart
-are found only when they happen to share a block (approximate, like the proxy's probe).
+The candidates are the documents sharing a MinHash band (``collapse_fp.band``) or the exact
+key with the text (``collapse.probe.candidates_query``: terms lookups, no scan), verified by the
+proxy's own rule (``collapse.grouping.verify``). Like the proxy's probe, the band lookup is
+approximate: a copy of MinHash similarity J is a candidate with probability 1 − (1 − J⁴)¹⁶
+(0.98 at J = 0.7); an equal exact key always is. The SimHash blocks are looked up too, for
+stored documents indexed before bands (every copy within 7 bits shares one of eight blocks).
 
 Pure request/response functions, so the CLI (sync client) and the proxy route (its async
 upstream) share them.
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from collapse.fingerprints import decode, key_code
+from collapse.fingerprints import block_terms, decode, key_code, probe_keys
 from collapse.grouping import Prints, Thresholds, verify
 from collapse.probe import candidates_query
 from indexer.fingerprints import FingerprintRecord
@@ -51,12 +52,11 @@ class LookupResult(BaseModel):
 
 def search_body(record: FingerprintRecord, size: int = 100) -> dict[str, Any]:
     """The ``_search`` body fetching the candidates of ``record`` (block terms + exact key)."""
-    es = record.to_es()
-    terms = [
-        (f"{FINGERPRINT_FIELD}.block_{i}", es[f"block_{i}"]) for i in range(record.params.blocks)
-    ]
+    # Bands and blocks both: the stored documents may predate bands (indexed without them).
+    stored = {"_source": {FINGERPRINT_FIELD: record.to_es()}}
+    terms = probe_keys(stored, record.params.blocks) + block_terms(stored, record.params.blocks)
     return {
-        "query": candidates_query({}, terms, record.exact_key),
+        "query": candidates_query({}, terms if not record.short else [], [record.exact_key]),
         "size": size,
         "_source": [FINGERPRINT_FIELD, "title", "url"],
     }

@@ -173,7 +173,7 @@ def test_collapse_metrics_record_groups_folds_and_degradation(proxy_url: str) ->
         folded=4000,
         group_sizes=[4001, 1],
         without_fingerprint=5,
-        degraded_reason="time_budget: the block probe took longer than 1000 ms",
+        degraded_reason="time_budget: the probe took longer than 1000 ms",
     )
     after = httpx.get(f"{proxy_url}/metrics").text
 

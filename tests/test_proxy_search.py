@@ -96,26 +96,60 @@ def test_copies_beyond_the_window_are_counted(
     assert all(m["block"] is None or 0 <= m["block"] < 8 for m in beyond)
 
 
-def test_the_block_ranked_probe_counts_the_same_copies(
-    es: Elasticsearch, es_url: str, index_name: str
+def test_the_probe_looks_copies_up_by_their_minhash_bands(
+    es: Elasticsearch, index_name: str, proxy_url: str
 ) -> None:
-    """``collapse_probe_order=blocks``: the query only filters the probe, candidates come in
-    order of shared blocks; the copies beyond the window are all found, without a query score."""
-    from collapse.app import create_app
-    from tests.conftest import ServerThread
-
+    """Every copy the probe brings shares a MinHash band (or the exact key) with c0: what it
+    looks up. Copies sharing no band with c0 are not candidates, even sharing a block."""
     wire_story(es, index_name)
-    settings = Settings(es_url=[es_url], collapse_probe_order="blocks")
-    with ServerThread(create_app(settings)) as server:
-        out = search(
-            server.url, index_name, {**SORTED, "size": 3}, collapse_window=10, collapse_members=30
-        )
-    rep = out["hits"]["hits"][0]
-    assert rep["_id"] == "c0" and rep["_collapse"]["folded"] == 19
-    assert out["collapse"]["folded_relation"] == "eq"
-    by_id = {m["_id"]: m for m in rep["_collapse"]["members"]}
-    assert sorted(by_id) == sorted(f"c{i}" for i in range(1, 20))
-    assert all(by_id[f"c{i}"]["_score"] is None for i in range(5, 20))  # found by the probe
+    out = search(
+        proxy_url,
+        index_name,
+        {**SORTED, "size": 3},
+        collapse_window=10,
+        collapse_members=30,
+        collapse_explain="true",
+    )
+    beyond = [m for m in out["hits"]["hits"][0]["_collapse"]["members"] if m["found"] == "probe"]
+    assert beyond and all(m["band"] is not None for m in beyond)
+    assert all(0 <= m["band"] < 16 for m in beyond)
+
+
+def test_documents_indexed_before_bands_are_probed_by_their_blocks(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    """An index written before band keys existed (``collapse_fp`` without ``band``): the probe
+    falls back to the SimHash blocks, and finds exactly the copies sharing one with c0."""
+    rng = random.Random(5)
+    story = variants(text(rng, 300, "earthquake"), 20, rng)
+    fps = fingerprints(story)
+    for fp in fps:
+        fp.pop("band", None)
+    docs = [
+        {"_id": f"c{i}", "n": i, "body": t, "collapse_fp": fp}
+        for i, (t, fp) in enumerate(zip(story, fps, strict=True))
+    ]
+    create_index(es, index_name)
+    index_docs(es, index_name, docs)
+    c0 = fps[0]
+    sharing = {
+        f"c{i}"
+        for i in range(5, 20)
+        if any(fps[i][f"block_{k}"] == c0[f"block_{k}"] for k in range(8))
+        or fps[i]["exact_key"] == c0["exact_key"]
+    }
+    out = search(
+        proxy_url,
+        index_name,
+        {**SORTED, "size": 1},
+        collapse_window=5,
+        collapse_members=30,
+        collapse_explain="true",
+    )
+    members = out["hits"]["hits"][0]["_collapse"]["members"]
+    beyond = {m["_id"] for m in members if m["found"] == "probe"}
+    assert sharing and beyond == sharing
+    assert all(m["block"] is not None for m in members if m["found"] == "probe")
 
 
 def test_a_knn_search_counts_no_copy_it_does_not_match(

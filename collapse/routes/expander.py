@@ -22,8 +22,8 @@ from collapse import jsonio, probe
 from collapse.errors import BadRequest, NotFound
 from collapse.executor import Executor, SubSearch
 from collapse.filter_path import parse as parse_filter_path
-from collapse.fingerprints import FINGERPRINT_FIELD, Decoded, block_terms, decode, fp_of
-from collapse.grouping import Thresholds, assign, matched_block
+from collapse.fingerprints import FINGERPRINT_FIELD, Decoded, decode, fp_of, probe_keys
+from collapse.grouping import Thresholds, assign, matched_band, matched_block
 from collapse.params import CollapseParams
 from collapse.pipeline import _int, total_of
 from collapse.routes.passthrough import elasticsearch_params
@@ -60,6 +60,7 @@ def _verified(
             entry["block"] = matched_block(
                 int(got.prints.simhash[i]), int(me.prints.simhash[0]), me.blocks
             )
+            entry["band"] = matched_band(got.prints.minhash[i], me.prints.minhash[0])
         source.strip(hit)
         hit["_collapse"] = entry
         kept.append(hit)
@@ -114,9 +115,10 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
         )
 
     candidates = dict(body)
-    candidates["query"] = probe.candidates_query(
-        body, block_terms(doc, me.blocks), [str((fp_of(doc) or {}).get("exact_key") or "")]
-    )
+    # A short document groups by exact key only: other keys would bring no verifiable copy.
+    keys = probe_keys(doc, me.blocks) if me.prints.token_count[0] >= t.min_tokens else []
+    exact_key = str((fp_of(doc) or {}).get("exact_key") or "")
+    candidates["query"] = probe.candidates_query(body, keys, [exact_key])
     candidates["query"]["bool"]["must_not"] = probe.exclude_seen([(doc["_index"], doc["_id"])])
     candidates.pop("post_filter", None)
     candidates["track_total_hits"] = True

@@ -61,7 +61,13 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
     # Applied to the answer by the proxy: passed on, it would strip the fingerprints.
     filter_path = parse_filter_path(query.pop("filter_path", None))
     search = CollapsedSearch(settings, ctl, index, body, query)
-    executor = Executor(upstream, request.headers, list(query.items()), batch=False)
+    executor = Executor(
+        upstream,
+        request.headers,
+        list(query.items()),
+        batch=False,
+        coalescer=getattr(request.app.state, "coalescer", None),
+    )
     await run([search], executor, settings.collapse_time_budget_ms)
     status, out, failed = search.render()
     if failed is not None or out is None:
