@@ -28,7 +28,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.upstream = Upstream(settings)
-        inflight = settings.collapse_probe_coalesce
+        inflight = settings.collapse_coalesce
         app.state.coalescer = Coalescer(max_inflight=inflight) if inflight else None
         # Start-up objects (modules, routes, models) leave the cyclic collector's reach: its
         # full passes then walk only what requests allocate, which shortens the pauses that

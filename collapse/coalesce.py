@@ -1,25 +1,28 @@
-"""Probes of concurrent requests, sent together: one ``_msearch`` instead of one search each.
+"""Searches of concurrent requests, sent together: one ``_msearch`` instead of one search each.
 
 Elasticsearch's cost per HTTP request is several times its cost per search here (measured in
 ``docs/proxy.md``: 512 searches/s one request each, 1,046 four to an ``_msearch``), and a
-collapsed search sends two: its window and its probe. Under load, probes wait while
-``max_inflight`` batches are in flight and then travel together (up to ``max_batch`` to an
-``_msearch``); a probe that finds fewer batches in flight leaves at once, so a lone request
-never waits. Only searches with identical internal headers (credentials, media type, trace
-ids) share a batch, and each keeps its own answer: an error in one is that one's. The
-window, which carries the user's query string and headers and whose answer headers go back to
-the user, always travels alone.
+collapsed search sends two: its window and its probe. Under load, searches wait while
+``max_inflight`` batches of their lane are in flight and then travel together (up to
+``max_batch`` to an ``_msearch``); a search that finds fewer batches in flight leaves at once,
+so a lone request never waits. A lane is a set of searches that may share a request: the
+same headers (credentials, media type, trace ids) and the same kind (the proxy's own searches;
+windows, see :meth:`collapse.executor.Executor.run`). How a batch travels, and what each search
+gets back, is the caller's ``send``: every search keeps its own answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from collapse.executor import Executor, SubResult, SubSearch
+if TYPE_CHECKING:
+    from collapse.executor import SubResult, SubSearch
 
-Key = tuple[tuple[str, str], ...]
+Send = Callable[[list["SubSearch"]], Awaitable[list["SubResult"]]]
 
 
 @dataclass(eq=False)
@@ -44,21 +47,31 @@ class Coalescer:
             raise ValueError("max_inflight and max_batch must be at least 1")
         self.max_inflight = max_inflight
         self.max_batch = max_batch
-        self._lanes: dict[Key, _Lane] = defaultdict(_Lane)
+        self._lanes: dict[Hashable, _Lane] = defaultdict(_Lane)
         self._tasks: set[asyncio.Task[None]] = set()
         self.batches = 0  # _msearch or _search requests sent
         self.searches = 0  # searches they carried
 
-    async def run(self, subs: list[SubSearch], executor: Executor) -> list[SubResult]:
-        """Answers in the order of ``subs``, each sent alone or with other requests' searches."""
+    async def run(self, key: Hashable, subs: list[SubSearch], send: Send) -> list[SubResult]:
+        """Answers in the order of ``subs``, each sent alone or with other requests' searches
+        of the lane ``key``; ``send`` sends one batch (any caller's ``send`` of a lane will do)."""
         if not subs:
             return []
-        loop = asyncio.get_running_loop()
-        key = executor.coalesce_key
-        pending = [_Pending(sub, loop.create_future()) for sub in subs]
         lane = self._lanes[key]
+        if not lane.queue and lane.inflight < self.max_inflight:
+            # Nothing waits and there is room: leave at once, from this task (no hand-over).
+            lane.inflight += 1
+            self.batches += 1
+            self.searches += len(subs)
+            try:
+                return await send(subs)
+            finally:
+                lane.inflight -= 1
+                self._pump(key, send)
+        loop = asyncio.get_running_loop()
+        pending = [_Pending(sub, loop.create_future()) for sub in subs]
         lane.queue.extend(pending)
-        self._pump(key, executor)
+        self._pump(key, send)
         try:
             return list(await asyncio.gather(*(p.future for p in pending)))
         except asyncio.CancelledError:
@@ -68,22 +81,22 @@ class Coalescer:
                 p.future.cancel()
             raise
 
-    def _pump(self, key: Key, executor: Executor) -> None:
+    def _pump(self, key: Hashable, send: Send) -> None:
         lane = self._lanes[key]
         while lane.queue and lane.inflight < self.max_inflight:
             batch, lane.queue[:] = lane.queue[: self.max_batch], lane.queue[self.max_batch :]
             lane.inflight += 1
-            task = asyncio.get_running_loop().create_task(self._send(key, batch, executor))
+            task = asyncio.get_running_loop().create_task(self._send(key, batch, send))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         if not lane.queue and not lane.inflight:
             del self._lanes[key]
 
-    async def _send(self, key: Key, batch: list[_Pending], executor: Executor) -> None:
+    async def _send(self, key: Hashable, batch: list[_Pending], send: Send) -> None:
         self.batches += 1
         self.searches += len(batch)
         try:
-            results = await executor.run([p.sub for p in batch])
+            results = await send([p.sub for p in batch])
         except Exception as exc:  # every waiter sees what its own request would have raised
             for p in batch:
                 if not p.future.done():
@@ -94,4 +107,4 @@ class Coalescer:
                     p.future.set_result(result)
         finally:
             self._lanes[key].inflight -= 1
-            self._pump(key, executor)
+            self._pump(key, send)

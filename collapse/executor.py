@@ -9,6 +9,7 @@ travels as one ``_msearch``.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -108,23 +109,81 @@ class Executor:
             )
 
     async def run(self, searches: list[SubSearch]) -> list[SubResult]:
-        """Answers in the order of ``searches``."""
+        """Answers in the order of ``searches``.
+
+        With a coalescer, a plain ``_search``'s window (``primary``) may share an ``_msearch``
+        with other requests' windows when the request has no query-string parameter to pass
+        on (else it travels alone, with them), and the proxy's own searches share one with
+        other requests' own searches; without, as :meth:`send`.
+        """
+        if not searches:
+            return []
+        if self.coalescer is None:
+            return await self.send(searches)
+        internal = [s for s in searches if not s.primary]
+        windows = [s for s in searches if s.primary]
+        alone: list[SubSearch] = []
+        if self.query:  # the user's query string goes with the window: it travels alone
+            alone, windows = windows, []
+        if windows and not internal:  # the usual round: a window (or a refill) alone
+            return await self.coalescer.run(self.window_lane, windows, self.send_windows)
+        got = await asyncio.gather(
+            self.coalescer.run(self.window_lane, windows, self.send_windows),
+            self.coalescer.run(("internal", self.coalesce_key), internal, self.send),
+            *(self.search(s) for s in alone),
+        )
+        answers = dict(zip(map(id, windows), got[0], strict=True))
+        answers.update(zip(map(id, internal), got[1], strict=True))
+        answers.update(zip(map(id, alone), got[2:], strict=True))
+        return [answers[id(s)] for s in searches]
+
+    async def send(self, searches: list[SubSearch]) -> list[SubResult]:
+        """This request's searches alone: one ``_msearch`` for a user's ``_msearch`` or for
+        several internal searches, else one ``_search`` each (concurrently)."""
         if not searches:
             return []
         if self.batch or (len(searches) > 1 and not any(s.primary for s in searches)):
             return await self.msearch(searches)
         return list(await asyncio.gather(*(self.search(s) for s in searches)))
 
-    @property
+    @functools.cached_property
     def coalesce_key(self) -> tuple[tuple[str, str], ...]:
-        """What internal searches sent together must share: every header they travel with."""
+        """What searches sent together must share: every header they travel with."""
         return tuple(sorted(self.json_headers.items())) + tuple(sorted(self.ndjson_headers.items()))
+
+    @functools.cached_property
+    def window_lane(self) -> tuple[object, ...]:
+        """Windows sent together must also share every header the user sent on (a window that
+        fails there is sent again alone, with them)."""
+        return ("window", self.coalesce_key, tuple(sorted(self.user_headers.items())))
 
     async def run_probes(self, searches: list[SubSearch]) -> list[SubResult]:
         """Internal searches, with other requests' when the process has a coalescer."""
         if self.coalescer is not None:
-            return await self.coalescer.run(searches, self)
-        return await self.run(searches)
+            return await self.coalescer.run(("internal", self.coalesce_key), searches, self.send)
+        return await self.send(searches)
+
+    async def send_windows(self, searches: list[SubSearch]) -> list[SubResult]:
+        """Windows of several requests (none with a query string), as one ``_msearch``.
+
+        Each comes back as its own ``_search`` would: a successful answer without the
+        ``status`` an ``_msearch`` item carries, with the ``_msearch``'s response headers (no
+        ``Warning``: it may be another request's); a failed one, or all of them when the
+        ``_msearch`` itself fails, is sent again alone so that its status, headers and error
+        body are Elasticsearch's own for that search.
+        """
+        if len(searches) == 1:
+            return [await self.search(searches[0])]
+        results = await self.msearch(searches)
+        again = [i for i, r in enumerate(results) if not r.ok]
+        redone = await asyncio.gather(*(self.search(searches[i]) for i in again))
+        for result in results:
+            if result.ok and result.body is not None:
+                result.body.pop("status", None)
+                result.headers = {k: v for k, v in result.headers.items() if k.lower() != "warning"}
+        for i, result in zip(again, redone, strict=True):
+            results[i] = result
+        return results
 
     async def search(self, sub: SubSearch) -> SubResult:
         path = f"/{sub.index}/_search" if sub.index else "/_search"
@@ -166,5 +225,7 @@ class Executor:
         out = []
         for item in body["responses"]:
             status = int(item.get("status", 200)) if isinstance(item, dict) else 500
-            out.append(SubResult(status, item if isinstance(item, dict) else None))
+            out.append(
+                SubResult(status, item if isinstance(item, dict) else None, b"", answer.headers)
+            )
         return out

@@ -93,12 +93,13 @@ class Settings(BaseSettings):
     collapse_probe_size: int = Field(
         30, ge=0, le=10_000, description="Candidates fetched per page beyond the window."
     )
-    collapse_probe_coalesce: int = Field(
+    collapse_coalesce: int = Field(
         2,
         ge=0,
         le=64,
-        description="Probe requests in flight per process before further probes wait and "
-        "travel together in one _msearch (0: every probe alone). Never delays a lone request.",
+        description="Batches in flight per kind of search (windows; the proxy's own searches) "
+        "before further searches of concurrent requests wait and travel together in one "
+        "_msearch (0: every search alone). A lone request never waits.",
     )
     collapse_total_limit: int = Field(
         10_000, ge=1, le=10_000, description="collapse_total is exact up to this many hits."

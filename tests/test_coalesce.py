@@ -1,5 +1,5 @@
-"""Probes of concurrent requests travel together (``collapse.coalesce``), on the real node:
-each request still gets exactly the answer it gets alone."""
+"""Searches of concurrent requests travel together (``collapse.coalesce``), on the real node:
+each request still gets exactly the answer it gets alone, errors included."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_probes_sent_together_answer_each_request_as_alone(
 
     topics = stories(es, index_name)
     params = {"collapse_window": 3, "collapse_members": 10}  # 3 copies in it, 3 beyond
-    settings = Settings(es_url=[es_url], collapse_probe_coalesce=1)
+    settings = Settings(es_url=[es_url], collapse_coalesce=1)
     app = create_app(settings)
     with ServerThread(app) as server:
         url = f"{server.url}/{index_name}/_search"
@@ -78,14 +78,47 @@ def test_probes_sent_together_answer_each_request_as_alone(
     for topic, answer in zip(topics * 4, answers, strict=True):
         assert _shape(answer) == _shape(alone[topic])
         assert answer["hits"]["hits"][0]["_collapse"]["folded"] == 5
-    assert searches == len(topics) * 4  # one probe per request
+        assert answer["hits"]["total"] == alone[topic]["hits"]["total"]
+        assert "status" not in answer  # an _msearch item's, not a _search answer's
+    assert searches == 2 * len(topics) * 4  # a window and a probe per request
     assert batches < searches  # ... and some of them shared an _msearch
+
+
+def test_a_failing_search_among_coalesced_ones_gets_elasticsearchs_own_error(
+    es: Elasticsearch, es_url: str, index_name: str
+) -> None:
+    """One request's query fails in Elasticsearch: it gets the status, headers and error body
+    a direct ``_search`` gets; the requests it travelled with are answered as usual."""
+    from collapse.app import create_app
+    from tests.conftest import ServerThread
+
+    topics = stories(es, index_name)
+    bad = {"query": {"match": {"n": "not a number"}}, "size": 1}
+    direct = httpx.post(f"{es_url}/{index_name}/_search", json=bad)
+    assert direct.status_code == 400
+    app = create_app(Settings(es_url=[es_url], collapse_coalesce=1))
+    with ServerThread(app) as server:
+        url = f"{server.url}/{index_name}/_search"
+
+        async def together() -> list[httpx.Response]:
+            async with httpx.AsyncClient(timeout=30) as client:
+                bodies = [_request(t) for t in topics * 2] + [bad] * 3
+                return list(await asyncio.gather(*(client.post(url, json=b) for b in bodies)))
+
+        answers = asyncio.run(together())
+    for answer in answers[: len(topics) * 2]:
+        assert answer.status_code == 200
+        assert answer.json()["hits"]["hits"][0]["_collapse"]["folded"] == 5
+    for answer in answers[len(topics) * 2 :]:
+        assert answer.status_code == 400
+        assert answer.json() == direct.json()
+        assert answer.headers["x-elastic-product"] == "Elasticsearch"
 
 
 def test_coalescing_off_sends_every_probe_alone(es_url: str) -> None:
     from collapse.app import create_app
 
-    app = create_app(Settings(es_url=[es_url], collapse_probe_coalesce=0))
+    app = create_app(Settings(es_url=[es_url], collapse_coalesce=0))
 
     async def started() -> object:
         async with app.router.lifespan_context(app):
