@@ -200,18 +200,16 @@ def _join_verified_pairs(
     if not len(ci):
         return
     order = np.lexsort((cj, ci))
-    ci, cj, h, s = ci[order], cj[order], h[order], s[order]
-    firsts = np.flatnonzero(np.r_[True, ci[1:] != ci[:-1]])
-    bounds = np.r_[firsts, len(ci)]
-    is_rep = np.ones(len(rep), dtype=bool)
-    for k in range(len(firsts)):
-        lo, hi = bounds[k], bounds[k + 1]
-        reps = np.flatnonzero(is_rep[cj[lo:hi]])
-        if len(reps):
-            at = lo + reps[0]
-            i = ci[lo]
-            rep[i], ham[i], sim[i] = cj[at], h[at], s[at]
+    # In rank order of the later hit, then of the earlier: the first pair of a hit whose
+    # earlier hit is still a representative is its best-ranked verified representative
+    # (earlier hits are settled before it). A few hundred pairs at most: plain ints.
+    is_rep = [True] * len(rep)
+    joined = -1
+    for k, i, j in zip(order.tolist(), ci[order].tolist(), cj[order].tolist(), strict=True):
+        if i != joined and is_rep[j]:
+            rep[i], ham[i], sim[i] = j, h[k], s[k]
             is_rep[i] = False
+            joined = i
 
 
 def _claim_by_representative(
