@@ -5,7 +5,9 @@ key with the text (``collapse.probe.candidates_query``: terms lookups, no scan),
 proxy's own rule (``collapse.grouping.verify``). Like the proxy's probe, the band lookup is
 approximate: a copy of MinHash similarity J is a candidate with probability 1 − (1 − J⁴)¹⁶
 (0.98 at J = 0.7); an equal exact key always is. The SimHash blocks are looked up too, for
-stored documents indexed before bands (every copy within 7 bits shares one of eight blocks).
+stored documents indexed before bands (every copy within 7 bits shares one of eight blocks):
+they are indexed only in indices created before the blocks were left unindexed; in the
+others the block fields are not mapped, so those terms match nothing there, without error.
 
 Pure request/response functions, so the CLI (sync client) and the proxy route (its async
 upstream) share them.

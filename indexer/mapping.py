@@ -1,20 +1,30 @@
 """The Elasticsearch mapping of the fingerprint object ``collapse_fp``, and ``init``.
 
-Field by field (shape in ``docs/CONTRACTS.md``)::
+Field by field (shape in ``docs/CONTRACTS.md``), as ``init`` creates them::
 
-    simhash      long, index: false      stored for reading (doc values), never searched
-    block_0..    keyword                 one per SimHash block: exact terms lookup of candidates
+    simhash      long, index: false      never searched (read from _source)
     minhash      binary                  the second hash, stored, not indexed
-    band         keyword                 MinHash band keys (multi-valued): the proxy's probe
+    band         keyword, no doc values  MinHash band keys (multi-valued): the proxy's probe
+                                         (``terms``); ``exists`` works through _field_names
     exact_key    keyword                 so Elasticsearch's own ``collapse`` can use it too
     token_count  integer
     version      keyword                 algorithm + parameters
+    block_0..    not mapped              SimHash blocks: in _source only (``dynamic: false``)
+
+The SimHash blocks stay in every stored ``collapse_fp`` but are not indexed in indices
+created now: the probe looks copies up by band (``docs/indexer.md``, "Mapping cost"). A
+``terms`` query on them there matches nothing, without error (the field is unmapped), so a
+search may still send the block fallback to every index of a pattern. Indices created
+before this kept their mapping: ``block_0..block_{B-1}`` keyword (searched for documents
+without bands), ``band`` keyword with doc values (created between bands and this change);
+both are compatible (:func:`conflicts`), and :func:`fingerprint_mapping` with
+``indexed_blocks=True`` gives that older layout (tests and tools that model such an index).
 
 Only ``collapse_fp`` is ours: the user's own fields stay with their mapping or dynamic
 mapping. An existing index whose ``collapse_fp`` is mapped otherwise is refused
 (:class:`MappingConflict`), never changed. The one exception: fields added to ``collapse_fp``
 after indices were created with it (:data:`ADDED_FIELDS`, so far ``band``) may be missing;
-``ensure_index`` adds them (``put_mapping``, action "updated").
+``ensure_index`` adds them (``put_mapping``, action "updated"), and nothing else.
 """
 
 from __future__ import annotations
@@ -58,23 +68,46 @@ class InitResult(BaseModel):
     action: str  # "created" | "updated" | "compatible"
 
 
-def fingerprint_mapping(params: FingerprintParams | None = None) -> dict[str, Any]:
-    """The mapping of the ``collapse_fp`` object for the given parameters' block count."""
+#: ``band``: only ``terms`` lookups of exact values; no sorting or aggregating on it. Its
+#: nearly unique values made doc values the costliest part of the field (merges).
+_NO_DV = {"doc_values": False}
+
+
+def fingerprint_mapping(
+    params: FingerprintParams | None = None, *, indexed_blocks: bool = False
+) -> dict[str, Any]:
+    """The mapping of the ``collapse_fp`` object, as ``init`` creates it.
+
+    ``indexed_blocks=True``: the layout of indices created before the blocks were left
+    unindexed (``block_0..block_{B-1}`` keyword, for the parameters' block count; ``band``
+    keyword with doc values), for modelling such an index. Both are accepted by
+    :func:`conflicts`.
+    """
     p = params or FingerprintParams()
     props: dict[str, Any] = {"simhash": {"type": "long", "index": False}}
-    for i in range(p.blocks):
-        props[f"block_{i}"] = {"type": "keyword"}
+    if indexed_blocks:
+        for i in range(p.blocks):
+            props[f"block_{i}"] = {"type": "keyword"}
     props["minhash"] = {"type": "binary"}
-    props["band"] = {"type": "keyword"}
+    props["band"] = {"type": "keyword"} if indexed_blocks else {"type": "keyword", **_NO_DV}
     props["exact_key"] = {"type": "keyword"}
     props["token_count"] = {"type": "integer"}
     props["version"] = {"type": "keyword"}
-    return {"type": "object", "properties": props}
+    if indexed_blocks:
+        return {"type": "object", "properties": props}
+    # dynamic false: the block fields (and anything else unmapped) stay in _source only
+    return {"type": "object", "dynamic": False, "properties": props}
 
 
-def index_mappings(params: FingerprintParams | None = None) -> dict[str, Any]:
-    """Index ``mappings`` holding only the fingerprint object."""
-    return {"properties": {FINGERPRINT_FIELD: fingerprint_mapping(params)}}
+def index_mappings(
+    params: FingerprintParams | None = None, *, indexed_blocks: bool = False
+) -> dict[str, Any]:
+    """Index ``mappings`` holding only the fingerprint object (see :func:`fingerprint_mapping`)."""
+    return {
+        "properties": {
+            FINGERPRINT_FIELD: fingerprint_mapping(params, indexed_blocks=indexed_blocks)
+        }
+    }
 
 
 def _normalise(field: dict[str, Any]) -> dict[str, Any]:
@@ -94,15 +127,21 @@ def conflicts(
     ``existing`` is the mapping of the ``collapse_fp`` property, None when it is not mapped.
     A missing object is compatible (it will be added), and so are missing
     :data:`ADDED_FIELDS` (they will be added, see :func:`missing_added`); other missing
-    sub-fields are not (a dynamic mapping got there first, or another block count).
+    sub-fields are not (a dynamic mapping got there first, or another block count). The
+    block fields are either all absent (unindexed: the layout ``init`` creates) or all
+    ``keyword`` for the parameters' block count (an index created before that); ``band``
+    may have doc values or not.
     """
     if existing is None:
         return []
-    want = fingerprint_mapping(params)
+    p = params or FingerprintParams()
+    want = fingerprint_mapping(p)
     kind = existing.get("type", "object" if "properties" in existing else None)
     if kind != "object":
         return [f"{FINGERPRINT_FIELD} is mapped as {kind!r}, expected an object"]
     have = existing.get("properties", {})
+    if any(name.startswith("block_") for name in have):  # an index with indexed blocks
+        want = fingerprint_mapping(p, indexed_blocks=True)
     problems = []
     for name, spec in want["properties"].items():
         if name not in have:
@@ -164,10 +203,25 @@ def ensure_index(es: Elasticsearch, index: str, params: FingerprintParams | None
     if not existing:
         es.indices.create(index=index, mappings=index_mappings(params))
         return "created"
-    if all(fp is not None and not missing_added(fp) for fp in existing.values()):
-        return "compatible"
-    es.indices.put_mapping(index=index, properties=index_mappings(params)["properties"])
-    return "updated"
+    changed = [_complete(es, name, fp, params) for name, fp in existing.items()]
+    return "updated" if any(changed) else "compatible"
+
+
+def _complete(
+    es: Elasticsearch, index: str, existing: dict[str, Any] | None, params: FingerprintParams | None
+) -> bool:
+    """Add ``collapse_fp`` to a (compatible) concrete index lacking it, or the
+    :data:`ADDED_FIELDS` it lacks, and nothing else (its other fields keep their mapping);
+    whether anything was added."""
+    if existing is None:
+        es.indices.put_mapping(index=index, properties=index_mappings(params)["properties"])
+        return True
+    missing = missing_added(existing)
+    if missing:
+        props = fingerprint_mapping(params)["properties"]
+        added = {FINGERPRINT_FIELD: {"properties": {name: props[name] for name in missing}}}
+        es.indices.put_mapping(index=index, properties=added)
+    return bool(missing)
 
 
 def template_name_for(pattern: str) -> str:
@@ -194,7 +248,7 @@ def init(
         return InitResult(kind="index", name=name, action=ensure_index(es, name, params))
     for index, fp in _refuse_conflicts(es, name, params).items():
         if missing_added(fp):
-            es.indices.put_mapping(index=index, properties=index_mappings(params)["properties"])
+            _complete(es, index, fp, params)
     tname = template_name or template_name_for(name)
     exists = es.indices.exists_index_template(name=tname).body
     es.indices.put_index_template(

@@ -54,9 +54,14 @@ def old_shape(fp: dict[str, Any]) -> dict[str, Any]:
 
 
 def old_mapping() -> dict[str, Any]:
-    fp = fingerprint_mapping()
+    """The mapping of an index created before bands (blocks indexed, no ``band``)."""
+    fp = fingerprint_mapping(indexed_blocks=True)
     del fp["properties"]["band"]
     return {"properties": {FINGERPRINT_FIELD: fp, "body": {"type": "text"}}}
+
+
+#: How ``init`` maps ``band`` (also when it adds it to an index created before bands).
+BAND_MAPPING = {"type": "keyword", "doc_values": False}
 
 
 def near_copy(text: str, every: int = 40) -> str:
@@ -182,7 +187,7 @@ def test_ingest_stores_bands_the_probe_can_find(
     assert code == 0, out
     es.indices.refresh(index=index_name)
     mapping = es.indices.get_mapping(index=index_name).body[index_name]["mappings"]
-    assert mapping["properties"][FINGERPRINT_FIELD]["properties"]["band"] == {"type": "keyword"}
+    assert mapping["properties"][FINGERPRINT_FIELD]["properties"]["band"] == BAND_MAPPING
     got = {
         d["id"]: es.get(index=index_name, id=d["id"])["_source"][FINGERPRINT_FIELD] for d in docs
     }
@@ -264,7 +269,7 @@ def test_init_adds_band_to_an_index_created_before_bands(
     assert result.exit_code == 0, result.output
     assert f"index {index_name}: updated" in result.output
     props = es.indices.get_mapping(index=index_name).body[index_name]["mappings"]["properties"]
-    assert props[FINGERPRINT_FIELD]["properties"]["band"] == {"type": "keyword"}
+    assert props[FINGERPRINT_FIELD]["properties"]["band"] == BAND_MAPPING
     again = CliRunner().invoke(main, ["init", "--index", index_name, "--es-url", es_url])
     assert again.exit_code == 0 and f"index {index_name}: compatible" in again.output
 
@@ -280,7 +285,7 @@ def test_init_pattern_upgrades_matching_indices(
         )
         assert result.exit_code == 0, result.output
         props = es.indices.get_mapping(index=concrete).body[concrete]["mappings"]["properties"]
-        assert props[FINGERPRINT_FIELD]["properties"]["band"] == {"type": "keyword"}
+        assert props[FINGERPRINT_FIELD]["properties"]["band"] == BAND_MAPPING
     finally:
         es.indices.delete(index=concrete)
 
@@ -362,7 +367,7 @@ def test_backfill_adds_bands_from_the_stored_sketch(
     assert "changed meanwhile 0, failed 0" in result.output
     es.indices.refresh(index=index_name)
     props = es.indices.get_mapping(index=index_name).body[index_name]["mappings"]["properties"]
-    assert props[FINGERPRINT_FIELD]["properties"]["band"] == {"type": "keyword"}
+    assert props[FINGERPRINT_FIELD]["properties"]["band"] == BAND_MAPPING
     for doc_id, fp in expected.items():
         assert es.get(index=index_name, id=doc_id)["_source"][FINGERPRINT_FIELD] == {
             **old_shape(fp),

@@ -37,7 +37,7 @@ def test_cli_lookup_finds_near_duplicate(
     out = json.loads(r.output)
     assert [m["id"] for m in out["matches"]] == ["d7"]
     assert out["matches"][0]["hamming"] <= 7 and out["matches"][0]["similarity"] > 0.7
-    assert out["candidates"] < 50  # found through the blocks, not a scan
+    assert out["candidates"] < 50  # found through the band keys (terms lookups), not a scan
     unseen = CliRunner().invoke(
         main, ["lookup", "--index", index_name, "--es-url", es_url, "--text", prose(999, 200)]
     )

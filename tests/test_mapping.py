@@ -7,12 +7,22 @@ from elasticsearch import Elasticsearch
 
 from indexer.cli import main
 from indexer.fingerprints import FingerprintParams, fingerprint
-from indexer.mapping import FINGERPRINT_FIELD, conflicts, fingerprint_mapping
+from indexer.mapping import (
+    FINGERPRINT_FIELD,
+    conflicts,
+    ensure_index,
+    fingerprint_mapping,
+    index_mappings,
+)
+
+
+def _object(es: Elasticsearch, index: str) -> dict:
+    body = es.indices.get_mapping(index=index).body[index]["mappings"]
+    return body["properties"][FINGERPRINT_FIELD]
 
 
 def _fp(es: Elasticsearch, index: str) -> dict:
-    body = es.indices.get_mapping(index=index).body[index]["mappings"]
-    return body["properties"][FINGERPRINT_FIELD]["properties"]
+    return _object(es, index)["properties"]
 
 
 def test_init_creates_index_with_fingerprint_fields(
@@ -23,8 +33,9 @@ def test_init_creates_index_with_fingerprint_fields(
     assert "created" in result.output
     fp = _fp(es, index_name)
     assert fp["simhash"] == {"type": "long", "index": False}
-    assert {f"block_{i}" for i in range(8)} <= set(fp)
-    assert all(fp[f"block_{i}"]["type"] == "keyword" for i in range(8))
+    assert not {f"block_{i}" for i in range(8)} & set(fp)  # in _source only
+    assert _object(es, index_name)["dynamic"] == "false"
+    assert fp["band"] == {"type": "keyword", "doc_values": False}
     assert fp["minhash"]["type"] == "binary"
     assert fp["exact_key"]["type"] == "keyword"
     assert fp["token_count"]["type"] == "integer"
@@ -51,7 +62,8 @@ def test_init_adds_fields_to_existing_user_index(
     es.indices.create(index=index_name, mappings={"properties": {"body": {"type": "text"}}})
     result = CliRunner().invoke(main, ["init", "--index", index_name, "--es-url", es_url])
     assert result.exit_code == 0 and "updated" in result.output
-    assert "block_0" in _fp(es, index_name)
+    assert _fp(es, index_name)["band"] == {"type": "keyword", "doc_values": False}
+    assert "block_0" not in _fp(es, index_name)
 
 
 def test_init_refuses_differently_mapped_index(
@@ -77,18 +89,109 @@ def test_init_pattern_creates_template(es: Elasticsearch, es_url: str, index_nam
     assert f"template {index_name}: created" in result.output
     es.indices.create(index=f"{index_name}-2026")
     try:
-        assert _fp(es, f"{index_name}-2026")["block_7"]["type"] == "keyword"
+        assert _fp(es, f"{index_name}-2026") == _fp_created(es, index_name)
     finally:
         es.indices.delete(index=f"{index_name}-2026")
 
 
+def _fp_created(es: Elasticsearch, index_name: str) -> dict:
+    """What ``init`` maps on a new index (created and dropped here)."""
+    name = f"{index_name}-fresh"
+    ensure_index(es, name)
+    try:
+        return _fp(es, name)
+    finally:
+        es.indices.delete(index=name)
+
+
 def test_conflicts_detects_block_count() -> None:
-    four = fingerprint_mapping(FingerprintParams(blocks=4))
+    four = fingerprint_mapping(FingerprintParams(blocks=4), indexed_blocks=True)
     assert conflicts(four, FingerprintParams(blocks=8))
     assert conflicts(four, FingerprintParams(blocks=4)) == []
     assert conflicts({"type": "keyword"}) == [
         f"{FINGERPRINT_FIELD} is mapped as 'keyword', expected an object"
     ]
+
+
+def test_conflicts_accept_both_block_layouts() -> None:
+    """Indices created before the blocks were left unindexed keep them mapped (keyword), and
+    ``band`` with doc values: compatible, as are the new layout and one before bands."""
+    assert conflicts(fingerprint_mapping()) == []
+    old = fingerprint_mapping(indexed_blocks=True)
+    assert old["properties"]["band"] == {"type": "keyword"} and "dynamic" not in old
+    assert conflicts(old) == []
+    old["properties"]["band"] = {"type": "keyword", "doc_values": False}  # band added later
+    assert conflicts(old) == []
+    del old["properties"]["band"]  # created before bands
+    assert conflicts(old) == []
+    del old["properties"]["block_3"]
+    assert conflicts(old) == [f"{FINGERPRINT_FIELD}.block_3 is missing"]
+    old["properties"]["block_3"] = {"type": "text"}
+    assert conflicts(old) == [
+        f"{FINGERPRINT_FIELD}.block_3 is {{'type': 'text'}}, expected {{'type': 'keyword'}}"
+    ]
+    stray = fingerprint_mapping()
+    stray["properties"]["block_9"] = {"type": "keyword"}
+    assert f"{FINGERPRINT_FIELD}.block_9 is not ours (another block count?)" in conflicts(stray)
+
+
+def test_new_index_keeps_blocks_in_source_only(es: Elasticsearch, index_name: str) -> None:
+    """Blocks are stored but not indexed: a ``terms`` query on them matches nothing and
+    fails nowhere; bands are found, and ``exists`` on them works without doc values."""
+    assert ensure_index(es, index_name) == "created"
+    fp = fingerprint("the quick brown fox jumps over the lazy dog " * 20).to_es()
+    es.index(index=index_name, id="1", document={FINGERPRINT_FIELD: fp}, refresh=True)
+    stored = es.get(index=index_name, id="1")["_source"][FINGERPRINT_FIELD]
+    assert stored == fp and stored["block_0"] == fp["block_0"]
+    assert set(_fp(es, index_name)) == {
+        "simhash", "minhash", "band", "exact_key", "token_count", "version"
+    }  # fmt: skip
+
+    def hits(query: dict) -> list[str]:
+        answer = es.search(index=index_name, query=query)
+        assert answer["_shards"]["failed"] == 0
+        return [h["_id"] for h in answer["hits"]["hits"]]
+
+    assert hits({"terms": {f"{FINGERPRINT_FIELD}.block_0": [fp["block_0"]]}}) == []
+    assert hits({"terms": {f"{FINGERPRINT_FIELD}.band": fp["band"][:3]}}) == ["1"]
+    assert hits({"exists": {"field": f"{FINGERPRINT_FIELD}.band"}}) == ["1"]
+    assert hits({"term": {f"{FINGERPRINT_FIELD}.exact_key": fp["exact_key"]}}) == ["1"]
+
+
+def test_old_layouts_stay_usable_beside_new_indices(es: Elasticsearch, index_name: str) -> None:
+    """An index created with indexed blocks keeps its mapping (``ensure_index`` leaves it
+    alone, or adds only ``band`` to one created before bands); one search over old and new
+    indices finds by blocks in the old ones only, by bands in both, with no shard failure."""
+    old, pre_band, new = f"{index_name}-old", f"{index_name}-preband", f"{index_name}-new"
+    es.indices.create(index=old, mappings=index_mappings(indexed_blocks=True))
+    before_bands = index_mappings(indexed_blocks=True)
+    del before_bands["properties"][FINGERPRINT_FIELD]["properties"]["band"]
+    es.indices.create(index=pre_band, mappings=before_bands)
+    try:
+        mapped_old = es.indices.get_mapping(index=old).body
+        assert ensure_index(es, old) == "compatible"
+        assert es.indices.get_mapping(index=old).body == mapped_old
+        assert ensure_index(es, pre_band) == "updated"
+        upgraded = _object(es, pre_band)
+        assert "dynamic" not in upgraded
+        assert upgraded["properties"]["band"] == {"type": "keyword", "doc_values": False}
+        assert upgraded["properties"]["block_7"] == {"type": "keyword"}
+        assert ensure_index(es, new) == "created"
+        fp = fingerprint("the quick brown fox jumps over the lazy dog " * 20).to_es()
+        for index in (old, new):
+            es.index(index=index, id="1", document={FINGERPRINT_FIELD: fp}, refresh=True)
+        both = f"{old},{new}"
+
+        def found(field: str, values: list[str]) -> set[str]:
+            query = {"terms": {f"{FINGERPRINT_FIELD}.{field}": values}}
+            answer = es.search(index=both, query=query)
+            assert answer["_shards"]["failed"] == 0
+            return {h["_index"] for h in answer["hits"]["hits"]}
+
+        assert found("block_2", [fp["block_2"]]) == {old}
+        assert found("band", fp["band"]) == {old, new}
+    finally:
+        es.options(ignore_status=404).indices.delete(index=f"{old},{pre_band},{new}")
 
 
 def test_unreachable_cluster_fails_fast_with_url() -> None:

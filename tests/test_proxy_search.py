@@ -11,7 +11,8 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from collapse.settings import Settings
-from tests.proxy_support import create_index, fingerprints, index_docs, text, variants
+from indexer.mapping import fingerprint_mapping
+from tests.proxy_support import PARAMS, create_index, fingerprints, index_docs, text, variants
 
 pytestmark = pytest.mark.es
 
@@ -129,7 +130,8 @@ def test_documents_indexed_before_bands_are_probed_by_their_blocks(
         {"_id": f"c{i}", "n": i, "body": t, "collapse_fp": fp}
         for i, (t, fp) in enumerate(zip(story, fps, strict=True))
     ]
-    create_index(es, index_name)
+    # such an index has the block fields mapped (indices created now keep them in _source only)
+    create_index(es, index_name, collapse_fp=fingerprint_mapping(PARAMS, indexed_blocks=True))
     index_docs(es, index_name, docs)
     c0 = fps[0]
     sharing = {
