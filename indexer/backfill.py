@@ -152,17 +152,21 @@ def _refingerprint(
             [t for _, t, _ in good], p, [models.get(h) if h else None for _, _, h in good]
         )
         actions = [
-            {
-                "_op_type": "update",
-                "_index": hit["_index"],
-                "_id": hit["_id"],
-                "if_seq_no": hit["_seq_no"],
-                "if_primary_term": hit["_primary_term"],
-                "doc": {FINGERPRINT_FIELD: arrays.record(i).to_es()},
-            }
-            for i, (hit, _, _) in enumerate(good)
+            _guarded_update(hit, arrays.record(i).to_es()) for i, (hit, _, _) in enumerate(good)
         ]
         summary.updated += _send(es, actions, summary)
+
+
+def _guarded_update(hit: dict[str, Any], fingerprint: dict[str, Any]) -> dict[str, Any]:
+    """A bulk partial update of ``collapse_fp``, refused (409) if the document changed."""
+    return {
+        "_op_type": "update",
+        "_index": hit["_index"],
+        "_id": hit["_id"],
+        "if_seq_no": hit["_seq_no"],
+        "if_primary_term": hit["_primary_term"],
+        "doc": {FINGERPRINT_FIELD: fingerprint},
+    }
 
 
 def _add_bands(
@@ -191,15 +195,7 @@ def _add_bands(
         sketches = np.frombuffer(b"".join(blobs), dtype=le).reshape(len(good), p.minhash_size)
         bands = band_keys(sketches, p.minhash_bits)
         actions = [
-            {
-                "_op_type": "update",
-                "_index": hit["_index"],
-                "_id": hit["_id"],
-                "if_seq_no": hit["_seq_no"],
-                "if_primary_term": hit["_primary_term"],
-                "doc": {FINGERPRINT_FIELD: {"band": keys}},
-            }
-            for hit, keys in zip(good, bands, strict=True)
+            _guarded_update(hit, {"band": keys}) for hit, keys in zip(good, bands, strict=True)
         ]
         summary.banded += _send(es, actions, summary)
 

@@ -95,25 +95,8 @@ def test_copies_beyond_the_window_are_counted(
     beyond = [m for m in out["hits"]["hits"][0]["_collapse"]["members"] if m["found"] == "probe"]
     assert sorted(m["_id"] for m in beyond) == sorted(f"c{i}" for i in range(5, 20))
     assert all(m["block"] is None or 0 <= m["block"] < 8 for m in beyond)
-
-
-def test_the_probe_looks_copies_up_by_their_minhash_bands(
-    es: Elasticsearch, index_name: str, proxy_url: str
-) -> None:
-    """Every copy the probe brings shares a MinHash band (or the exact key) with c0: what it
-    looks up. Copies sharing no band with c0 are not candidates, even sharing a block."""
-    wire_story(es, index_name)
-    out = search(
-        proxy_url,
-        index_name,
-        {**SORTED, "size": 3},
-        collapse_window=10,
-        collapse_members=30,
-        collapse_explain="true",
-    )
-    beyond = [m for m in out["hits"]["hits"][0]["_collapse"]["members"] if m["found"] == "probe"]
-    assert beyond and all(m["band"] is not None for m in beyond)
-    assert all(0 <= m["band"] < 16 for m in beyond)
+    # what the probe looks copies up by: each shares a MinHash band with c0
+    assert all(m["band"] is not None and 0 <= m["band"] < 16 for m in beyond)
 
 
 def test_documents_indexed_before_bands_are_probed_by_their_blocks(
