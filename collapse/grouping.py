@@ -134,23 +134,30 @@ def verify(
     return ok, ham, sim
 
 
-def window_pairs(p: Prints, t: Thresholds) -> tuple[np.ndarray, np.ndarray]:
+def window_pairs(
+    p: Prints, t: Thresholds, start: int = 0, earlier: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Candidate pairs (i, j), j < i, of one window: all pairs within ``max_distance`` bits or
     with equal exact keys, by an all-pairs XOR and popcount in row chunks (exact, any distance).
+
+    Only hits ``i >= start`` are paired, with every earlier hit from ``start`` on and with the
+    hits ``earlier`` lists (default: all hits before ``start``).
     """
     n = len(p)
+    before = np.arange(start) if earlier is None else np.asarray(earlier, dtype=np.int64)
     out_i: list[np.ndarray] = []
     out_j: list[np.ndarray] = []
-    for lo in range(0, n, _CHUNK_ROWS):
+    for lo in range(start, n, _CHUNK_ROWS):
         hi = min(n, lo + _CHUNK_ROWS)
         rows = np.arange(lo, hi)
-        d = popcount64(p.simhash[lo:hi, None] ^ p.simhash[None, :hi])
-        keys = (p.key[lo:hi, None] == p.key[None, :hi]) & (p.key[lo:hi, None] >= 0)
-        hit = ((d <= t.max_distance) | keys) & (rows[:, None] > np.arange(hi)[None, :])
-        hit &= p.present[lo:hi, None] & p.present[None, :hi]
+        cols = np.concatenate([before, np.arange(start, hi)])
+        d = popcount64(p.simhash[rows, None] ^ p.simhash[None, cols])
+        keys = (p.key[rows, None] == p.key[None, cols]) & (p.key[rows, None] >= 0)
+        hit = ((d <= t.max_distance) | keys) & (cols[None, :] < rows[:, None])
+        hit &= p.present[rows, None] & p.present[None, cols]
         ii, jj = np.nonzero(hit)
-        out_i.append(ii + lo)
-        out_j.append(jj)
+        out_i.append(rows[ii])
+        out_j.append(cols[jj])
     if not out_i:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.concatenate(out_i).astype(np.int64), np.concatenate(out_j).astype(np.int64)
@@ -164,8 +171,12 @@ def window_pairs(p: Prints, t: Thresholds) -> tuple[np.ndarray, np.ndarray]:
 _BATCH_PAIRS = 50_000
 
 
-def group(p: Prints, t: Thresholds) -> Grouping:
+def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping:
     """Group a window of hits in rank order (the rule in the module docstring).
+
+    ``settled``: the grouping of the window's first hits (before a refill extended it). By
+    prefix stability it stays as it is: only the later hits are grouped, against its
+    representatives and each other, which gives the same groups as grouping the whole window.
 
     Candidate pairs come from the all-pairs test (:func:`window_pairs`). Few of them (the usual
     window): every pair is verified in one vectorised pass, then each hit takes the best-ranked
@@ -179,7 +190,15 @@ def group(p: Prints, t: Thresholds) -> Grouping:
     rep = np.arange(n, dtype=np.int64)
     ham = np.zeros(n, dtype=np.int64)
     sim = np.ones(n, dtype=np.float64)
-    ci, cj = window_pairs(p, t)
+    start = 0
+    earlier = None
+    if settled is not None:
+        start = len(settled.rep)
+        if start > n:
+            raise ValueError("the settled grouping is longer than the window")
+        rep[:start], ham[:start], sim[:start] = settled.rep, settled.hamming, settled.similarity
+        earlier = settled.representatives  # a later hit can only join a representative
+    ci, cj = window_pairs(p, t, start, earlier)
     if not len(ci):
         return Grouping(rep=rep, hamming=ham, similarity=sim)
     if len(ci) <= _BATCH_PAIRS:
@@ -207,7 +226,7 @@ def _join_verified_pairs(
     # In rank order of the later hit, then of the earlier: the first pair of a hit whose
     # earlier hit is still a representative is its best-ranked verified representative
     # (earlier hits are settled before it). A few hundred pairs at most: plain ints.
-    is_rep = [True] * len(rep)
+    is_rep = (rep == np.arange(len(rep))).tolist()  # settled members are already taken
     joined = -1
     for k, i, j in zip(order.tolist(), ci[order].tolist(), cj[order].tolist(), strict=True):
         if i != joined and is_rep[j]:
@@ -230,7 +249,7 @@ def _claim_by_representative(
     ci, cj = ci[order], cj[order]
     starts = np.flatnonzero(np.r_[True, cj[1:] != cj[:-1]])
     ends = np.r_[starts[1:], len(cj)]
-    claimed = np.zeros(len(rep), dtype=bool)
+    claimed = rep != np.arange(len(rep))  # settled members are already taken
     for j, lo, hi in zip(cj[starts].tolist(), starts.tolist(), ends.tolist(), strict=True):
         if claimed[j]:
             continue  # a member, not a representative: it claims nothing

@@ -159,6 +159,7 @@ class CollapsedSearch:
         self.grouping: Grouping | None = None
         self.decoded: Decoded | None = None
         self.n_prior = 0
+        self._grouped = 0  # hits of the window grouped so far
         self.collapsed: list[int] = []  # window indices of representatives, in rank order
         self.page: list[int] = []
         self.found: dict[int, _Members] = {}
@@ -305,16 +306,28 @@ class CollapsedSearch:
     # -- grouping ---------------------------------------------------------------------------
 
     def _group(self) -> None:
+        """Group the window. After a refill only the new hits are decoded and grouped: grouping
+        is prefix-stable, so the groups of the hits held stay as they are (and the fingerprint
+        version is the one the first fetch decoded)."""
         t0 = time.perf_counter_ns()
-        decoded = decode(self.hits, self.settings.collapse_min_tokens)
-        version = decoded.params.version if decoded.params else None
-        self.n_prior = len(self.prior_hits)
-        prints = decoded.prints
-        if self.prior_hits:
-            prior = decode(self.prior_hits, self.settings.collapse_min_tokens, version)
-            prints = Prints.concat([prior.prints, decoded.prints])
-        self.decoded = Decoded(prints, decoded.params)
-        self.grouping = group(prints, self.t)
+        held = self.decoded
+        if held is not None and held.params is not None and self.grouping is not None:
+            new = decode(
+                self.hits[self._grouped :], self.settings.collapse_min_tokens, held.params.version
+            )
+            self.decoded = Decoded(Prints.concat([held.prints, new.prints]), held.params)
+            self.grouping = group(self.decoded.prints, self.t, settled=self.grouping)
+        else:
+            decoded = decode(self.hits, self.settings.collapse_min_tokens)
+            version = decoded.params.version if decoded.params else None
+            self.n_prior = len(self.prior_hits)
+            prints = decoded.prints
+            if self.prior_hits:
+                prior = decode(self.prior_hits, self.settings.collapse_min_tokens, version)
+                prints = Prints.concat([prior.prints, decoded.prints])
+            self.decoded = Decoded(prints, decoded.params)
+            self.grouping = group(prints, self.t)
+        self._grouped = len(self.hits)
         reps = self.grouping.representatives
         self.collapsed = [int(r) - self.n_prior for r in reps if r >= self.n_prior]
         self.collapse_ns += time.perf_counter_ns() - t0

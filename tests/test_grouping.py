@@ -56,6 +56,9 @@ def test_a_chain_does_not_merge_its_ends() -> None:
     c = flip(b, range(10, 20))  # 10 bits from b, 20 from a
     g = group(prints([a, b, c]), T)
     assert g.rep.tolist() == [0, 0, 2]  # c verifies only against b, which is not a representative
+    # The same when c arrives with a refill, after a and b were grouped.
+    settled = group(prints([a, b]), T)
+    assert group(prints([a, b, c]), T, settled=settled).rep.tolist() == [0, 0, 2]
 
 
 def test_a_hit_joins_the_best_ranked_representative_it_verifies_against() -> None:
@@ -165,12 +168,14 @@ def _rule_literally(p: Prints, t: Thresholds) -> list[int]:
     st.integers(0, 30),
     st.sampled_from([0.0, 0.5, 0.9]),
     st.sampled_from([0, 10**9]),
+    st.integers(0, 40),
 )
 def test_group_applies_the_rule_exactly(
-    hits: list[tuple[int, int, int, bool]], d: int, s: float, batch_pairs: int
+    hits: list[tuple[int, int, int, bool]], d: int, s: float, batch_pairs: int, split: int
 ) -> None:
     """Against the literal rule on random windows: SimHash clusters around a few centres, three
-    sketch families, repeated exact keys, short and unfingerprinted hits among them."""
+    sketch families, repeated exact keys, short and unfingerprinted hits among them. Also when
+    the window grows by a refill: its first ``split`` hits grouped before the rest."""
     rng = np.random.default_rng(len(hits) * 31 + d)
     centres = [flip(BASE, range(c * 16, c * 16 + 7)) for c in range(4)]
     families = [rng.integers(0, 2**16, 64, dtype=np.uint16) for _ in range(3)]
@@ -188,4 +193,10 @@ def test_group_applies_the_rule_exactly(
     t = Thresholds(max_distance=d, min_similarity=s, min_tokens=50)
     # Both ways of applying it: all pairs verified at once, or representative by representative.
     with mock.patch.object(grouping, "_BATCH_PAIRS", batch_pairs):
-        assert group(p, t).rep.tolist() == _rule_literally(p, t)
+        whole = group(p, t)
+        assert whole.rep.tolist() == _rule_literally(p, t)
+        head = group(p.take(np.arange(min(split, len(p)))), t)
+        extended = group(p, t, settled=head)
+    assert extended.rep.tolist() == whole.rep.tolist()
+    assert extended.hamming.tolist() == whole.hamming.tolist()
+    assert extended.similarity.tolist() == whole.similarity.tolist()
