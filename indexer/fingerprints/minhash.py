@@ -97,7 +97,7 @@ def similarity(a: np.ndarray, b: np.ndarray, bits: int | None = None) -> np.ndar
     """
     a, b = np.asarray(a), np.asarray(b)
     chance = 2.0 ** -(bits or a.dtype.itemsize * 8)
-    agree = np.mean(a == b, axis=-1)
+    agree = np.count_nonzero(a == b, axis=-1) / np.broadcast_shapes(a.shape, b.shape)[-1]
     est = np.clip((agree - chance) / (1.0 - chance), 0.0, 1.0)
     return float(est) if np.ndim(est) == 0 else est
 

@@ -324,8 +324,9 @@ def decode_many(
     keys = [""] * n
     nbytes = p.minhash_size * p.minhash_bits // 8
     blobs = [b"\0" * nbytes] * n
+    version = p.version
     for i, doc in enumerate(docs):
-        if not doc or doc.get("version") != p.version:
+        if not doc or doc.get("version") != version:
             continue
         try:
             blob = base64.b64decode(doc["minhash"], validate=True)
