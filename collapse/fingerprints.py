@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from collapse.grouping import Prints
+from indexer.fingerprints.bands import band_keys
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import decode_many
 
@@ -22,6 +23,8 @@ from indexer.fingerprints.record import decode_many
 FINGERPRINT_FIELD = "collapse_fp"
 #: The MinHash band keys (``indexer.fingerprints.bands``): what the probe looks copies up by.
 BAND_FIELD = f"{FINGERPRINT_FIELD}.band"
+#: Where a hit read from doc values (``collapse.slim``) keeps its fingerprint: never answered.
+SLIM_KEY = "_collapse_fp"
 
 Hit = dict[str, Any]
 
@@ -48,6 +51,9 @@ def _params(version: str, min_tokens: int) -> FingerprintParams | None:
 
 def fp_of(hit: Hit) -> dict[str, Any] | None:
     """The ``collapse_fp`` object of a hit, if it has one."""
+    slim = hit.get(SLIM_KEY)
+    if slim is not None:
+        return slim if isinstance(slim, dict) else None
     source = hit.get("_source")
     fp = source.get(FINGERPRINT_FIELD) if isinstance(source, dict) else None
     return fp if isinstance(fp, dict) else None
@@ -115,9 +121,15 @@ def block_terms(hit: Hit, blocks: int) -> list[tuple[str, str]]:
     ]
 
 
-def probe_keys(hit: Hit, blocks: int) -> list[tuple[str, str]]:
+def probe_keys(
+    hit: Hit, blocks: int, minhash: np.ndarray | None = None, bits: int = 0
+) -> list[tuple[str, str]]:
     """(field, value) of the keys the probe looks a hit's copies up by: its MinHash bands
-    (``collapse_fp.band``) when it has them, else its SimHash blocks (indexed before bands)."""
+    (``collapse_fp.band``) when it has them, else its SimHash blocks (indexed before bands).
+    A hit read from doc values carries neither: its bands are derived from its decoded sketch
+    (``minhash``, values of ``bits`` bits), as the indexer derived the stored ones."""
+    if SLIM_KEY in hit and minhash is not None:
+        return [(BAND_FIELD, key) for key in band_keys(minhash[None, :], bits)[0]]
     bands = (fp_of(hit) or {}).get("band")
     if isinstance(bands, list) and bands:
         return [(BAND_FIELD, str(b)) for b in bands]

@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from collapse import metrics, paging, probe
+from collapse import metrics, paging, probe, slim
 from collapse.errors import BadRequest
 from collapse.executor import HEADER_PARAMS, Executor, SubResult, SubSearch
 from collapse.fingerprints import (
     FINGERPRINT_FIELD,
+    SLIM_KEY,
     Decoded,
     decode,
     fp_of,
@@ -165,6 +166,8 @@ class CollapsedSearch:
         self.found: dict[int, _Members] = {}
         self.degraded: list[str] = []
         self.probe_truncated = False  # more candidates than fetched: folded is a lower bound
+        #: Refills from doc values (``collapse.slim``); ``query`` is now what goes to ES.
+        self.slim = settings.collapse_slim_refills and slim.eligible(body, query)
 
     # -- round 1 and refills: the window -------------------------------------------------
 
@@ -199,7 +202,10 @@ class CollapsedSearch:
                 out.append(("total", self._total_search()))
             return out
         if self._needs_more():
-            return [("window", SubSearch(self.index, self._window_body(), self.header, True))]
+            body = self._window_body()
+            if self.slim and not slim.refused(self.index):
+                return [("slim", SubSearch(self.index, slim.refill_body(body), self.header, True))]
+            return [("window", SubSearch(self.index, body, self.header, True))]
         return []
 
     def _prior_search(self) -> SubSearch:
@@ -253,6 +259,18 @@ class CollapsedSearch:
         if kind == "total":
             self.total_result = result
             return
+        if kind == "slim":
+            hits = slim.hits_of(result.body) if result.ok and result.body is not None else None
+            if hits is None:  # fetched again in full (requests() asks for the same refill)
+                metrics.REFILLS.labels("refused").inc()
+                slim.refuse(self.index)
+                self.slim = False
+                return
+            assert result.body is not None
+            result.body["hits"]["hits"] = hits
+            metrics.REFILLS.labels("doc_values").inc()
+        elif self.fetches:
+            metrics.REFILLS.labels("full").inc()
         self.fetches += 1
         if not result.ok or result.body is None:
             if self.first is None:
@@ -351,6 +369,7 @@ class CollapsedSearch:
         terms: list[list[tuple[str, str]]] = []
         keys: list[str] = []
         prints = self.decoded.prints
+        bits = self.decoded.params.minhash_bits if self.decoded.params else 0
         for w in self.page:
             row = w + self.n_prior
             if prints.present[row]:
@@ -359,12 +378,50 @@ class CollapsedSearch:
                 # A short document groups by exact key only: its other keys would only
                 # bring candidates that cannot verify.
                 if prints.token_count[row] >= self.t.min_tokens:
-                    terms.append(probe_keys(hit, self.decoded.blocks))
+                    terms.append(probe_keys(hit, self.decoded.blocks, prints.minhash[row], bits))
         if not any(terms) and not any(keys):
             return []
         seen = self.prior_keys + [key(h) for h in self.hits]
         body = probe.probe_body(self.body, terms, keys, seen, self.settings.collapse_probe_size)
         return [self._internal(body)]
+
+    # -- the fill: representatives read from doc values, fetched in full ---------------------
+
+    def fill_requests(self) -> list[SubSearch]:
+        """The page's representatives that came from a slim refill (``collapse.slim``), fetched
+        in full by id with the user's own request: same ``_score``, ``sort``, ``_source``
+        filtering, highlighting and fields as in a full refill. After :meth:`probe_requests`
+        (which sets the page)."""
+        keys = [key(self.hits[w]) for w in self.page if SLIM_KEY in self.hits[w]]
+        if not keys:
+            return []
+        body = dict(self.body)
+        if self.source.send is not None:
+            body["_source"] = self.source.send
+        for name in (*_FIRST_ONLY, "from", "search_after"):
+            body.pop(name, None)
+        body["size"] = len(keys)
+        body["track_total_hits"] = False
+        these = {"bool": {"should": probe.exclude_seen(keys), "minimum_should_match": 1}}
+        body["query"] = {"bool": {"must": [probe.user_query(self.body)], "filter": [these]}}
+        return [SubSearch(self.index, body, self.header, True)]
+
+    def accept_fill(self, results: list[SubResult]) -> None:
+        """Put the full hits in place of the page's slim representatives."""
+        full: dict[DocKey, Hit] = {}
+        for result in results:
+            if result.ok and result.body is not None:
+                full.update((key(h), h) for h in result.body.get("hits", {}).get("hits", []))
+        for w in self.page:
+            hit = self.hits[w]
+            if SLIM_KEY not in hit:
+                continue
+            got = full.get(key(hit))
+            if got is None:  # gone since the refill, or the fill failed: shown without _source
+                hit.pop(SLIM_KEY)
+                self.degraded.append("fill failed: a representative could not be fetched")
+            else:
+                self.hits[w] = got
 
     def accept_probes(self, results: list[SubResult]) -> None:
         """Verify the candidates and credit each to the best-ranked representative it matches."""
@@ -559,27 +616,43 @@ async def run(
         for (s, kind, _), result in zip(round_, results, strict=True):
             s.accept(kind, result)
     probes = [(s, sub) for s in searches for sub in s.probe_requests()]
+    fills = [(s, sub) for s in searches for sub in s.fill_requests()]
     results: list[SubResult] = []
     if probes and budget_ms is not None:
         # Elasticsearch stops the probe itself when the budget is spent (partial: timed_out).
         remaining = f"{max(int(left() * 1000), 1)}ms"
         for _, sub in probes:
             sub.body["timeout"] = remaining
-    if probes:
-        try:
-            results = await asyncio.wait_for(
-                # One probe (a plain _search) travels as a _search, several as one _msearch.
-                executor.run_probes([sub for _, sub in probes]),
-                timeout=max(left(), 0.001),
-            )
-        except TimeoutError:
-            reason = f"time_budget: the probe took longer than {budget_ms} ms"
-            for s, _ in probes:
-                s.degraded.append(reason)
-            probes = []
+
+    async def probe_round() -> list[SubResult]:
+        # One probe (a plain _search) travels as a _search, several as one _msearch.
+        return await asyncio.wait_for(
+            executor.run_probes([sub for _, sub in probes]), timeout=max(left(), 0.001)
+        )
+
+    # The fill travels beside the probe, and is never abandoned: the page needs its hits.
+    fill_round = executor.run([sub for _, sub in fills])
+    got = await asyncio.gather(
+        probe_round() if probes else asyncio.sleep(0, []), fill_round, return_exceptions=True
+    )
+    if isinstance(got[1], BaseException):
+        raise got[1]
+    if isinstance(got[0], TimeoutError):
+        reason = f"time_budget: the probe took longer than {budget_ms} ms"
+        for s, _ in probes:
+            s.degraded.append(reason)
+        probes = []
+    elif isinstance(got[0], BaseException):
+        raise got[0]
+    else:
+        results = got[0]
+    fill_results: dict[int, list[SubResult]] = {}
+    for (s, _), result in zip(fills, got[1], strict=True):
+        fill_results.setdefault(id(s), []).append(result)
     by_search: dict[int, list[SubResult]] = {}
     for (s, _), result in zip(probes, results, strict=True):
         by_search.setdefault(id(s), []).append(result)
     for s in searches:
         if s.failed is None and s.grouping is not None:
+            s.accept_fill(fill_results.get(id(s), []))
             s.accept_probes(by_search.get(id(s), []))

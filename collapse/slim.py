@@ -1,0 +1,143 @@
+"""Refills from doc values: hits beyond the first window without loading ``_id`` or ``_source``.
+
+A refill fetches hundreds of hits, nearly all of them copies that will only be counted. Loading a
+hit's stored fields (``_id``, ``_source``) is most of what Elasticsearch spends on it: 500 hits of
+the benchmark's copy-heavy queries took 8-11 ms that way, 0.8 ms with ``stored_fields: "_none_"``
+and the fingerprint read from doc values (docs/proxy.md, "Refills from doc values"). So a refill
+asks for doc values only: the fingerprint fields and ``collapse_fp.id`` (the document's own
+``_id``, base64: docs/CONTRACTS.md). The representatives among those hits that reach the page are
+then fetched in full, by id, with the user's own request (the *fill*, sent alongside the probe:
+no extra round trip). Copies only ever show as ``_id``, ``_index`` and ``_score`` in
+``_collapse.members``, which doc values give.
+
+When: the request has nothing whose answer could differ between a hit of a refill and the same
+hit fetched again by id (no ``rescore``, ``knn``, ``retriever``, native ``collapse``..., only the
+body keys of :data:`_ALLOWED`) and no URL parameter that changes what a hit carries. A slim
+refill that comes back with a failed shard (an index whose ``minhash`` has no doc values: created
+before 2026-11-30) or a hit without ``id`` (written with an Elasticsearch-generated id, or by
+another writer) is fetched again in full, and its index expression is not tried slim again for
+:data:`RETRY_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+from typing import Any
+
+from collapse.fingerprints import FINGERPRINT_FIELD, SLIM_KEY
+
+Hit = dict[str, Any]
+
+#: The document's own ``_id``, base64 of its UTF-8 bytes, with binary doc values.
+ID_FIELD = f"{FINGERPRINT_FIELD}.id"
+_FP_NAMES = ("version", "simhash", "minhash", "exact_key", "token_count")
+#: What a slim refill reads from doc values.
+SLIM_FIELDS = [f"{FINGERPRINT_FIELD}.{name}" for name in _FP_NAMES] + [ID_FIELD]
+
+#: Body keys a slim refill copies: what selects and orders the hits.
+_KEPT = (
+    "query",
+    "post_filter",
+    "sort",
+    "track_scores",
+    "min_score",
+    "timeout",
+    "terminate_after",
+    "indices_boost",
+    "runtime_mappings",
+    "pit",
+)
+#: Body keys allowed in a request whose refills may be slim: the kept ones, what only decorates
+#: a hit (the fill brings it), and what only the first fetch sends.
+_ALLOWED = frozenset(
+    {
+        *_KEPT,
+        "_source",
+        "highlight",
+        "fields",
+        "docvalue_fields",
+        "stored_fields",
+        "script_fields",
+        "explain",
+        "version",
+        "seq_no_primary_term",
+        "aggs",
+        "aggregations",
+        "suggest",
+        "profile",
+        "stats",
+        "track_total_hits",
+        "from",
+        "size",
+        "search_after",
+    }
+)
+#: URL parameters that would override what a slim refill asks for.
+_URL_CONFLICTS = frozenset(
+    {"stored_fields", "docvalue_fields", "explain", "version", "seq_no_primary_term"}
+)
+
+#: How long an index expression whose slim refill failed is fetched in full only.
+RETRY_SECONDS = 300.0
+_refused: dict[str, float] = {}
+
+
+def eligible(body: dict[str, Any], query: dict[str, str]) -> bool:
+    """Whether this request's refills may be slim (see the module docstring)."""
+    return body.keys() <= _ALLOWED and not (query.keys() & _URL_CONFLICTS)
+
+
+def refused(index: str | None) -> bool:
+    """Whether a slim refill on this index expression failed lately."""
+    until = _refused.get(index or "")
+    return until is not None and time.monotonic() < until
+
+
+def refuse(index: str | None) -> None:
+    """Fetch this index expression's refills in full for a while."""
+    if len(_refused) > 1000:
+        _refused.clear()
+    _refused[index or ""] = time.monotonic() + RETRY_SECONDS
+
+
+def refill_body(full: dict[str, Any]) -> dict[str, Any]:
+    """The slim form of a refill's body (``full``: the body of the same refill in full)."""
+    body = {k: full[k] for k in _KEPT if k in full}
+    for k in ("from", "size", "search_after", "track_total_hits"):
+        if k in full:
+            body[k] = full[k]
+    body["stored_fields"] = "_none_"
+    body["docvalue_fields"] = SLIM_FIELDS
+    return body
+
+
+def hits_of(answer: dict[str, Any]) -> list[Hit] | None:
+    """The hits of a slim refill, each with ``_index``, ``_id``, ``_score`` (``sort``) and its
+    fingerprint under :data:`~collapse.fingerprints.SLIM_KEY`; None when the answer cannot
+    stand for a full refill (a failed shard, a hit without a readable ``id``)."""
+    shards = answer.get("_shards")
+    if isinstance(shards, dict) and shards.get("failed"):
+        return None
+    out: list[Hit] = []
+    for h in answer.get("hits", {}).get("hits", []):
+        fields = h.get("fields") or {}
+        ids = fields.get(ID_FIELD)
+        if not ids:
+            return None
+        try:
+            doc_id = base64.b64decode(ids[0], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, TypeError, ValueError):
+            return None
+        fp = {}
+        for name in _FP_NAMES:
+            values = fields.get(f"{FINGERPRINT_FIELD}.{name}")
+            if values:
+                fp[name] = values[0]
+        hit: Hit = {"_index": h.get("_index"), "_id": doc_id, "_score": h.get("_score")}
+        if "sort" in h:
+            hit["sort"] = h["sort"]
+        hit[SLIM_KEY] = fp
+        out.append(hit)
+    return out

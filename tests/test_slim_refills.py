@@ -1,0 +1,202 @@
+"""Refills read from doc values (collapse.slim): the same answer as refills fetched in full."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import random
+from typing import Any
+
+import httpx
+import pytest
+from elasticsearch import Elasticsearch
+
+from collapse import metrics, slim
+from collapse.paging import decode_cursor
+from indexer.mapping import FINGERPRINT_FIELD
+from tests.proxy_support import PARAMS, fingerprints, index_docs, text, variants
+
+pytestmark = pytest.mark.es
+
+#: Page 1 of 10 groups: the first window (30 hits) holds one story's copies only, so the page
+#: is filled by a refill, and most of its representatives come from there.
+QUERY = {
+    "query": {"match": {"body": "storm"}},
+    "sort": [{"n": "asc"}],
+    "size": 10,
+    "_source": ["n"],
+    "highlight": {"fields": {"body": {}}},
+    "track_scores": True,
+}
+
+
+def corpus() -> list[dict[str, Any]]:
+    """Story A in 40 copies (n 0-39), 5 unrelated, story B in 20 copies (n 45-64), 125
+    unrelated, 10 more copies of B (n 190-199: beyond the window, found by the probe)."""
+    rng = random.Random(5)
+    texts = variants(text(rng, 250, "storm"), 40, rng)
+    texts += [text(rng, 200, "storm") for _ in range(5)]
+    story_b = variants(text(rng, 250, "storm"), 30, rng)
+    texts += story_b[:20]
+    texts += [text(rng, 200, "storm") for _ in range(125)]
+    texts += story_b[20:]
+    fps = fingerprints(texts)
+    return [
+        {"_id": f"doc/{n} é", "n": n, "body": t, FINGERPRINT_FIELD: fp}
+        for n, (t, fp) in enumerate(zip(texts, fps, strict=True))
+    ]
+
+
+def with_ids(docs: list[dict[str, Any]], keep: float = 1.0) -> list[dict[str, Any]]:
+    """The documents with ``collapse_fp.id`` as the writers store it (a share ``1 - keep``
+    without, as written with an Elasticsearch-generated id)."""
+    rng = random.Random(9)
+    out = copy.deepcopy(docs)
+    for doc in out:
+        if rng.random() < keep:
+            doc[FINGERPRINT_FIELD]["id"] = base64.b64encode(doc["_id"].encode()).decode()
+    return out
+
+
+def create(es: Elasticsearch, name: str, *, doc_values: bool) -> None:
+    """One shard (scores equal across the indices compared); ``doc_values``: the mapping
+    ``indexer init`` creates now (sketch and id in doc values), else an older one."""
+    from indexer.mapping import index_mappings
+
+    mappings = index_mappings(PARAMS)
+    fp = mappings["properties"][FINGERPRINT_FIELD]["properties"]
+    fp["minhash"] = {"type": "binary", "doc_values": doc_values}
+    if doc_values:
+        fp["id"] = {"type": "binary", "doc_values": True}
+    else:
+        fp.pop("id", None)
+    mappings["properties"].update({"body": {"type": "text"}, "n": {"type": "integer"}})
+    es.indices.create(
+        index=name, mappings=mappings, settings={"number_of_shards": 1, "number_of_replicas": 0}
+    )
+
+
+@pytest.fixture
+def twin(es: Elasticsearch, index_name: str) -> Any:
+    """Build an index pair with the same documents; deleted afterwards."""
+    made: list[str] = []
+
+    def build(suffix: str, docs: list[dict[str, Any]], *, doc_values: bool) -> str:
+        name = f"{index_name}-{suffix}"
+        create(es, name, doc_values=doc_values)
+        index_docs(es, name, docs)
+        made.append(name)
+        return name
+
+    yield build
+    for name in made:
+        es.options(ignore_status=404).indices.delete(index=name)
+
+
+def refills(read: str) -> float:
+    return metrics.REFILLS.labels(read)._value.get()
+
+
+def search(proxy_url: str, index: str, body: dict[str, Any]) -> dict[str, Any]:
+    answer = httpx.post(
+        f"{proxy_url}/{index}/_search", json=body, params={"collapse_members": 50}, timeout=30
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def comparable(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer without what differs between two runs or two index names (the cursor in
+    ``sort`` names the representatives shown by index and id: their ids are kept)."""
+    out = copy.deepcopy(answer)
+    out.pop("took")
+    out["collapse"].pop("took_ms")
+    for hit in out["hits"]["hits"]:
+        hit.pop("_index")
+        *values, cursor = hit["sort"]
+        hit["sort"] = [*values, [doc_id for _, doc_id in decode_cursor(cursor)]]
+        for member in hit["_collapse"]["members"]:
+            member.pop("_index")
+    return out
+
+
+def test_refills_from_doc_values_answer_as_full_refills(
+    es: Elasticsearch, twin: Any, proxy_url: str
+) -> None:
+    docs = with_ids(corpus())
+    fast = twin("dv", docs, doc_values=True)
+    full = twin("full", docs, doc_values=False)
+
+    before = refills("doc_values"), refills("refused"), refills("full")
+    got = search(proxy_url, fast, QUERY)
+    assert refills("doc_values") > before[0]
+    assert refills("refused") == before[1] and refills("full") == before[2]
+    want = search(proxy_url, full, QUERY)
+    assert refills("refused") > before[1] and refills("full") > before[2]
+
+    assert comparable(got) == comparable(want)
+    hits = got["hits"]["hits"]
+    assert len(hits) == 10 and got["collapse"]["window"] > 30
+    # The page's representatives beyond the first window came back whole: the user's _source
+    # filtering, highlighting, sort values and score, and no trace of the doc-value read.
+    beyond = [h for h in hits if h["_source"]["n"] >= 30]
+    assert len(beyond) == 9
+    for hit in beyond:
+        assert set(hit) >= {"_id", "_score", "_source", "highlight", "sort", "_collapse"}
+        assert hit["_source"] == {"n": hit["sort"][0]}
+        assert "_collapse_fp" not in hit
+    story_a, story_b = hits[0], next(h for h in hits if h["_source"]["n"] == 45)
+    # B's copies beyond the window were found by the probe, through bands of B's hit read from
+    # doc values (derived from its sketch, as the indexer derives the stored ones).
+    assert got["collapse"]["window"] < 200
+    assert story_a["_collapse"]["folded"] == 39 and story_b["_collapse"]["folded"] == 29
+    members = {m["_id"] for m in story_b["_collapse"]["members"]}
+    assert members == {f"doc/{n} é" for n in [*range(46, 65), *range(190, 200)]}
+
+
+def test_documents_without_their_id_in_doc_values_are_fetched_in_full(
+    es: Elasticsearch, twin: Any, proxy_url: str
+) -> None:
+    docs = corpus()
+    partly = twin("partly", with_ids(docs, keep=0.7), doc_values=True)
+    full = twin("full", with_ids(docs), doc_values=False)
+
+    refused = refills("refused")
+    got = search(proxy_url, partly, QUERY)
+    assert refills("refused") == refused + 1
+    # Remembered: the next search of that index reads its refills in full at once.
+    again = search(proxy_url, partly, QUERY)
+    assert refills("refused") == refused + 1
+    want = comparable(search(proxy_url, full, QUERY))
+    assert comparable(got) == want and comparable(again) == want
+
+
+@pytest.mark.parametrize(
+    ("body", "query", "allowed"),
+    [
+        (QUERY, {}, True),
+        ({**QUERY, "rescore": {"query": {"rescore_query": {"match_all": {}}}}}, {}, False),
+        ({**QUERY, "collapse": {"field": "collapse_fp.exact_key"}}, {}, False),
+        ({"knn": {"field": "v", "query_vector": [1.0], "k": 5}}, {}, False),
+        (QUERY, {"stored_fields": "n"}, False),
+        (QUERY, {"preference": "_local"}, True),
+    ],
+)
+def test_only_requests_whose_refills_read_alike_go_slim(
+    body: dict[str, Any], query: dict[str, str], allowed: bool
+) -> None:
+    assert slim.eligible(body, query) is allowed
+
+
+def test_a_slim_answer_that_cannot_stand_for_a_full_one_is_refused() -> None:
+    hit = {
+        "_index": "i",
+        "_score": 1.0,
+        "fields": {f"{FINGERPRINT_FIELD}.id": [base64.b64encode(b"a/b").decode()]},
+    }
+    ok = {"_shards": {"failed": 0}, "hits": {"hits": [hit]}}
+    assert slim.hits_of(ok) == [{"_index": "i", "_id": "a/b", "_score": 1.0, "_collapse_fp": {}}]
+    assert slim.hits_of({"_shards": {"failed": 1}, "hits": {"hits": [hit]}}) is None
+    assert slim.hits_of({"hits": {"hits": [{**hit, "fields": {}}]}}) is None
+    bad = {**hit, "fields": {f"{FINGERPRINT_FIELD}.id": ["not base64!"]}}
+    assert slim.hits_of({"hits": {"hits": [bad]}}) is None
