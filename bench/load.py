@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import os
 import random
@@ -90,7 +91,13 @@ def build_index(es: Elasticsearch, index: str, docs: int, seed: int = 7) -> list
     es.indices.create(index=index, mappings=mappings, settings={"number_of_shards": 1})
     records = fingerprint_batch(texts, params)
     actions = (
-        {"_index": index, "_id": str(i), "body": t, "n": i, "collapse_fp": r.to_es()}
+        {
+            "_index": index,
+            "_id": str(i),
+            "body": t,
+            "n": i,
+            "collapse_fp": {**r.to_es(), "id": base64.b64encode(str(i).encode()).decode()},
+        }
         for i, (t, r) in enumerate(zip(texts, records, strict=True))
     )
     helpers.bulk(es, actions, refresh="wait_for", chunk_size=500)

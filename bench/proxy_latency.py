@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import logging
 import os
@@ -116,7 +117,9 @@ def build(es: Elasticsearch, n: int) -> None:
             chunk = docs[lo : lo + 2000]
             records = fingerprint_arrays([d["body"] for d in chunk], PARAMS).records()
             for doc, record in zip(chunk, records, strict=True):
-                yield {"_index": INDEX, **doc, "collapse_fp": record.to_es()}
+                # As the indexer writes it: the fingerprint and the document's own id.
+                fp = {**record.to_es(), "id": base64.b64encode(doc["_id"].encode()).decode()}
+                yield {"_index": INDEX, **doc, "collapse_fp": fp}
 
     ok, errors = helpers.bulk(es.options(request_timeout=120), actions(), chunk_size=1000)
     es.indices.put_settings(index=INDEX, settings={"refresh_interval": "1s"})
