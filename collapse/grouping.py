@@ -169,6 +169,12 @@ def window_pairs(
 #: 1.0 ms, representative by representative 9.9 ms); 800 hits of one licence text have
 #: ~300,000 pairs and 8 representatives (all pairs 484 ms, by representative 17-23 ms).
 _BATCH_PAIRS = 50_000
+#: ... or above this many pairs per hit being grouped: a window (or a refill) of copies, where
+#: few representatives claim many hits. Measured on the copy-heavy queries of the benchmark
+#: (docs/proxy.md): refills of 120 hits with ~7,000 pairs (60 a hit) and 3-11 representatives,
+#: 1.5-2.6 ms at once vs 0.4-1.0 ms by representative; of 450 hits with 72,000-102,000 pairs,
+#: 21-35 ms vs 3.9-6.3 ms. Unrelated windows have ~9 pairs a hit.
+_PAIRS_PER_HIT = 24
 
 
 def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping:
@@ -201,7 +207,7 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
     ci, cj = window_pairs(p, t, start, earlier)
     if not len(ci):
         return Grouping(rep=rep, hamming=ham, similarity=sim)
-    if len(ci) <= _BATCH_PAIRS:
+    if len(ci) <= min(_BATCH_PAIRS, _PAIRS_PER_HIT * (n - start)):
         _join_verified_pairs(p, t, ci, cj, rep, ham, sim)
     else:
         _claim_by_representative(p, t, ci, cj, rep, ham, sim)

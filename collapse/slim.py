@@ -21,7 +21,6 @@ another writer) is fetched again in full, and its index expression is not tried 
 
 from __future__ import annotations
 
-import base64
 import binascii
 import time
 from typing import Any
@@ -33,8 +32,9 @@ Hit = dict[str, Any]
 #: The document's own ``_id``, base64 of its UTF-8 bytes, with binary doc values.
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
 _FP_NAMES = ("version", "simhash", "minhash", "exact_key", "token_count")
+_FP_FIELDS = [(name, f"{FINGERPRINT_FIELD}.{name}") for name in _FP_NAMES]
 #: What a slim refill reads from doc values.
-SLIM_FIELDS = [f"{FINGERPRINT_FIELD}.{name}" for name in _FP_NAMES] + [ID_FIELD]
+SLIM_FIELDS = [field for _, field in _FP_FIELDS] + [ID_FIELD]
 
 #: Body keys a slim refill copies: what selects and orders the hits.
 _KEPT = (
@@ -127,14 +127,10 @@ def hits_of(answer: dict[str, Any]) -> list[Hit] | None:
         if not ids:
             return None
         try:
-            doc_id = base64.b64decode(ids[0], validate=True).decode("utf-8")
+            doc_id = binascii.a2b_base64(ids[0], strict_mode=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError, TypeError, ValueError):
             return None
-        fp = {}
-        for name in _FP_NAMES:
-            values = fields.get(f"{FINGERPRINT_FIELD}.{name}")
-            if values:
-                fp[name] = values[0]
+        fp = {name: values[0] for name, field in _FP_FIELDS if (values := fields.get(field))}
         hit: Hit = {"_index": h.get("_index"), "_id": doc_id, "_score": h.get("_score")}
         if "sort" in h:
             hit["sort"] = h["sort"]

@@ -192,7 +192,10 @@ def test_group_applies_the_rule_exactly(
     p = prints(simhashes, sketches=sketches, keys=keys, tokens=tokens, present=present)
     t = Thresholds(max_distance=d, min_similarity=s, min_tokens=50)
     # Both ways of applying it: all pairs verified at once, or representative by representative.
-    with mock.patch.object(grouping, "_BATCH_PAIRS", batch_pairs):
+    with (
+        mock.patch.object(grouping, "_BATCH_PAIRS", batch_pairs),
+        mock.patch.object(grouping, "_PAIRS_PER_HIT", batch_pairs),
+    ):
         whole = group(p, t)
         assert whole.rep.tolist() == _rule_literally(p, t)
         head = group(p.take(np.arange(min(split, len(p)))), t)
