@@ -193,7 +193,11 @@ def parse(item: RawItem, max_doc_bytes: int) -> Parsed | Reject:
         doc_id = str(raw_id)
     else:
         return reject(f"field 'id' must be a string or an integer, got {type(raw_id).__name__}")
-    if len(doc_id.encode("utf-8")) > MAX_ID_BYTES:
+    try:
+        id_bytes = len(doc_id.encode("utf-8"))
+    except UnicodeEncodeError as exc:  # a lone surrogate ("\ud800" escaped in the JSON)
+        return reject(f"id is not valid Unicode (lone surrogate at character {exc.start})")
+    if id_bytes > MAX_ID_BYTES:
         return reject(f"id is longer than {MAX_ID_BYTES} bytes")
     return Parsed(item.seq, doc_id, doc, text, host_of(doc.get("url")))
 

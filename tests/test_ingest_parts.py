@@ -172,6 +172,20 @@ def test_worker_lines_equal_packed_documents() -> None:
         assert fin.lines.lines == want.lines.lines
 
 
+def test_an_id_with_a_lone_surrogate_is_rejected_not_fatal() -> None:
+    """It cannot be sent (nor stored as ``collapse_fp.id``): one reject, the batch goes on."""
+    from indexer.prepare import prepare_lines
+    from indexer.sources import RawItem
+
+    raw = [b'{"id": "a\\ud800b", "body": "hello there"}', b'{"id": "ok", "body": "hello"}']
+    items = [RawItem(i, "f", i + 1, "jsonl", data) for i, data in enumerate(raw)]
+    got = prepare_lines(items, PrepareConfig(), {})
+    assert got.lines.ids == ["ok"]
+    assert [r.reason for r in got.rejects] == [
+        "id is not valid Unicode (lone surrogate at character 1)"
+    ]
+
+
 def test_arrow_tokenisation_equals_the_python_path() -> None:
     pytest.importorskip("pyarrow")
     import random
