@@ -10,6 +10,13 @@ they are, without a fingerprint, and counted.
 The functions here do no I/O and are CPU work: the route runs them in a thread. Loading
 boilerplate models (``ModelCache``) is the one async part, through the pooled ``Upstream``.
 
+The fingerprint carries ``id`` (the document's ``_id``, base64: ``docs/CONTRACTS.md``) whenever
+the ``_id`` is known before Elasticsearch sees the write: an explicit id in the URL or a bulk
+item's ``_id`` (a string), and updates (their ``_id`` is required). A document whose id
+Elasticsearch generates (``POST /{index}/_doc``, bulk ``index`` without ``_id``) gets none:
+generating ids here would cost Elasticsearch its append-only optimisation; searches read such
+documents the slower way.
+
 Bulk items (NDJSON action/source pairs):
 
 * ``index`` / ``create``: the source is fingerprinted;
@@ -99,6 +106,12 @@ class BulkItem:
         index = self.meta.get("_index", default_index)
         return index if isinstance(index, str) else None
 
+    def doc_id(self) -> str | None:
+        """The ``_id`` this item names, when it is a non-empty string (None otherwise: an id
+        Elasticsearch generates, or one it would read differently, such as a number)."""
+        doc_id = self.meta.get("_id")
+        return doc_id if isinstance(doc_id, str) and doc_id else None
+
 
 @dataclass(slots=True)
 class Target:
@@ -109,6 +122,7 @@ class Target:
     put_into: Doc  # collapse_fp is written into this object
     clear_without_text: bool = False  # updates: null the old fingerprint when text is gone
     owner: BulkItem | None = None  # marked changed when collapse_fp is written
+    doc_id: str | None = None  # the document's _id when known (collapse_fp.id)
 
     def put(self, value: Doc | None) -> None:
         self.put_into[FINGERPRINT_FIELD] = value
@@ -263,15 +277,15 @@ def targets(
     out: list[Target] = []
     skipped = 0
     for pos, item in enumerate(items):
-        src, index = item.source, item.target(default_index)
+        src, index, doc_id = item.source, item.target(default_index), item.doc_id()
         if src is None:
             continue  # delete
         if item.action in ("index", "create"):
-            out.append(Target(src, index, src, owner=item))
+            out.append(Target(src, index, src, owner=item, doc_id=doc_id))
             continue
         upsert = src.get("upsert")
         if isinstance(upsert, dict):
-            out.append(Target(upsert, index, upsert, owner=item))
+            out.append(Target(upsert, index, upsert, owner=item, doc_id=doc_id))
         doc = src.get("doc")
         if not isinstance(doc, dict):
             skipped += 1  # script update: its result is not known here
@@ -281,9 +295,11 @@ def targets(
         base = stored[pos]
         if base is None:
             if src.get("doc_as_upsert") is True:
-                out.append(Target(doc, index, doc, owner=item))
+                out.append(Target(doc, index, doc, owner=item, doc_id=doc_id))
             continue  # Elasticsearch answers document_missing (or applies the upsert)
-        out.append(Target({**base, **doc}, index, doc, clear_without_text=True, owner=item))
+        out.append(
+            Target({**base, **doc}, index, doc, clear_without_text=True, owner=item, doc_id=doc_id)
+        )
     return out, skipped
 
 
@@ -318,7 +334,7 @@ def enrich(
         rules.prepare.min_remaining,
     )
     for i, target in enumerate(chosen):
-        target.put(arrays.record(i).to_es())
+        target.put(arrays.record(i).to_es(target.doc_id))
     outcome.fingerprinted = len(chosen)
     return outcome
 

@@ -4,10 +4,12 @@ Two passes, each under a point in time with ``search_after``:
 
 1. the documents whose ``collapse_fp.version`` is not the current one (missing, or an older
    algorithm): their text fields (minus their host's stored boilerplate) are fingerprinted and
-   the whole ``collapse_fp`` is written back;
+   the whole ``collapse_fp`` is written back, with ``id`` (the document's ``_id``);
 2. the documents of the current version with tokens but without MinHash band keys
-   (``collapse_fp.band``, indexed before bands existed): the bands are computed from the
-   stored ``collapse_fp.minhash`` alone (no text, no boilerplate model) and added.
+   (``collapse_fp.band``, indexed before bands existed), or without ``collapse_fp.id``
+   (indexed before it, or written with an id Elasticsearch generated): the bands are computed
+   from the stored ``collapse_fp.minhash`` alone (no text, no boilerplate model), the ``id``
+   from the hit's ``_id``, and whichever is missing is added.
 
 Both write with bulk partial updates guarded by ``if_seq_no``/``if_primary_term``: a document
 changed meanwhile is left alone (409) and picked up by the next run. Resumable by
@@ -30,24 +32,29 @@ from pydantic import BaseModel
 from indexer.boilerplate import fingerprint_excluding
 from indexer.boilerplate_store import DEFAULT_STORE, load_models
 from indexer.documents import DEFAULT_TEXT_FIELDS, DocumentError, document_text, host_of
-from indexer.fingerprints import FingerprintParams
+from indexer.fingerprints import FingerprintParams, encode_id
 from indexer.fingerprints.bands import band_keys
 from indexer.fingerprints.minhash import value_dtype
 from indexer.mapping import FINGERPRINT_FIELD, ensure_index
 
-__all__ = ["BackfillSummary", "backfill", "stale_query", "unbanded_query"]
+ID_FIELD = f"{FINGERPRINT_FIELD}.id"
+
+__all__ = ["BackfillSummary", "backfill", "incomplete_query", "stale_query", "unbanded_query"]
 
 
 class BackfillSummary(BaseModel):
-    """Scanned = updated + banded + no_text + conflicts + failed.
+    """Scanned = updated + banded + ids_added + no_text + conflicts + failed.
 
     ``updated``: fingerprinted from the text; ``banded``: band keys added from the stored
-    sketch; ``failed`` includes current-version documents whose stored sketch is unreadable.
+    sketch (and ``id`` when it was missing too); ``ids_added``: only ``id`` added (the bands
+    were there, or the document has no tokens); ``failed`` includes current-version documents
+    lacking bands whose stored sketch is unreadable.
     """
 
     scanned: int = 0
     updated: int = 0
     banded: int = 0
+    ids_added: int = 0
     no_text: int = 0
     conflicts: int = 0
     failed: int = 0
@@ -73,8 +80,34 @@ def unbanded_query(version: str) -> dict[str, Any]:
     }
 
 
+def incomplete_query(version: str) -> dict[str, Any]:
+    """Documents with a fingerprint of ``version`` lacking band keys (and having tokens) or
+    lacking ``id``: what pass 2 completes."""
+    fp = FINGERPRINT_FIELD
+    return {
+        "bool": {
+            "filter": [{"term": {f"{fp}.version": version}}],
+            "should": [
+                {
+                    "bool": {
+                        "filter": [{"range": {f"{fp}.token_count": {"gt": 0}}}],
+                        "must_not": [{"exists": {"field": f"{fp}.band"}}],
+                    }
+                },
+                {"bool": {"must_not": [{"exists": {"field": f"{fp}.id"}}]}},
+            ],
+            "minimum_should_match": 1,
+        }
+    }
+
+
 def _pages(
-    es: Elasticsearch, index: str, query: dict[str, Any], size: int, fields: list[str]
+    es: Elasticsearch,
+    index: str,
+    query: dict[str, Any],
+    size: int,
+    fields: list[str],
+    docvalues: list[str] | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
     pit = es.open_point_in_time(index=index, keep_alive="5m").body["id"]
     try:
@@ -88,6 +121,8 @@ def _pages(
                 "_source": fields,
                 "seq_no_primary_term": True,
             }
+            if docvalues:
+                body["docvalue_fields"] = docvalues
             if after is not None:
                 body["search_after"] = after
             answer = es.search(**body).body
@@ -111,13 +146,13 @@ def backfill(
     store: str = DEFAULT_STORE,
 ) -> BackfillSummary:
     """Fingerprint every document of ``index`` lacking the current version, and add band
-    keys to those of the current version lacking them (see module doc)."""
+    keys and ``id`` to those of the current version lacking them (see module doc)."""
     p = params or FingerprintParams()
     started = time.perf_counter()
     ensure_index(es, index, p)
     summary = BackfillSummary()
     _refingerprint(es, index, p, fields, page_size, store, summary)
-    _add_bands(es, index, p, page_size, summary)
+    _complete(es, index, p, page_size, summary)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -152,14 +187,20 @@ def _refingerprint(
             [t for _, t, _ in good], p, [models.get(h) if h else None for _, _, h in good]
         )
         actions = [
-            _guarded_update(hit, arrays.record(i).to_es()) for i, (hit, _, _) in enumerate(good)
+            _guarded_update(hit, arrays.record(i).to_es(hit["_id"]))
+            for i, (hit, _, _) in enumerate(good)
         ]
         summary.updated += _send(es, actions, summary)
 
 
-def _guarded_update(hit: dict[str, Any], fingerprint: dict[str, Any]) -> dict[str, Any]:
-    """A bulk partial update of ``collapse_fp``, refused (409) if the document changed."""
-    return {
+def _guarded_update(
+    hit: dict[str, Any], fingerprint: dict[str, Any], *, force: bool = False
+) -> dict[str, Any]:
+    """A bulk partial update of ``collapse_fp``, refused (409) if the document changed.
+
+    ``force``: reindexed even when ``_source`` does not change (``detect_noop: false``), for
+    values present in ``_source`` but not indexed."""
+    action = {
         "_op_type": "update",
         "_index": hit["_index"],
         "_id": hit["_id"],
@@ -167,37 +208,67 @@ def _guarded_update(hit: dict[str, Any], fingerprint: dict[str, Any]) -> dict[st
         "if_primary_term": hit["_primary_term"],
         "doc": {FINGERPRINT_FIELD: fingerprint},
     }
+    if force:
+        action["detect_noop"] = False
+    return action
 
 
-def _add_bands(
+def _complete(
     es: Elasticsearch, index: str, p: FingerprintParams, page_size: int, summary: BackfillSummary
 ) -> None:
-    """Pass 2: band keys of current-version documents, from their stored sketch."""
+    """Pass 2: band keys of current-version documents from their stored sketch, and ``id``
+    from their ``_id``, each where missing."""
     nbytes = p.minhash_size * p.minhash_bits // 8
     le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
-    source = [f"{FINGERPRINT_FIELD}.minhash"]
-    for hits in _pages(es, index, unbanded_query(p.version), page_size, source):
+    fp = FINGERPRINT_FIELD
+    source = [f"{fp}.{name}" for name in ("minhash", "band", "token_count")]
+    for hits in _pages(es, index, incomplete_query(p.version), page_size, source, [ID_FIELD]):
         summary.scanned += len(hits)
-        good: list[dict[str, Any]] = []
+        banded: list[dict[str, Any]] = []
         blobs: list[bytes] = []
+        id_only: list[dict[str, Any]] = []
         for hit in hits:
+            stored = hit.get("_source", {}).get(fp) or {}
+            if stored.get("band") or not _has_tokens(stored):
+                id_only.append(hit)
+                continue
             try:
-                blob = base64.b64decode(hit["_source"][FINGERPRINT_FIELD]["minhash"], validate=True)
+                blob = base64.b64decode(stored["minhash"], validate=True)
             except (KeyError, TypeError, ValueError, binascii.Error):
                 blob = b""
             if len(blob) != nbytes:
                 summary.failed += 1  # unreadable sketch: the version says otherwise
                 continue
-            good.append(hit)
+            banded.append(hit)
             blobs.append(blob)
-        if not good:
-            continue
-        sketches = np.frombuffer(b"".join(blobs), dtype=le).reshape(len(good), p.minhash_size)
-        bands = band_keys(sketches, p.minhash_bits)
-        actions = [
-            _guarded_update(hit, {"band": keys}) for hit, keys in zip(good, bands, strict=True)
-        ]
-        summary.banded += _send(es, actions, summary)
+        if banded:
+            sketches = np.frombuffer(b"".join(blobs), dtype=le).reshape(len(banded), p.minhash_size)
+            bands = band_keys(sketches, p.minhash_bits)
+            actions = [
+                _guarded_update(hit, {"band": keys, **_id_if_missing(hit)})
+                for hit, keys in zip(banded, bands, strict=True)
+            ]
+            summary.banded += _send(es, actions, summary)
+        if id_only:
+            actions = [_guarded_update(hit, _id_if_missing(hit), force=True) for hit in id_only]
+            summary.ids_added += _send(es, actions, summary)
+
+
+def _has_tokens(stored: dict[str, Any]) -> bool:
+    try:
+        return int(stored.get("token_count", 0)) > 0
+    except (TypeError, ValueError):
+        return False
+
+
+def _id_if_missing(hit: dict[str, Any]) -> dict[str, str]:
+    """``{"id": ...}`` unless the hit's doc values already hold its ``_id`` (``{}``).
+
+    Read from doc values, not ``_source``: an ``id`` written before the field was mapped is
+    in ``_source`` only (``dynamic: false``), and must be written again to be indexed.
+    """
+    want = encode_id(hit["_id"])
+    return {} if hit.get("fields", {}).get(ID_FIELD) == [want] else {"id": want}
 
 
 def _send(es: Elasticsearch, actions: Iterable[dict[str, Any]], summary: BackfillSummary) -> int:

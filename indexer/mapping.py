@@ -2,8 +2,9 @@
 
 Field by field (shape in ``docs/CONTRACTS.md``), as ``init`` creates them::
 
-    simhash      long, index: false      never searched (read from _source)
-    minhash      binary                  the second hash, stored, not indexed
+    simhash      long, index: false      never searched (read from _source or doc values)
+    minhash      binary, doc values      the second hash, not indexed; doc values for refills
+    id           binary, doc values      the document's own _id (base64 of its UTF-8 bytes)
     band         keyword, no doc values  MinHash band keys (multi-valued): the proxy's probe
                                          (``terms``); ``exists`` works through _field_names
     exact_key    keyword                 so Elasticsearch's own ``collapse`` can use it too
@@ -11,19 +12,26 @@ Field by field (shape in ``docs/CONTRACTS.md``), as ``init`` creates them::
     version      keyword                 algorithm + parameters
     block_0..    not mapped              SimHash blocks: in _source only (``dynamic: false``)
 
+``minhash`` and ``id`` have doc values so that the proxy can fetch hits beyond its first
+window with ``stored_fields: "_none_"`` and ``docvalue_fields`` alone (every fingerprint field
+and the hit's ``_id`` from doc values; no stored fields loaded: ``docs/indexer.md``, "Doc
+values for refills"). Binary doc values have no ordinals: the cheapest kind.
+
 The SimHash blocks stay in every stored ``collapse_fp`` but are not indexed in indices
 created now: the probe looks copies up by band (``docs/indexer.md``, "Mapping cost"). A
 ``terms`` query on them there matches nothing, without error (the field is unmapped), so a
 search may still send the block fallback to every index of a pattern. Indices created
 before this kept their mapping: ``block_0..block_{B-1}`` keyword (searched for documents
-without bands), ``band`` keyword with doc values (created between bands and this change);
-both are compatible (:func:`conflicts`), and :func:`fingerprint_mapping` with
-``indexed_blocks=True`` gives that older layout (tests and tools that model such an index).
+without bands), ``band`` keyword with doc values (created between bands and this change),
+``minhash`` without doc values and no ``id``; they are compatible (:func:`conflicts`), and
+:func:`fingerprint_mapping` with ``indexed_blocks=True`` gives that older layout (tests and
+tools that model such an index). Doc values cannot be added to an existing field: an index
+whose ``minhash`` has none keeps the proxy's slower refills (stored fields) until reindexed.
 
 Only ``collapse_fp`` is ours: the user's own fields stay with their mapping or dynamic
 mapping. An existing index whose ``collapse_fp`` is mapped otherwise is refused
 (:class:`MappingConflict`), never changed. The one exception: fields added to ``collapse_fp``
-after indices were created with it (:data:`ADDED_FIELDS`, so far ``band``) may be missing;
+after indices were created with it (:data:`ADDED_FIELDS`: ``band``, ``id``) may be missing;
 ``ensure_index`` adds them (``put_mapping``, action "updated"), and nothing else.
 """
 
@@ -53,7 +61,7 @@ FINGERPRINT_FIELD = "collapse_fp"
 
 #: Sub-fields of ``collapse_fp`` newer than the first mapping: an index lacking them is
 #: upgraded in place, not refused (adding a field never changes the existing ones).
-ADDED_FIELDS: tuple[str, ...] = ("band",)
+ADDED_FIELDS: tuple[str, ...] = ("band", "id")
 
 
 class MappingConflict(Exception):
@@ -71,6 +79,8 @@ class InitResult(BaseModel):
 #: ``band``: only ``terms`` lookups of exact values; no sorting or aggregating on it. Its
 #: nearly unique values made doc values the costliest part of the field (merges).
 _NO_DV = {"doc_values": False}
+#: ``minhash``, ``id``: read from doc values by the proxy's refills (binary: off by default).
+_DV = {"doc_values": True}
 
 
 def fingerprint_mapping(
@@ -80,15 +90,18 @@ def fingerprint_mapping(
 
     ``indexed_blocks=True``: the layout of indices created before the blocks were left
     unindexed (``block_0..block_{B-1}`` keyword, for the parameters' block count; ``band``
-    keyword with doc values), for modelling such an index. Both are accepted by
-    :func:`conflicts`.
+    keyword with doc values; ``minhash`` without doc values; no ``id``), for modelling such
+    an index. Both are accepted by :func:`conflicts`.
     """
     p = params or FingerprintParams()
     props: dict[str, Any] = {"simhash": {"type": "long", "index": False}}
     if indexed_blocks:
         for i in range(p.blocks):
             props[f"block_{i}"] = {"type": "keyword"}
-    props["minhash"] = {"type": "binary"}
+        props["minhash"] = {"type": "binary"}
+    else:
+        props["minhash"] = {"type": "binary", **_DV}
+        props["id"] = {"type": "binary", **_DV}
     props["band"] = {"type": "keyword"} if indexed_blocks else {"type": "keyword", **_NO_DV}
     props["exact_key"] = {"type": "keyword"}
     props["token_count"] = {"type": "integer"}
@@ -110,12 +123,16 @@ def index_mappings(
     }
 
 
-def _normalise(field: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a field mapping that matter to us (type and whether it is indexed)."""
+def _normalise(name: str, field: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a field mapping that matter to us: type, whether ``simhash`` is indexed,
+    whether ``id`` has doc values (it exists for them; ``minhash`` may lack them: older
+    indices, which doc values cannot be added to)."""
     kind = field.get("type", "object" if "properties" in field else None)
     out: dict[str, Any] = {"type": kind}
     if kind == "long":
         out["index"] = str(field.get("index", True)).lower() == "true"
+    if name == "id":
+        out["doc_values"] = str(field.get("doc_values", kind != "binary")).lower() == "true"
     return out
 
 
@@ -130,7 +147,8 @@ def conflicts(
     sub-fields are not (a dynamic mapping got there first, or another block count). The
     block fields are either all absent (unindexed: the layout ``init`` creates) or all
     ``keyword`` for the parameters' block count (an index created before that); ``band``
-    may have doc values or not.
+    and ``minhash`` may have doc values or not; ``id``, when there, must be ``binary`` with
+    doc values.
     """
     if existing is None:
         return []
@@ -140,19 +158,22 @@ def conflicts(
     if kind != "object":
         return [f"{FINGERPRINT_FIELD} is mapped as {kind!r}, expected an object"]
     have = existing.get("properties", {})
+    expected = dict(want["properties"])
     if any(name.startswith("block_") for name in have):  # an index with indexed blocks
-        want = fingerprint_mapping(p, indexed_blocks=True)
+        older = fingerprint_mapping(p, indexed_blocks=True)["properties"]
+        # fields added since are mapped as init adds them (see _complete)
+        expected = {**older, **{n: expected[n] for n in ADDED_FIELDS if n not in older}}
     problems = []
-    for name, spec in want["properties"].items():
+    for name, spec in expected.items():
         if name not in have:
             if name in ADDED_FIELDS:
                 continue
             problems.append(f"{FINGERPRINT_FIELD}.{name} is missing")
             continue
-        got, exp = _normalise(have[name]), _normalise(spec)
+        got, exp = _normalise(name, have[name]), _normalise(name, spec)
         if got != exp:
             problems.append(f"{FINGERPRINT_FIELD}.{name} is {got}, expected {exp}")
-    for name in sorted(set(have) - set(want["properties"])):
+    for name in sorted(set(have) - set(expected)):
         problems.append(f"{FINGERPRINT_FIELD}.{name} is not ours (another block count?)")
     return problems
 

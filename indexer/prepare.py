@@ -2,7 +2,8 @@
 
 Runs in worker processes (``multiprocessing``), a batch at a time, so parsing, HTML
 extraction and fingerprinting use every core. Each raw item becomes a :class:`Ready`
-(id + serialized ``_source`` with ``collapse_fp``) or a :class:`~indexer.rejects.Reject`.
+(id + serialized ``_source`` with ``collapse_fp``, whose ``id`` is that id) or a
+:class:`~indexer.rejects.Reject`.
 """
 
 from __future__ import annotations
@@ -206,7 +207,8 @@ def _prepare(
     items: Sequence[RawItem], config: PrepareConfig, models: Mapping[str, HostModel]
 ) -> tuple[list[Any], list[Parsed], list[bytes], list[float]]:
     """Parse and fingerprint a batch: outcomes in order (Parsed or Reject), the Parsed ones,
-    their ``collapse_fp`` JSON and the share of shingles removed as boilerplate."""
+    their ``collapse_fp`` JSON (with ``id``: each one's ``_id``) and the share of shingles
+    removed as boilerplate."""
     out: list[Any] = [parse(it, config.max_doc_bytes) for it in items]
     good = [o for o in out if isinstance(o, Parsed)]
     if not good:
@@ -218,7 +220,7 @@ def _prepare(
         config.max_removed,
         config.min_remaining,
     )
-    return out, good, arrays.to_es_json_many(), removed.tolist()
+    return out, good, arrays.to_es_json_many([g.id for g in good]), removed.tolist()
 
 
 def prepare_batch(
@@ -347,7 +349,7 @@ def _finish(
         config.max_removed,
         config.min_remaining,
     )
-    return arrays.to_es_json_many(), removed.tolist()
+    return arrays.to_es_json_many([g.id for g in batch.good]), removed.tolist()
 
 
 def finish_batch(

@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
 from indexer.cli import main
+from indexer.fingerprints import decode_id
 from indexer.mapping import FINGERPRINT_FIELD
+
+ID_FIELD = f"{FINGERPRINT_FIELD}.id"
+MINHASH_FIELD = f"{FINGERPRINT_FIELD}.minhash"
 
 WORDS = Path("/usr/share/common-licenses/GPL-3").read_text().split()
 
@@ -18,6 +23,38 @@ WORDS = Path("/usr/share/common-licenses/GPL-3").read_text().split()
 def prose(seed: int, n: int = 120) -> str:
     rng = random.Random(seed)
     return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def read_from_doc_values(
+    es: Elasticsearch, index: str, fields: tuple[str, ...] = (ID_FIELD, MINHASH_FIELD)
+) -> tuple[dict[str, dict[str, Any]], int]:
+    """Every document of ``index`` as the proxy's refills read it: ``stored_fields: "_none_"``
+    and ``docvalue_fields`` only (no ``_id``, no ``_source``). Returns the documents with a
+    ``collapse_fp.id``, by the ``_id`` it decodes to ({field: its single value}), and how many
+    hits had none."""
+    es.indices.refresh(index=index)
+    answer = es.search(
+        index=index,
+        size=10_000,
+        stored_fields="_none_",
+        docvalue_fields=list(fields),
+        track_total_hits=True,
+    ).body
+    assert answer["_shards"]["failed"] == 0, answer["_shards"]
+    hits = answer["hits"]["hits"]
+    assert len(hits) == answer["hits"]["total"]["value"]
+    by_id: dict[str, dict[str, Any]] = {}
+    without = 0
+    for hit in hits:
+        assert "_id" not in hit and "_source" not in hit  # nothing but doc values
+        values = {name: value for name, (value,) in hit.get("fields", {}).items()}
+        if ID_FIELD not in values:
+            without += 1
+            continue
+        doc_id = decode_id(values.pop(ID_FIELD))
+        assert doc_id not in by_id
+        by_id[doc_id] = values
+    return by_id, without
 
 
 def run(es_url: str, index: str, tmp_path: Path, *args: str) -> tuple[int, str]:
@@ -77,6 +114,34 @@ def test_good_documents_are_indexed_with_fingerprints(
     code, out = run(es_url, index_name, tmp_path, str(src))
     es.indices.refresh(index=index_name)
     assert code == 0 and es.count(index=index_name)["count"] == 21
+
+
+def test_ingested_documents_carry_their_id_in_doc_values(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    """Each document's ``_id`` and sketch are readable from doc values alone, for the learning
+    sample's documents and those after it (the workers' two paths), whatever the id."""
+    ids: list[Any] = ["plain", "dossier/été ☃", "a b?c#d%e", "日本/語", 42, "x" * 300]
+    docs = [{"id": doc_id, "body": prose(200 + i)} for i, doc_id in enumerate(ids * 2)]
+    for i, d in enumerate(docs[len(ids) :]):
+        d["id"] = f"{d['id']}-{i}"
+    docs.append({"title": "no id", "body": prose(299), "url": "https://a.example/x"})
+    src = tmp_path / "ids.jsonl"
+    src.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs))
+    code, out = run(es_url, index_name, tmp_path, str(src), "--boilerplate-sample", "4")
+    assert code == 0, out
+    assert f"indexed {len(docs)}, rejected 0" in out
+    es.indices.refresh(index=index_name)
+    stored = {
+        hit["_id"]: hit["_source"][FINGERPRINT_FIELD]
+        for hit in es.search(index=index_name, size=100)["hits"]["hits"]
+    }
+    assert len(stored) == len(docs) and {"42", "dossier/été ☃", "42-4"} <= set(stored)
+    slim, without = read_from_doc_values(es, index_name)
+    assert without == 0
+    assert set(slim) == set(stored)  # the content id of the id-less document too
+    for doc_id, fp in stored.items():
+        assert slim[doc_id] == {MINHASH_FIELD: fp["minhash"]}, doc_id
 
 
 def test_bad_input_goes_to_rejects_and_nothing_is_lost(

@@ -3,6 +3,7 @@ bulk chunking and retries, the settled-documents watermark, the fingerprint's JS
 
 from __future__ import annotations
 
+import base64
 import operator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 
 from indexer.bulk import BulkConfig, _line_chunks, _send_chunk, send
 from indexer.checkpoint import SeqWatermark
-from indexer.fingerprints import FingerprintParams, fingerprint_arrays
+from indexer.fingerprints import FingerprintParams, decode_id, fingerprint_arrays
 from indexer.ingest import _Pool
 from indexer.lines import LineBatch, action_line
 from indexer.prepare import PrepareConfig
@@ -134,6 +135,18 @@ def test_fingerprint_json_equals_the_dicts(blocks: int) -> None:
     texts = ["", "one", "a b c d e f", " ".join(f"w{i % 37}" for i in range(400))]
     arrays = fingerprint_arrays(texts, FingerprintParams(blocks=blocks))
     assert arrays.to_es_json_many() == [orjson.dumps(d) for d in arrays.to_es_many()]
+    ids = ["1", "dossier/été ☃", 'q"uo\\te', "x" * 400]
+    docs = arrays.to_es_many(ids)
+    assert arrays.to_es_json_many(ids) == [orjson.dumps(d) for d in docs]
+    assert docs == [r.to_es(i) for r, i in zip(arrays.records(), ids, strict=True)]
+    assert [decode_id(d["id"]) for d in docs] == ids
+    assert docs[1]["id"] == base64.b64encode("dossier/été ☃".encode()).decode()
+    assert [list(d)[-1] for d in docs] == ["id"] * 4  # after the fields that were there
+    assert [d for d in arrays.to_es_many([None, "1", None, None]) if "id" in d] == [
+        arrays.record(1).to_es("1")
+    ]
+    with pytest.raises(ValueError, match="3 ids for 4"):
+        arrays.to_es_json_many(ids[:3])
 
 
 def test_worker_lines_equal_packed_documents() -> None:

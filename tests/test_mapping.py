@@ -36,7 +36,9 @@ def test_init_creates_index_with_fingerprint_fields(
     assert not {f"block_{i}" for i in range(8)} & set(fp)  # in _source only
     assert _object(es, index_name)["dynamic"] == "false"
     assert fp["band"] == {"type": "keyword", "doc_values": False}
-    assert fp["minhash"]["type"] == "binary"
+    # both read by the proxy's refills from doc values (binary has none by default)
+    assert fp["minhash"] == {"type": "binary", "doc_values": True}
+    assert fp["id"] == {"type": "binary", "doc_values": True}
     assert fp["exact_key"]["type"] == "keyword"
     assert fp["token_count"]["type"] == "integer"
     assert fp["version"]["type"] == "keyword"
@@ -135,6 +137,54 @@ def test_conflicts_accept_both_block_layouts() -> None:
     assert f"{FINGERPRINT_FIELD}.block_9 is not ours (another block count?)" in conflicts(stray)
 
 
+def test_conflicts_accept_minhash_without_doc_values_and_a_missing_id() -> None:
+    """Indices created before ``collapse_fp.id``: ``minhash`` without doc values (they cannot
+    be added to an existing field: such an index keeps the slower refills) and no ``id``
+    (``init`` adds it). An ``id`` mapped otherwise than binary with doc values is refused."""
+    old = fingerprint_mapping(indexed_blocks=True)
+    assert old["properties"]["minhash"] == {"type": "binary"} and "id" not in old["properties"]
+    assert conflicts(old) == []
+    old["properties"]["id"] = {"type": "binary", "doc_values": True}  # as init adds it
+    assert conflicts(old) == []
+    before_id = fingerprint_mapping()  # the layout init created before id (dynamic: false)
+    before_id["properties"]["minhash"] = {"type": "binary"}
+    del before_id["properties"]["id"]
+    assert conflicts(before_id) == []
+    for mapped in (fingerprint_mapping(), old):
+        mapped["properties"]["id"] = {"type": "binary"}
+        assert conflicts(mapped) == [
+            f"{FINGERPRINT_FIELD}.id is {{'type': 'binary', 'doc_values': False}}, "
+            "expected {'type': 'binary', 'doc_values': True}"
+        ]
+        mapped["properties"]["id"] = {"type": "text", "fields": {"keyword": {"type": "keyword"}}}
+        assert conflicts(mapped)[0].startswith(f"{FINGERPRINT_FIELD}.id is {{'type': 'text'")
+
+
+def test_init_adds_id_to_older_indices(es: Elasticsearch, es_url: str, index_name: str) -> None:
+    """``init`` adds ``collapse_fp.id`` (binary, doc values) to an index created before it and
+    changes nothing else: ``minhash`` keeps its mapping without doc values."""
+    old, before_id = f"{index_name}-old", f"{index_name}-before-id"
+    es.indices.create(index=old, mappings=index_mappings(indexed_blocks=True))
+    mappings = index_mappings()
+    mappings["properties"][FINGERPRINT_FIELD]["properties"]["minhash"] = {"type": "binary"}
+    del mappings["properties"][FINGERPRINT_FIELD]["properties"]["id"]
+    es.indices.create(index=before_id, mappings=mappings)
+    try:
+        for index in (old, before_id):
+            before = _fp(es, index)
+            result = CliRunner().invoke(main, ["init", "--index", index, "--es-url", es_url])
+            assert result.exit_code == 0, result.output
+            assert f"index {index}: updated" in result.output
+            after = _fp(es, index)
+            assert after == {**before, "id": {"type": "binary", "doc_values": True}}
+            assert after["minhash"] == {"type": "binary"}
+            assert conflicts(_object(es, index)) == []
+            again = CliRunner().invoke(main, ["init", "--index", index, "--es-url", es_url])
+            assert again.exit_code == 0 and f"index {index}: compatible" in again.output
+    finally:
+        es.options(ignore_status=404).indices.delete(index=f"{old},{before_id}")
+
+
 def test_new_index_keeps_blocks_in_source_only(es: Elasticsearch, index_name: str) -> None:
     """Blocks are stored but not indexed: a ``terms`` query on them matches nothing and
     fails nowhere; bands are found, and ``exists`` on them works without doc values."""
@@ -144,7 +194,7 @@ def test_new_index_keeps_blocks_in_source_only(es: Elasticsearch, index_name: st
     stored = es.get(index=index_name, id="1")["_source"][FINGERPRINT_FIELD]
     assert stored == fp and stored["block_0"] == fp["block_0"]
     assert set(_fp(es, index_name)) == {
-        "simhash", "minhash", "band", "exact_key", "token_count", "version"
+        "simhash", "minhash", "id", "band", "exact_key", "token_count", "version"
     }  # fmt: skip
 
     def hits(query: dict) -> list[str]:
@@ -159,28 +209,55 @@ def test_new_index_keeps_blocks_in_source_only(es: Elasticsearch, index_name: st
 
 
 def test_old_layouts_stay_usable_beside_new_indices(es: Elasticsearch, index_name: str) -> None:
-    """An index created with indexed blocks keeps its mapping (``ensure_index`` leaves it
-    alone, or adds only ``band`` to one created before bands); one search over old and new
-    indices finds by blocks in the old ones only, by bands in both, with no shard failure."""
+    """An index created with indexed blocks keeps its mapping (``ensure_index`` adds only
+    ``id``, and ``band`` to one created before bands); one search over old and new indices
+    finds by blocks in the old ones only, by bands in both, with no shard failure. Doc values
+    of ``minhash`` exist in the new ones only (a refill from doc values fails on the old
+    shards: the proxy then fetches those the slower way); ``id`` in both."""
     old, pre_band, new = f"{index_name}-old", f"{index_name}-preband", f"{index_name}-new"
     es.indices.create(index=old, mappings=index_mappings(indexed_blocks=True))
     before_bands = index_mappings(indexed_blocks=True)
     del before_bands["properties"][FINGERPRINT_FIELD]["properties"]["band"]
     es.indices.create(index=pre_band, mappings=before_bands)
     try:
-        mapped_old = es.indices.get_mapping(index=old).body
+        mapped_old = _object(es, old)
+        assert ensure_index(es, old) == "updated"
+        assert _object(es, old) == {
+            **mapped_old,
+            "properties": {
+                **mapped_old["properties"],
+                "id": {"type": "binary", "doc_values": True},
+            },
+        }
         assert ensure_index(es, old) == "compatible"
-        assert es.indices.get_mapping(index=old).body == mapped_old
         assert ensure_index(es, pre_band) == "updated"
         upgraded = _object(es, pre_band)
         assert "dynamic" not in upgraded
         assert upgraded["properties"]["band"] == {"type": "keyword", "doc_values": False}
         assert upgraded["properties"]["block_7"] == {"type": "keyword"}
+        assert upgraded["properties"]["id"] == {"type": "binary", "doc_values": True}
         assert ensure_index(es, new) == "created"
-        fp = fingerprint("the quick brown fox jumps over the lazy dog " * 20).to_es()
+        fp = fingerprint("the quick brown fox jumps over the lazy dog " * 20).to_es("1")
         for index in (old, new):
             es.index(index=index, id="1", document={FINGERPRINT_FIELD: fp}, refresh=True)
         both = f"{old},{new}"
+        slim = es.search(
+            index=both,
+            stored_fields="_none_",
+            docvalue_fields=[f"{FINGERPRINT_FIELD}.id", f"{FINGERPRINT_FIELD}.minhash"],
+        ).body
+        assert slim["_shards"]["failed"] == 1  # the old index's: minhash has no doc values
+        assert slim["_shards"]["failures"][0]["index"] == old
+        assert [h["fields"] for h in slim["hits"]["hits"]] == [
+            {f"{FINGERPRINT_FIELD}.id": [fp["id"]], f"{FINGERPRINT_FIELD}.minhash": [fp["minhash"]]}
+        ]
+        ids_only = es.search(
+            index=both, stored_fields="_none_", docvalue_fields=[f"{FINGERPRINT_FIELD}.id"]
+        ).body
+        assert ids_only["_shards"]["failed"] == 0
+        assert [h["fields"] for h in ids_only["hits"]["hits"]] == [
+            {f"{FINGERPRINT_FIELD}.id": [fp["id"]]}
+        ] * 2
 
         def found(field: str, values: list[str]) -> set[str]:
             query = {"terms": {f"{FINGERPRINT_FIELD}.{field}": values}}

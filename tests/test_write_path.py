@@ -20,13 +20,13 @@ from collapse.errors import BadRequest
 from collapse.settings import Settings
 from indexer.boilerplate import HostModel, doc_shingle_sets
 from indexer.boilerplate_store import save_models
-from indexer.fingerprints import fingerprint
+from indexer.fingerprints import decode_id, encode_id, fingerprint
 from indexer.mapping import FINGERPRINT_FIELD, ensure_index
 from indexer.prepare import PrepareConfig, Ready, prepare_batch
 from indexer.sources import RawItem
 from tests.conftest import ServerThread
 from tests.faults import HoldingRelay
-from tests.test_ingest import prose
+from tests.test_ingest import MINHASH_FIELD, prose, read_from_doc_values
 
 KEY = "write-path-key-0123456789"
 AUTH = {"x-api-key": KEY}
@@ -50,12 +50,17 @@ def doc(seed: int, **extra: Any) -> dict[str, Any]:
     return {"title": f"Story {seed}", "body": prose(seed, 120), "tag": "t", **extra}
 
 
-def expected_fp(source: dict[str, Any], models: dict[str, HostModel] | None = None) -> dict:
-    """What ``indexer ingest`` stores for this document (its worker-side preparation)."""
-    item = RawItem(0, "test", 1, "jsonl", json.dumps({**source, "id": "x"}).encode())
+def expected_fp(
+    source: dict[str, Any], doc_id: str | None, models: dict[str, HostModel] | None = None
+) -> dict:
+    """What ``indexer ingest`` stores for this document under ``doc_id`` (its worker-side
+    preparation); ``doc_id`` None: an id Elasticsearch generates, so no ``collapse_fp.id``."""
+    item = RawItem(0, "test", 1, "jsonl", json.dumps({**source, "id": doc_id or "x"}).encode())
     (ready,) = prepare_batch([item], PrepareConfig(), models or {})
     assert isinstance(ready, Ready)
-    return json.loads(ready.body)[FINGERPRINT_FIELD]
+    fp = json.loads(ready.body)[FINGERPRINT_FIELD]
+    assert fp.pop("id") == encode_id(doc_id or "x")
+    return {**fp, "id": encode_id(doc_id)} if doc_id is not None else fp
 
 
 def stored(es: Elasticsearch, index: str, doc_id: str) -> dict[str, Any]:
@@ -77,10 +82,62 @@ def test_single_document_writes_store_the_indexers_fingerprint(
     created = httpx.put(f"{writer}/{index}/_create/c", json=doc(4), headers=AUTH)
     assert created.status_code == 201 and set(created.json()) >= {"_index", "_id", "_version"}
 
-    for doc_id, seed in (("1", 2), (auto.json()["_id"], 3), ("c", 4)):
+    for doc_id, seed, named in (("1", 2, True), (auto.json()["_id"], 3, False), ("c", 4, True)):
         source = stored(es, index, doc_id)
-        assert source[FINGERPRINT_FIELD] == expected_fp(doc(seed))
+        assert source[FINGERPRINT_FIELD] == expected_fp(doc(seed), doc_id if named else None)
         assert {k: v for k, v in source.items() if k != FINGERPRINT_FIELD} == doc(seed)
+
+
+def test_explicit_ids_are_readable_from_doc_values_and_generated_ones_are_not(
+    es: Elasticsearch, writer: str, index: str
+) -> None:
+    """A document written with an id the client names carries that ``_id`` in
+    ``collapse_fp.id``: a doc-values-only search reads it, and the sketch, back. One whose id
+    Elasticsearch generates has none (the proxy does not make ids up)."""
+    single = "dossier été ☃ a?b#c%d+e"  # non-ASCII, and what a URL path must escape
+    in_bulk = ["dossier/été ☃", "日本/語", "new/ü"]
+    client = Elasticsearch(writer, headers=AUTH, request_timeout=30)
+    try:
+        assert client.index(index=index, id=single, document=doc(1))["_id"] == single
+        edited = client.update(index=index, id=single, doc={"title": "Edited"})
+        assert edited["result"] == "updated"
+        assert client.create(index=index, id="é", document=doc(2))["result"] == "created"
+        auto = client.index(index=index, document=doc(3))["_id"]
+    finally:
+        client.close()
+    body = bulk_body(
+        [
+            {"index": {"_id": in_bulk[0]}},
+            doc(4),
+            {"create": {"_id": in_bulk[1]}},
+            doc(5),
+            {"update": {"_id": in_bulk[2]}},
+            {"doc": doc(6), "doc_as_upsert": True},
+            {"index": {}},  # an id Elasticsearch generates
+            doc(7),
+            {"index": {"_id": 8}},  # a number: Elasticsearch keeps its JSON text as the id
+            doc(8),
+        ]
+    )
+    answer = httpx.post(f"{writer}/{index}/_bulk", content=body, headers=NDJSON)
+    assert answer.status_code == 200 and answer.json()["errors"] is False, answer.text
+    generated = answer.json()["items"][3]["index"]["_id"]
+    assert answer.headers["x-collapse-fingerprinted"] == "5"
+    named = [single, "é", *in_bulk]
+    es.indices.refresh(index=index)
+    slim, without = read_from_doc_values(es, index)
+    assert set(slim) == set(named)
+    assert without == 3  # auto, generated, "8"
+    for doc_id in named:
+        fp = stored(es, index, doc_id)[FINGERPRINT_FIELD]
+        assert decode_id(fp["id"]) == doc_id
+        assert slim[doc_id] == {MINHASH_FIELD: fp["minhash"]}, doc_id
+    assert stored(es, index, single)[FINGERPRINT_FIELD] == expected_fp(
+        {**doc(1), "title": "Edited"}, single
+    )
+    for doc_id in (auto, generated, "8"):
+        fp = stored(es, index, doc_id)[FINGERPRINT_FIELD]
+        assert "id" not in fp and fp["minhash"], doc_id
 
 
 def test_create_conflict_and_es_errors_pass_through(
@@ -128,9 +185,9 @@ def test_bulk_index_create_update_delete(es: Elasticsearch, writer: str, index: 
     assert [next(iter(i.values()))["status"] for i in result["items"]] == [201, 201, 409, 200]
     assert result["items"][2]["create"]["error"]["type"] == "version_conflict_engine_exception"
     assert answer.headers["x-collapse-fingerprinted"] == "3"
-    assert stored(es, index, "a")[FINGERPRINT_FIELD] == expected_fp(doc(1))
+    assert stored(es, index, "a")[FINGERPRINT_FIELD] == expected_fp(doc(1), "a")
     b = doc(2, url="https://news.example/b")
-    assert stored(es, index, "b")[FINGERPRINT_FIELD] == expected_fp(b)
+    assert stored(es, index, "b")[FINGERPRINT_FIELD] == expected_fp(b, "b")
     assert FINGERPRINT_FIELD not in stored(es, index, "taken")
     assert not es.exists(index=index, id="gone")
 
@@ -153,11 +210,11 @@ def test_bulk_index_create_update_delete(es: Elasticsearch, writer: str, index: 
     items = answer.json()["items"]
     assert [i["update"]["status"] for i in items] == [200, 200, 201, 404]
     assert stored(es, index, "a")[FINGERPRINT_FIELD] == expected_fp(
-        {**doc(1), "body": prose(9, 120)}
+        {**doc(1), "body": prose(9, 120)}, "a"
     )
-    assert stored(es, index, "b")[FINGERPRINT_FIELD] == expected_fp(b)
+    assert stored(es, index, "b")[FINGERPRINT_FIELD] == expected_fp(b, "b")
     assert stored(es, index, "b")["tag"] == "other"
-    assert stored(es, index, "new")[FINGERPRINT_FIELD] == expected_fp(doc(5))
+    assert stored(es, index, "new")[FINGERPRINT_FIELD] == expected_fp(doc(5), "new")
 
 
 def test_update_endpoint_keeps_the_fingerprint_current(
@@ -169,7 +226,7 @@ def test_update_endpoint_keeps_the_fingerprint_current(
     )
     assert answer.status_code == 200 and answer.json()["result"] == "updated"
     assert stored(es, index, "u")[FINGERPRINT_FIELD] == expected_fp(
-        {**doc(1), "title": "New title"}
+        {**doc(1), "title": "New title"}, "u"
     )
     emptied = httpx.post(f"{writer}/{index}/_update/u", json={"doc": {"body": None}}, headers=AUTH)
     assert emptied.status_code == 200
@@ -227,7 +284,7 @@ def test_a_write_between_the_read_and_the_update_is_not_overwritten_with_a_stale
         assert answer.json()["items"][0]["update"]["result"] == "updated"
     final = stored(es, index, "r")
     assert final["body"] == doc(2)["body"] and final["title"] == "Edited"
-    assert final[FINGERPRINT_FIELD] == expected_fp({**doc(2), "title": "Edited"})
+    assert final[FINGERPRINT_FIELD] == expected_fp({**doc(2), "title": "Edited"}, "r")
 
 
 def test_the_clients_own_concurrency_control_is_kept(
@@ -271,8 +328,8 @@ def test_the_hosts_boilerplate_model_is_applied(es: Elasticsearch, es_url: str, 
             answer = httpx.put(f"{server.url}/{index}/_doc/p", json=page, headers=AUTH)
         assert answer.status_code == 201
         fp = stored(es, index, "p")[FINGERPRINT_FIELD]
-        assert fp == expected_fp(page, {"shop.example": model})
-        assert fp != expected_fp(page)
+        assert fp == expected_fp(page, "p", {"shop.example": model})
+        assert fp != expected_fp(page, "p")
     finally:
         es.options(ignore_status=404).indices.delete(index=store)
 
@@ -334,7 +391,7 @@ def test_official_client_index_and_bulk(es: Elasticsearch, writer: str, index: s
     finally:
         client.close()
     for i in range(1, 6):
-        assert stored(es, index, str(i))[FINGERPRINT_FIELD] == expected_fp(doc(i))
+        assert stored(es, index, str(i))[FINGERPRINT_FIELD] == expected_fp(doc(i), str(i))
 
 
 def test_unchanged_lines_are_forwarded_byte_for_byte() -> None:
@@ -360,5 +417,5 @@ def test_text_fields_are_configurable(es: Elasticsearch, es_url: str, index: str
     with ServerThread(create_app(settings)) as server:
         answer = httpx.put(f"{server.url}/{index}/_doc/h", json=page, headers=AUTH)
     assert answer.status_code == 201
-    expected = fingerprint(f"{page['headline']}\n{page['content']}").to_es()
+    expected = fingerprint(f"{page['headline']}\n{page['content']}").to_es("h")
     assert stored(es, index, "h")[FINGERPRINT_FIELD] == expected

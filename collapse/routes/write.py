@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from fastapi import APIRouter, Request, Response
@@ -230,12 +231,20 @@ async def _bulk(request: Request, index: str | None) -> Response:
     return _answer(answer, outcome, _filtered(result, filter_path))
 
 
-async def _document(request: Request, index: str, path: str) -> Response:
+def _id_path(index: str, endpoint: str, doc_id: str) -> str:
+    """The upstream path of a single-document endpoint, the id percent-encoded: the route got
+    it decoded, and ``?``, ``#``, ``%`` or spaces sent as they are would make Elasticsearch
+    write another id than the client named (and than the fingerprint's ``id``)."""
+    return f"/{index}/{endpoint}/{quote(doc_id, safe='')}"
+
+
+async def _document(request: Request, index: str, path: str, doc_id: str | None) -> Response:
     body = await request.body()
     if not body.strip():
         return await forward(request, path)
     doc = parse_document(body)
-    outcome = await _fingerprint(request, [Target(doc, index, doc)], _rules(request))
+    target = Target(doc, index, doc, doc_id=doc_id or None)
+    outcome = await _fingerprint(request, [target], _rules(request))
     return await _send(request, request.method, path, jsonio.dumps(doc), outcome)
 
 
@@ -251,26 +260,26 @@ async def bulk_index(index: str, request: Request) -> Response:
 
 @router.post("/{index}/_doc", summary="Index a document (auto id), fingerprinted")
 async def index_auto_id(index: str, request: Request) -> Response:
-    return await _document(request, index, f"/{index}/_doc")
+    return await _document(request, index, f"/{index}/_doc", None)  # id from Elasticsearch
 
 
 @router.api_route(
     "/{index}/_doc/{doc_id}", methods=["PUT", "POST"], summary="Index a document, fingerprinted"
 )
 async def index_doc(index: str, doc_id: str, request: Request) -> Response:
-    return await _document(request, index, f"/{index}/_doc/{doc_id}")
+    return await _document(request, index, _id_path(index, "_doc", doc_id), doc_id)
 
 
 @router.api_route(
     "/{index}/_create/{doc_id}", methods=["PUT", "POST"], summary="Create a document, fingerprinted"
 )
 async def create_doc(index: str, doc_id: str, request: Request) -> Response:
-    return await _document(request, index, f"/{index}/_create/{doc_id}")
+    return await _document(request, index, _id_path(index, "_create", doc_id), doc_id)
 
 
 @router.post("/{index}/_update/{doc_id}", summary="Partial update, fingerprint kept current")
 async def update_doc(index: str, doc_id: str, request: Request) -> Response:
-    path = f"/{index}/_update/{doc_id}"
+    path = _id_path(index, "_update", doc_id)
     body = await request.body()
     if not body.strip():
         return await forward(request, path)
@@ -311,4 +320,4 @@ async def update_doc(index: str, doc_id: str, request: Request) -> Response:
 
 @router.delete("/{index}/_doc/{doc_id}", summary="Delete a document (forwarded unchanged)")
 async def delete_doc(index: str, doc_id: str, request: Request) -> Response:
-    return await forward(request, f"/{index}/_doc/{doc_id}")
+    return await forward(request, _id_path(index, "_doc", doc_id))

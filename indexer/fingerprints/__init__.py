@@ -12,7 +12,13 @@ from indexer.fingerprints.blocks import split, split_many
 from indexer.fingerprints.compute import fingerprint, fingerprint_arrays, fingerprint_batch
 from indexer.fingerprints.minhash import pairwise_similarity, similarity
 from indexer.fingerprints.params import HASH_NAMES, FingerprintParams
-from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord, decode_many
+from indexer.fingerprints.record import (
+    FingerprintArrays,
+    FingerprintRecord,
+    decode_id,
+    decode_many,
+    encode_id,
+)
 from indexer.text import jaccard
 
 __all__ = [
@@ -24,7 +30,9 @@ __all__ = [
     "FingerprintRecord",
     "band_count",
     "band_keys",
+    "decode_id",
     "decode_many",
+    "encode_id",
     "fingerprint",
     "fingerprint_arrays",
     "fingerprint_batch",

@@ -8,7 +8,8 @@ Stored shape, produced by :meth:`FingerprintRecord.to_es`::
      "minhash": "<base64>",       # ES binary (stored, not indexed)
      "band": ["00<hex>", ..., "0f<hex>"],   # keyword, MinHash band keys (see ``bands``)
      "exact_key": "<sha256 hex>",
-     "token_count": 1234}
+     "token_count": 1234,
+     "id": "<base64>"}            # ES binary with doc values: the document's own _id
 
 ``simhash``: unsigned ``u`` is stored as ``u - 2**64`` when ``u >= 2**63`` (see ``bits``).
 ``minhash``: the sketch packed as little-endian unsigned integers of ``minhash_bits`` bits
@@ -17,6 +18,10 @@ Default 128 values x 8 bits: 128 bytes, 172 base64 characters.
 ``band``: :func:`~indexer.fingerprints.bands.band_keys` of the sketch (16 keys of 10
 characters by default), absent when ``token_count == 0``; derived from ``minhash``, so not
 part of the version, and ignored when reading (``from_es``, ``decode_many``).
+``id``: :func:`encode_id` of the document's ``_id`` (standard padded base64 of its UTF-8
+bytes), present only when the writer knew the ``_id`` (``to_es(doc_id)``,
+``to_es_many(ids)``, ``to_es_json_many(ids)``); it lets a search read each hit's ``_id``
+from doc values alone. Not part of the version, ignored when reading.
 """
 
 from __future__ import annotations
@@ -39,7 +44,9 @@ from indexer.fingerprints.params import FingerprintParams
 __all__ = [
     "FingerprintArrays",
     "FingerprintRecord",
+    "decode_id",
     "decode_many",
+    "encode_id",
     "pack_minhash",
     "unpack_minhash",
 ]
@@ -53,6 +60,17 @@ def _le(bits: int) -> np.dtype:
 def pack_minhash(values: np.ndarray | Sequence[int], bits: int) -> str:
     """Sketch -> base64 of its little-endian packed values."""
     return base64.b64encode(np.asarray(values, dtype=_le(bits)).tobytes()).decode("ascii")
+
+
+def encode_id(doc_id: str) -> str:
+    """``collapse_fp.id`` of a document: standard padded base64 of its ``_id``'s UTF-8 bytes
+    (what Elasticsearch's ``docvalue_fields`` returns for the binary field, unchanged)."""
+    return base64.b64encode(doc_id.encode("utf-8")).decode("ascii")
+
+
+def decode_id(value: str) -> str:
+    """The ``_id`` a ``collapse_fp.id`` value stands for (inverse of :func:`encode_id`)."""
+    return base64.b64decode(value, validate=True).decode("utf-8")
 
 
 def unpack_minhash(data: str, bits: int) -> np.ndarray:
@@ -97,8 +115,9 @@ class FingerprintRecord(BaseModel):
         """Too few tokens for a stable SimHash: group by exact key only (never if empty)."""
         return self.token_count < self.params.min_tokens
 
-    def to_es(self) -> dict[str, Any]:
-        """The ``collapse_fp`` object stored in Elasticsearch (shape in the module docstring)."""
+    def to_es(self, doc_id: str | None = None) -> dict[str, Any]:
+        """The ``collapse_fp`` object stored in Elasticsearch (shape in the module docstring);
+        with ``id`` when the document's ``_id`` is given."""
         doc: dict[str, Any] = {"version": self.version, "simhash": to_signed(self.simhash)}
         for i, b in enumerate(self.blocks):
             doc[f"block_{i}"] = block_hex(b, self.params.blocks)
@@ -109,6 +128,8 @@ class FingerprintRecord(BaseModel):
             doc["band"] = packed_band_keys(packed, bits)
         doc["exact_key"] = self.exact_key
         doc["token_count"] = self.token_count
+        if doc_id is not None:
+            doc["id"] = encode_id(doc_id)
         return doc
 
     @classmethod
@@ -181,8 +202,9 @@ class FingerprintArrays:
         """All records, in order."""
         return [self.record(i) for i in range(len(self))]
 
-    def to_es_many(self) -> list[dict[str, Any]]:
-        """``[self.record(i).to_es() for i in range(n)]`` built straight from the arrays.
+    def to_es_many(self, ids: Sequence[str | None] | None = None) -> list[dict[str, Any]]:
+        """``[self.record(i).to_es(ids[i]) for i in range(n)]`` built straight from the arrays
+        (``ids``: each document's ``_id``, None where unknown; no ``id`` at all without it).
 
         The bulk path's form: no per-document record, blocks and sketches encoded for the
         whole batch at once. Same values, same key order as :meth:`FingerprintRecord.to_es`.
@@ -205,6 +227,8 @@ class FingerprintArrays:
         keys = self.exact_keys
         counts = self.token_count.tolist()
         bands = band_keys(self.minhash, p.minhash_bits)
+        if ids is not None and len(ids) != n:
+            raise ValueError(f"{len(ids)} ids for {n} fingerprints")
         out: list[dict[str, Any]] = []
         for i in range(n):
             doc: dict[str, Any] = {"version": version, "simhash": signed[i]}
@@ -214,18 +238,24 @@ class FingerprintArrays:
                 doc["band"] = bands[i]
             doc["exact_key"] = keys[i]
             doc["token_count"] = counts[i]
+            doc_id = ids[i] if ids is not None else None
+            if doc_id is not None:
+                doc["id"] = encode_id(doc_id)
             out.append(doc)
         return out
 
-    def to_es_json_many(self) -> list[bytes]:
-        """``[orjson.dumps(d) for d in self.to_es_many()]`` (compact JSON, same bytes), built
-        without the dicts: the block fields of every document come from one table gather,
-        the ``band`` fields from one array of fixed-width pieces (:func:`_band_json`)."""
+    def to_es_json_many(self, ids: Sequence[str] | None = None) -> list[bytes]:
+        """``[orjson.dumps(d) for d in self.to_es_many(ids)]`` (compact JSON, same bytes),
+        built without the dicts: the block fields of every document come from one table
+        gather, the ``band`` fields from one array of fixed-width pieces (:func:`_band_json`).
+        ``ids``: every document's ``_id`` (the bulk path knows them all), or None."""
         p = self.params
         n = len(self)
+        if ids is not None and len(ids) != n:
+            raise ValueError(f"{len(ids)} ids for {n} fingerprints")
         table = _block_json_table(p.blocks, p.block_bits)
         if table is None or n == 0:
-            return [orjson.dumps(d) for d in self.to_es_many()]
+            return [orjson.dumps(d) for d in self.to_es_many(ids)]
         blocks = split_many(self.simhash, p.blocks)  # (n, B), values < 2**block_bits
         rows = table[np.arange(p.blocks) * (1 << p.block_bits) + blocks.astype(np.int64)]
         packed = rows.reshape(n, -1).tobytes()  # each row: ',"block_0":"9d",...' (fixed width)
@@ -237,11 +267,15 @@ class FingerprintArrays:
         bw = len(bands) // n
         b64 = base64.b64encode
         head = b'{"version":' + orjson.dumps(p.version) + b',"simhash":%d%b,"minhash":"%b"%b'
-        tail = b',"exact_key":"%b","token_count":%d}'
-        fmt = head + tail
         signed = self.simhash.view(np.int64).tolist()
         counts = self.token_count.tolist()
         keys = self.exact_keys
+        if ids is None:  # the last %b is then empty
+            fmt = head + b',"exact_key":"%b","token_count":%d%b}'
+            last = [b""] * n
+        else:
+            fmt = head + b',"exact_key":"%b","token_count":%d,"id":"%b"}'
+            last = [b64(doc_id.encode("utf-8")) for doc_id in ids]
         return [
             fmt
             % (
@@ -251,6 +285,7 @@ class FingerprintArrays:
                 bands[i * bw : (i + 1) * bw] if counts[i] > 0 else b"",
                 keys[i].encode("ascii"),
                 counts[i],
+                last[i],
             )
             for i in range(n)
         ]
