@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
 import os
 import random
@@ -43,7 +42,7 @@ from elasticsearch import Elasticsearch, helpers
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from indexer.fingerprints import FingerprintParams, fingerprint_batch  # noqa: E402
+from indexer.fingerprints import FingerprintParams, encode_id, fingerprint_batch  # noqa: E402
 from indexer.mapping import index_mappings  # noqa: E402
 
 _VOCABULARY = (
@@ -96,7 +95,7 @@ def build_index(es: Elasticsearch, index: str, docs: int, seed: int = 7) -> list
             "_id": str(i),
             "body": t,
             "n": i,
-            "collapse_fp": {**r.to_es(), "id": base64.b64encode(str(i).encode()).decode()},
+            "collapse_fp": {**r.to_es(), "id": encode_id(str(i))},
         }
         for i, (t, r) in enumerate(zip(texts, records, strict=True))
     )

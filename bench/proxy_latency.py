@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import json
 import logging
 import os
@@ -45,7 +44,7 @@ from corpus import load  # noqa: E402
 
 from collapse.grouping import Prints, Thresholds, group, window_pairs  # noqa: E402
 from collapse.settings import Settings  # noqa: E402
-from indexer.fingerprints import FingerprintParams, fingerprint_arrays  # noqa: E402
+from indexer.fingerprints import FingerprintParams, encode_id, fingerprint_arrays  # noqa: E402
 from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS  # noqa: E402
 from indexer.fingerprints.bits import popcount64  # noqa: E402
 from indexer.fingerprints.minhash import similarity  # noqa: E402
@@ -118,7 +117,7 @@ def build(es: Elasticsearch, n: int) -> None:
             records = fingerprint_arrays([d["body"] for d in chunk], PARAMS).records()
             for doc, record in zip(chunk, records, strict=True):
                 # As the indexer writes it: the fingerprint and the document's own id.
-                fp = {**record.to_es(), "id": base64.b64encode(doc["_id"].encode()).decode()}
+                fp = {**record.to_es(), "id": encode_id(doc["_id"])}
                 yield {"_index": INDEX, **doc, "collapse_fp": fp}
 
     ok, errors = helpers.bulk(es.options(request_timeout=120), actions(), chunk_size=1000)

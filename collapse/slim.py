@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 from collapse.fingerprints import FINGERPRINT_FIELD, SLIM_KEY
+from indexer.fingerprints.record import decode_id
 
 Hit = dict[str, Any]
 
@@ -127,7 +128,7 @@ def hits_of(answer: dict[str, Any]) -> list[Hit] | None:
         if not ids:
             return None
         try:
-            doc_id = binascii.a2b_base64(ids[0], strict_mode=True).decode("utf-8")
+            doc_id = decode_id(ids[0])
         except (binascii.Error, UnicodeDecodeError, TypeError, ValueError):
             return None
         fp = {name: values[0] for name, field in _FP_FIELDS if (values := fields.get(field))}

@@ -15,7 +15,7 @@ from elasticsearch import Elasticsearch, helpers
 
 from indexer.fingerprints import FingerprintParams, fingerprint_batch, split, to_signed
 from indexer.fingerprints.blocks import block_hex
-from indexer.fingerprints.record import pack_minhash
+from indexer.fingerprints.record import encode_id, pack_minhash
 from indexer.mapping import index_mappings
 
 PARAMS = FingerprintParams()
@@ -95,7 +95,13 @@ def flip(simhash: int, bits: list[int]) -> int:
 
 
 def index_docs(es: Elasticsearch, index: str, docs: list[dict[str, Any]]) -> None:
-    """Bulk-load documents (each with its ``_id``) and make them searchable."""
-    actions = [{"_index": index, **doc} for doc in docs]
+    """Bulk-load documents (each with its ``_id``) and make them searchable. Their fingerprint
+    gets ``id`` as the indexer's writers store it (what refills from doc values read)."""
+    actions = []
+    for doc in docs:
+        fp = doc.get("collapse_fp")
+        if isinstance(fp, dict) and "_id" in doc and "id" not in fp:
+            doc = {**doc, "collapse_fp": {**fp, "id": encode_id(str(doc["_id"]))}}
+        actions.append({"_index": index, **doc})
     ok, errors = helpers.bulk(es, actions, refresh="wait_for")
     assert (ok, errors) == (len(docs), [])

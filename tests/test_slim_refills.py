@@ -13,6 +13,7 @@ from elasticsearch import Elasticsearch
 
 from collapse import metrics, slim
 from collapse.paging import decode_cursor
+from indexer.fingerprints import encode_id
 from indexer.mapping import FINGERPRINT_FIELD
 from tests.proxy_support import PARAMS, fingerprints, index_docs, text, variants
 
@@ -53,8 +54,8 @@ def with_ids(docs: list[dict[str, Any]], keep: float = 1.0) -> list[dict[str, An
     rng = random.Random(9)
     out = copy.deepcopy(docs)
     for doc in out:
-        if rng.random() < keep:
-            doc[FINGERPRINT_FIELD]["id"] = base64.b64encode(doc["_id"].encode()).decode()
+        keep_id = rng.random() < keep
+        doc[FINGERPRINT_FIELD]["id"] = encode_id(doc["_id"]) if keep_id else None
     return out
 
 
