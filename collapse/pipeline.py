@@ -4,7 +4,9 @@
 to make of the answers; :func:`run` drives any number of them in lockstep through an
 :class:`~collapse.executor.Executor`, so an ``_msearch`` of n searches costs the same number of
 round trips as one search: window (with the cursor lookup and ``collapse_total`` alongside),
-rarely a refill, then ONE probe ``_msearch`` for all representatives of all pages.
+rarely a refill (from doc values where the index allows: ``collapse.slim``), then ONE probe
+``_msearch`` for all representatives of all pages, with the fill of representatives that came
+from doc-value refills beside it.
 """
 
 from __future__ import annotations
