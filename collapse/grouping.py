@@ -175,6 +175,10 @@ _BATCH_PAIRS = 50_000
 #: 1.5-2.6 ms at once vs 0.4-1.0 ms by representative; of 450 hits with 72,000-102,000 pairs,
 #: 21-35 ms vs 3.9-6.3 ms. Unrelated windows have ~9 pairs a hit.
 _PAIRS_PER_HIT = 24
+#: Representatives that claim one by one before the rest of a window is verified at once: a
+#: window of copies has a few (6-40 in 450-hit refills); one of many unrelated hits whose chance
+#: pairs passed the thresholds above has hundreds (1000 hits: 40 ms one by one, 11 ms at once).
+_CLAIM_REPS = 32
 
 
 def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping:
@@ -209,8 +213,12 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
         return Grouping(rep=rep, hamming=ham, similarity=sim)
     if len(ci) <= min(_BATCH_PAIRS, _PAIRS_PER_HIT * (n - start)):
         _join_verified_pairs(p, t, ci, cj, rep, ham, sim)
-    else:
-        _claim_by_representative(p, t, ci, cj, rep, ham, sim)
+        return Grouping(rep=rep, hamming=ham, similarity=sim)
+    stop = _claim_by_representative(p, t, ci, cj, rep, ham, sim, _CLAIM_REPS)
+    if stop is not None:  # many representatives after all: the rest all at once
+        free = rep == np.arange(n)
+        rest = (cj >= stop) & free[ci] & free[cj]
+        _join_verified_pairs(p, t, ci[rest], cj[rest], rep, ham, sim)
     return Grouping(rep=rep, hamming=ham, similarity=sim)
 
 
@@ -249,16 +257,25 @@ def _claim_by_representative(
     rep: np.ndarray,
     ham: np.ndarray,
     sim: np.ndarray,
-) -> None:
-    """Representatives in rank order claim the unclaimed later hits that verify against them."""
+    max_reps: int | None = None,
+) -> int | None:
+    """Representatives in rank order claim the unclaimed later hits that verify against them.
+
+    After ``max_reps`` representatives it stops and returns the next one (None: it finished):
+    every hit ranked above that one is settled, and the rest is left to the caller.
+    """
     order = np.lexsort((ci, cj))
     ci, cj = ci[order], cj[order]
     starts = np.flatnonzero(np.r_[True, cj[1:] != cj[:-1]])
     ends = np.r_[starts[1:], len(cj)]
     claimed = rep != np.arange(len(rep))  # settled members are already taken
+    done = 0
     for j, lo, hi in zip(cj[starts].tolist(), starts.tolist(), ends.tolist(), strict=True):
         if claimed[j]:
             continue  # a member, not a representative: it claims nothing
+        if max_reps is not None and done >= max_reps:
+            return j
+        done += 1
         cand = ci[lo:hi]
         cand = cand[~claimed[cand]]
         if not len(cand):
@@ -267,6 +284,7 @@ def _claim_by_representative(
         got = cand[ok]
         rep[got], ham[got], sim[got] = j, h[ok], s[ok]
         claimed[got] = True
+    return None
 
 
 def assign(cand: Prints, reps: Prints, t: Thresholds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -169,9 +169,15 @@ def _rule_literally(p: Prints, t: Thresholds) -> list[int]:
     st.sampled_from([0.0, 0.5, 0.9]),
     st.sampled_from([0, 10**9]),
     st.integers(0, 40),
+    st.sampled_from([1, 3, 1000]),
 )
 def test_group_applies_the_rule_exactly(
-    hits: list[tuple[int, int, int, bool]], d: int, s: float, batch_pairs: int, split: int
+    hits: list[tuple[int, int, int, bool]],
+    d: int,
+    s: float,
+    batch_pairs: int,
+    split: int,
+    claim_reps: int,
 ) -> None:
     """Against the literal rule on random windows: SimHash clusters around a few centres, three
     sketch families, repeated exact keys, short and unfingerprinted hits among them. Also when
@@ -191,10 +197,12 @@ def test_group_applies_the_rule_exactly(
         present.append(offset % 17 != 0)
     p = prints(simhashes, sketches=sketches, keys=keys, tokens=tokens, present=present)
     t = Thresholds(max_distance=d, min_similarity=s, min_tokens=50)
-    # Both ways of applying it: all pairs verified at once, or representative by representative.
+    # All pairs at once, representative by representative, or the first ``claim_reps`` of
+    # them one by one and the rest at once.
     with (
         mock.patch.object(grouping, "_BATCH_PAIRS", batch_pairs),
         mock.patch.object(grouping, "_PAIRS_PER_HIT", batch_pairs),
+        mock.patch.object(grouping, "_CLAIM_REPS", claim_reps),
     ):
         whole = group(p, t)
         assert whole.rep.tolist() == _rule_literally(p, t)
