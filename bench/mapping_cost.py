@@ -130,13 +130,18 @@ LEAN = {
 
 UNMAPPED: dict[str, Any] = {"__dynamic__": False, **{f"block_{i}": None for i in range(8)}}
 SIMHASH_NODV = {"type": "long", "index": False, "doc_values": False}
+#: What refills from doc values read (2026-11-30): the sketch and the document's id.
+DOC_VALUE_REFILLS = {
+    "minhash": {"type": "binary", "doc_values": True},
+    "id": {"type": "binary", "doc_values": True},
+}
 
 Variant = tuple[dict[str, Any], Callable[[Fp], None] | None]
 VARIANTS: dict[str, Variant] = {
     "no-band": ({"band": None}, no_band),
     "kw": ({}, None),  # the mapping of 6d28171
     "new": (
-        {"band": {"type": "keyword", "doc_values": False}, **UNMAPPED},
+        {"band": {"type": "keyword", "doc_values": False}, **UNMAPPED, **DOC_VALUE_REFILLS},
         None,
     ),  # what init makes
     "kw-nodv": ({"band": {"type": "keyword", "doc_values": False}}, None),

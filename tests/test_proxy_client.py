@@ -36,6 +36,19 @@ def test_official_client_search_count_get(
     assert missing.value.meta.status == 404
 
 
+def test_documents_are_got_by_their_exact_id(
+    es: Elasticsearch, index_name: str, client: Elasticsearch
+) -> None:
+    """Ids with ``?``, ``#``, ``%``, spaces and non-ASCII reach Elasticsearch whole (the route
+    receives them decoded: forwarded as they are, ``a?b`` would fetch ``a``)."""
+    es.index(index=index_name, id="a", document={"n": 0}, refresh=True)
+    odd = "a?b#c%d e é"
+    es.index(index=index_name, id=odd, document={"n": 1}, refresh=True)
+    assert client.get(index=index_name, id=odd)["_source"] == {"n": 1}
+    assert client.get_source(index=index_name, id=odd) == {"n": 1}
+    assert client.exists(index=index_name, id=odd)
+
+
 def test_info_is_elasticsearchs_own_answer(es_url: str, proxy_url: str) -> None:
     direct = httpx.get(f"{es_url}/")
     proxied = httpx.get(f"{proxy_url}/")

@@ -7,6 +7,8 @@ client's ``info()`` then raises as it would against that node).
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from fastapi import APIRouter, Request, Response
 
 from collapse.routes.passthrough import forward
@@ -31,9 +33,9 @@ async def count_index(index: str, request: Request) -> Response:
 
 @router.api_route("/{index}/_doc/{doc_id}", methods=["GET", "HEAD"], summary="Get a document")
 async def get_doc(index: str, doc_id: str, request: Request) -> Response:
-    return await forward(request, f"/{index}/_doc/{doc_id}")
+    return await forward(request, f"/{index}/_doc/{quote(doc_id, safe='')}")
 
 
 @router.api_route("/{index}/_source/{doc_id}", methods=["GET", "HEAD"], summary="Get a source")
 async def get_source(index: str, doc_id: str, request: Request) -> Response:
-    return await forward(request, f"/{index}/_source/{doc_id}")
+    return await forward(request, f"/{index}/_source/{quote(doc_id, safe='')}")
