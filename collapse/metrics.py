@@ -27,9 +27,10 @@ Collapsing (recorded by the search path through ``record_collapse``):
                                              field collapsing onto one fingerprint.
     collapse_documents_without_fingerprint_total   counter: hits without ``collapse_fp``
     collapse_degraded_answers_total{reason}  counter: answers with ``collapse.degraded: true``
-    collapse_refills_total{read}             counter: refill fetches by how their hits were read:
-                                             ``doc_values`` (``collapse.slim``), ``full``, or
-                                             ``refused`` (a doc-value refill fetched again in full)
+    collapse_hit_reads_total{search, read}   counter: refills and probes (``search``) by how
+                                             their hits were read: ``doc_values``
+                                             (``collapse.slim``), ``full``, or ``refused`` (a
+                                             doc-value read sent again in full)
 
 Several uvicorn workers: each worker is its own process with its own counters. With
 ``--workers`` > 1, ``python -m collapse`` sets ``PROMETHEUS_MULTIPROC_DIR`` to a fresh folder
@@ -114,10 +115,10 @@ DEGRADED = Counter(
     "Answers returned uncollapsed or partly collapsed (collapse.degraded: true), by reason.",
     ["reason"],
 )
-REFILLS = Counter(
-    "collapse_refills_total",
-    "Refill fetches beyond the first window, by how their hits were read.",
-    ["read"],
+HIT_READS = Counter(
+    "collapse_hit_reads_total",
+    "Refills and probes, by how their hits were read (doc values, full, refused).",
+    ["search", "read"],
 )
 
 _largest_seen = 0

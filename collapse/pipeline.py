@@ -169,7 +169,9 @@ class CollapsedSearch:
         self.degraded: list[str] = []
         self.probe_truncated = False  # more candidates than fetched: folded is a lower bound
         #: Refills from doc values (``collapse.slim``); ``query`` is now what goes to ES.
-        self.slim = settings.collapse_slim_refills and slim.eligible(body, query)
+        self.slim = settings.collapse_doc_values and slim.eligible(body, query)
+        self.probe_read = "full"  # how the probe reads its candidates (``collapse.slim``)
+        self.probe_again = False  # a doc-value probe was refused: send it again in full
 
     # -- round 1 and refills: the window -------------------------------------------------
 
@@ -264,15 +266,15 @@ class CollapsedSearch:
         if kind == "slim":
             hits = slim.hits_of(result.body) if result.ok and result.body is not None else None
             if hits is None:  # fetched again in full (requests() asks for the same refill)
-                metrics.REFILLS.labels("refused").inc()
+                metrics.HIT_READS.labels("refill", "refused").inc()
                 slim.refuse(self.index)
                 self.slim = False
                 return
             assert result.body is not None
             result.body["hits"]["hits"] = hits
-            metrics.REFILLS.labels("doc_values").inc()
+            metrics.HIT_READS.labels("refill", "doc_values").inc()
         elif self.fetches:
-            metrics.REFILLS.labels("full").inc()
+            metrics.HIT_READS.labels("refill", "full").inc()
         self.fetches += 1
         if not result.ok or result.body is None:
             if self.first is None:
@@ -385,6 +387,10 @@ class CollapsedSearch:
             return []
         seen = self.prior_keys + [key(h) for h in self.hits]
         body = probe.probe_body(self.body, terms, keys, seen, self.settings.collapse_probe_size)
+        self.probe_read = "full"
+        if self.settings.collapse_doc_values and not slim.refused(self.index):
+            body = slim.probe_body(body)
+            self.probe_read = "doc_values"
         return [self._internal(body)]
 
     # -- the fill: representatives read from doc values, fetched in full ---------------------
@@ -429,6 +435,19 @@ class CollapsedSearch:
         """Verify the candidates and credit each to the best-ranked representative it matches."""
         t0 = time.perf_counter_ns()
         assert self.grouping is not None and self.decoded is not None
+        if self.probe_read == "doc_values" and results:
+            read = [slim.hits_of(r.body) if r.ok and r.body is not None else None for r in results]
+            if any(hits is None for hits in read):  # sent again in full (:func:`run`)
+                metrics.HIT_READS.labels("probe", "refused").inc()
+                slim.refuse(self.index)
+                self.probe_again = True
+                return
+            for result, hits in zip(results, read, strict=True):
+                assert result.body is not None and hits is not None
+                result.body["hits"]["hits"] = hits
+        if results:
+            metrics.HIT_READS.labels("probe", self.probe_read).inc()
+        self.probe_again = False
         cands: dict[DocKey, Hit] = {}
         for result in results:
             if not result.ok or result.body is None:
@@ -619,42 +638,57 @@ async def run(
             s.accept(kind, result)
     probes = [(s, sub) for s in searches for sub in s.probe_requests()]
     fills = [(s, sub) for s in searches for sub in s.fill_requests()]
-    results: list[SubResult] = []
-    if probes and budget_ms is not None:
-        # Elasticsearch stops the probe itself when the budget is spent (partial: timed_out).
-        remaining = f"{max(int(left() * 1000), 1)}ms"
-        for _, sub in probes:
-            sub.body["timeout"] = remaining
 
-    async def probe_round() -> list[SubResult]:
-        # One probe (a plain _search) travels as a _search, several as one _msearch.
+    async def probe_round(pairs: list[tuple[CollapsedSearch, SubSearch]]) -> list[SubResult]:
+        """One probe (a plain _search) travels as a _search, several as one _msearch."""
+        if not pairs:
+            return []
+        if budget_ms is not None:
+            # Elasticsearch stops the probe itself when the budget is spent (partial: timed_out).
+            remaining = f"{max(int(left() * 1000), 1)}ms"
+            for _, sub in pairs:
+                sub.body["timeout"] = remaining
         return await asyncio.wait_for(
-            executor.run_probes([sub for _, sub in probes]), timeout=max(left(), 0.001)
+            executor.run_probes([sub for _, sub in pairs]), timeout=max(left(), 0.001)
         )
 
+    def accept(
+        pairs: list[tuple[CollapsedSearch, SubSearch]], got: object, among: list[CollapsedSearch]
+    ) -> None:
+        """Hand each search of ``among`` its probe answers (none when the round timed out)."""
+        if isinstance(got, TimeoutError):
+            for s, _ in pairs:
+                s.degraded.append(f"time_budget: the probe took longer than {budget_ms} ms")
+            got = []
+        elif isinstance(got, BaseException):
+            raise got
+        assert isinstance(got, list)
+        by_search: dict[int, list[SubResult]] = {}
+        for (s, _), result in zip(pairs if got else [], got, strict=True):
+            by_search.setdefault(id(s), []).append(result)
+        for s in among:
+            if s.failed is None and s.grouping is not None:
+                s.accept_probes(by_search.get(id(s), []))
+
     # The fill travels beside the probe, and is never abandoned: the page needs its hits.
-    fill_round = executor.run([sub for _, sub in fills])
     got = await asyncio.gather(
-        probe_round() if probes else asyncio.sleep(0, []), fill_round, return_exceptions=True
+        probe_round(probes), executor.run([sub for _, sub in fills]), return_exceptions=True
     )
     if isinstance(got[1], BaseException):
         raise got[1]
-    if isinstance(got[0], TimeoutError):
-        reason = f"time_budget: the probe took longer than {budget_ms} ms"
-        for s, _ in probes:
-            s.degraded.append(reason)
-        probes = []
-    elif isinstance(got[0], BaseException):
-        raise got[0]
-    else:
-        results = got[0]
     fill_results: dict[int, list[SubResult]] = {}
     for (s, _), result in zip(fills, got[1], strict=True):
         fill_results.setdefault(id(s), []).append(result)
-    by_search: dict[int, list[SubResult]] = {}
-    for (s, _), result in zip(probes, results, strict=True):
-        by_search.setdefault(id(s), []).append(result)
     for s in searches:
         if s.failed is None and s.grouping is not None:
             s.accept_fill(fill_results.get(id(s), []))
-            s.accept_probes(by_search.get(id(s), []))
+    accept(probes, got[0], searches)
+    # A probe read from doc values that could not be (an older index): once more, in full.
+    refused = [s for s in searches if s.probe_again]
+    if refused:
+        again = [(s, sub) for s in refused for sub in s.probe_requests()]
+        try:
+            redone: object = await probe_round(again)
+        except TimeoutError as exc:
+            redone = exc
+        accept(again, redone, refused)

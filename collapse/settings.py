@@ -89,11 +89,11 @@ class Settings(BaseSettings):
     collapse_refills: int = Field(
         2, ge=0, le=10, description="Further fetches when the window holds too few groups."
     )
-    collapse_slim_refills: bool = Field(
+    collapse_doc_values: bool = Field(
         True,
-        description="Refills read hits from doc values, without _id or _source (indices whose "
-        "collapse_fp.minhash and collapse_fp.id have doc values); the page's representatives "
-        "among them are fetched in full beside the probe.",
+        description="Refills and the probe read hits from doc values, without _id or _source "
+        "(indices whose collapse_fp.minhash and collapse_fp.id have doc values); the page's "
+        "representatives among refilled hits are fetched in full beside the probe.",
     )
     collapse_members: int = Field(5, ge=0, le=1000, description="Members listed per group.")
     collapse_probe_size: int = Field(

@@ -1,4 +1,4 @@
-"""Refills read from doc values (collapse.slim): the same answer as refills fetched in full."""
+"""Refills and probes read from doc values (collapse.slim): the same answer as read in full."""
 
 from __future__ import annotations
 
@@ -94,8 +94,8 @@ def twin(es: Elasticsearch, index_name: str) -> Any:
         es.options(ignore_status=404).indices.delete(index=name)
 
 
-def refills(read: str) -> float:
-    return metrics.REFILLS.labels(read)._value.get()
+def refills(read: str, search: str = "refill") -> float:
+    return metrics.HIT_READS.labels(search, read)._value.get()
 
 
 def search(proxy_url: str, index: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -129,11 +129,16 @@ def test_refills_from_doc_values_answer_as_full_refills(
     full = twin("full", docs, doc_values=False)
 
     before = refills("doc_values"), refills("refused"), refills("full")
+    probes = refills("doc_values", "probe"), refills("full", "probe")
     got = search(proxy_url, fast, QUERY)
     assert refills("doc_values") > before[0]
     assert refills("refused") == before[1] and refills("full") == before[2]
+    # The probe (B's copies beyond the window) read its candidates from doc values too.
+    assert refills("doc_values", "probe") == probes[0] + 1
     want = search(proxy_url, full, QUERY)
     assert refills("refused") > before[1] and refills("full") > before[2]
+    # The refill there was refused first: the probe read in full at once.
+    assert refills("full", "probe") == probes[1] + 1
 
     assert comparable(got) == comparable(want)
     hits = got["hits"]["hits"]
