@@ -18,7 +18,14 @@ import click  # noqa: E402
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
 @click.option("--es-url", envvar="ES_URL", help="Elasticsearch node URL(s), comma-separated.")
-@click.option("--log-level", default="info", show_default=True)
+@click.option(
+    "--log-level",
+    envvar="COLLAPSE_LOG_LEVEL",
+    default="info",
+    show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"], case_sensitive=False),
+    help="Lowest level logged (the JSON access lines are info).",
+)
 @click.option(
     "--set",
     "overrides",
@@ -38,6 +45,7 @@ def main(
 
     if es_url:
         os.environ["ES_URL"] = es_url
+    os.environ["COLLAPSE_LOG_LEVEL"] = log_level.lower()  # read by every worker's settings
     for item in overrides:
         name, sep, value = item.partition("=")
         if not sep or name.strip().lower() not in Settings.model_fields:
@@ -64,7 +72,7 @@ def main(
         host=host,
         port=port,
         workers=workers,
-        log_level=log_level,
+        log_level=log_level.lower(),
         access_log=False,  # collapse.middleware.request_id writes JSON access lines instead
         loop="uvloop",  # uvicorn[standard]: the C event loop and HTTP parser, explicitly
         http="httptools",

@@ -61,7 +61,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Logged with its traceback by middleware.request_id; the client sees no traceback.
         return ProxyError(f"internal error of the proxy ({type(exc).__name__})").response()
 
-    json_logging.configure(settings)
+    json_logging.configure(settings, settings.collapse_log_level.upper())
     middleware.install(app, settings)
     app.include_router(health.router)
     app.include_router(page.router)  # the search page at / (before documents' root route)

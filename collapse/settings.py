@@ -7,7 +7,7 @@ Every setting has an environment variable of the same name in upper case (``ES_U
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -37,6 +37,10 @@ class Settings(BaseSettings):
     )
     admin_passthrough: bool = Field(
         False, description="Forward requests outside the allowlist unchanged instead of 403."
+    )
+    collapse_log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
+        "info",
+        description="Lowest level the proxy logs (access lines are info: 'warning' drops them).",
     )
     write_api_key: SecretStr | None = Field(
         None, description="Key that write endpoints require in X-API-Key; unset: writes answer 403."
@@ -116,6 +120,11 @@ class Settings(BaseSettings):
     collapse_expand_size: int = Field(
         100, ge=1, le=10_000, description="Candidates the expander fetches by default."
     )
+
+    @field_validator("collapse_log_level", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.lower() if isinstance(value, str) else value
 
     @field_validator("es_url", mode="before")
     @classmethod

@@ -11,6 +11,7 @@ import pytest
 from elasticsearch import Elasticsearch
 from prometheus_client.parser import text_string_to_metric_families
 
+from collapse import logging as json_logging
 from collapse import metrics
 from collapse.app import create_app
 from collapse.settings import Settings
@@ -123,6 +124,24 @@ def test_access_log_is_json_with_the_request_id(es_url: str) -> None:
     assert entry["route"] == "/_search"
     assert entry["query_keys"] == ["collapse", "q"]
     assert isinstance(entry["duration_ms"], float)
+
+
+def test_log_level_warning_drops_the_access_lines(es_url: str) -> None:
+    """``--log-level warning`` (COLLAPSE_LOG_LEVEL) reaches the proxy's own loggers too."""
+    app = create_app(Settings(es_url=[es_url], collapse_log_level="WARNING"))
+    handler = next(h for h in logging.getLogger("collapse").handlers if hasattr(h, "setStream"))
+    buffer = io.StringIO()
+    previous = handler.setStream(buffer)
+    try:
+        with ServerThread(app) as server:
+            answer = httpx.get(f"{server.url}/_search", params={"collapse": "false", "q": "x"})
+            assert answer.status_code == 200
+            logging.getLogger("collapse.upstream").warning("a warning still gets through")
+    finally:
+        handler.setStream(previous)
+        json_logging.configure(Settings(es_url=[es_url]))  # back to info for the other tests
+    loggers = [json.loads(line)["logger"] for line in buffer.getvalue().splitlines() if line]
+    assert loggers == ["collapse.upstream"]
 
 
 def test_metrics_count_requests_upstream_calls_and_denials(proxy_url: str) -> None:
