@@ -181,6 +181,14 @@ _PAIRS_PER_HIT = 24
 _CLAIM_REPS = 32
 
 
+#: Hits grouped at once (a refill, a deep window) from which representatives take their copies
+#: in turn, each compared with the hits still free, instead of all pairs first: copy-heavy
+#: refills of ~450 hits spent most of their grouping on 100,000 candidate pairs. After
+#: ``_CLAIM_REPS`` representatives the hits still free are grouped by pairs (a window of many
+#: unrelated hits).
+_IN_TURN_MIN_HITS = 100
+
+
 def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping:
     """Group a window of hits in rank order (the rule in the module docstring).
 
@@ -188,13 +196,14 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
     prefix stability it stays as it is: only the later hits are grouped, against its
     representatives and each other, which gives the same groups as grouping the whole window.
 
-    Candidate pairs come from the all-pairs test (:func:`window_pairs`). Few of them (the usual
-    window): every pair is verified in one vectorised pass, then each hit takes the best-ranked
-    representative among the pairs that verify. Many (a window of hundreds of copies of one
-    text): representative by representative, in rank order, each claims the later hits not yet
-    in a group that verify against it — the same rule, but MinHash is compared once per copy
-    instead of once per pair (a 784-hit window of one licence text: 582 ms before, see
-    docs/proxy.md).
+    Few hits (a first window): candidate pairs come from the all-pairs test
+    (:func:`window_pairs`); few pairs are verified in one vectorised pass, then each hit takes
+    the best-ranked representative among the pairs that verify; many (hundreds of copies of
+    one text), representative by representative. Many hits (:data:`_IN_TURN_MIN_HITS`): the
+    settled representatives take the hits that verify against them, then the first free hit is
+    a representative and takes the later free hits that verify against it, and so on — the
+    same rule, with no all-pairs table; after :data:`_CLAIM_REPS` representatives the hits
+    still free are grouped by pairs. Every way is tested against a literal reading of the rule.
     """
     n = len(p)
     rep = np.arange(n, dtype=np.int64)
@@ -208,18 +217,107 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
             raise ValueError("the settled grouping is longer than the window")
         rep[:start], ham[:start], sim[:start] = settled.rep, settled.hamming, settled.similarity
         earlier = settled.representatives  # a later hit can only join a representative
+    if n - start < _IN_TURN_MIN_HITS:
+        _group_by_pairs(p, t, rep, ham, sim, start, earlier)
+        return Grouping(rep=rep, hamming=ham, similarity=sim)
+    rest = _claim_in_turn(p, t, rep, ham, sim, start, earlier)
+    if len(rest):
+        # Free hits after the last representative that took its copies: each can only join a
+        # representative among them, so they group as a window of their own.
+        sub = Grouping(
+            rep=np.arange(len(rest), dtype=np.int64),
+            hamming=np.zeros(len(rest), dtype=np.int64),
+            similarity=np.ones(len(rest), dtype=np.float64),
+        )
+        _group_by_pairs(p.take(rest), t, sub.rep, sub.hamming, sub.similarity, 0, None)
+        rep[rest], ham[rest], sim[rest] = rest[sub.rep], sub.hamming, sub.similarity
+    return Grouping(rep=rep, hamming=ham, similarity=sim)
+
+
+def _group_by_pairs(
+    p: Prints,
+    t: Thresholds,
+    rep: np.ndarray,
+    ham: np.ndarray,
+    sim: np.ndarray,
+    start: int,
+    earlier: np.ndarray | None,
+) -> None:
+    """Group hits ``start:`` from their candidate pairs (see :func:`group`)."""
+    n = len(p)
     ci, cj = window_pairs(p, t, start, earlier)
     if not len(ci):
-        return Grouping(rep=rep, hamming=ham, similarity=sim)
+        return
     if len(ci) <= min(_BATCH_PAIRS, _PAIRS_PER_HIT * (n - start)):
         _join_verified_pairs(p, t, ci, cj, rep, ham, sim)
-        return Grouping(rep=rep, hamming=ham, similarity=sim)
+        return
     stop = _claim_by_representative(p, t, ci, cj, rep, ham, sim, _CLAIM_REPS)
     if stop is not None:  # many representatives after all: the rest all at once
         free = rep == np.arange(n)
         rest = (cj >= stop) & free[ci] & free[cj]
         _join_verified_pairs(p, t, ci[rest], cj[rest], rep, ham, sim)
-    return Grouping(rep=rep, hamming=ham, similarity=sim)
+
+
+def _close(p: Prints, t: Thresholds, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """(len(rows), len(cols)) bool: which pairs are candidates (within the distance or with an
+    equal exact key, both fingerprinted)."""
+    d = popcount64(p.simhash[rows, None] ^ p.simhash[None, cols])
+    keys = (p.key[rows, None] == p.key[None, cols]) & (p.key[rows, None] >= 0)
+    return ((d <= t.max_distance) | keys) & p.present[rows, None] & p.present[None, cols]
+
+
+def _claim_in_turn(
+    p: Prints,
+    t: Thresholds,
+    rep: np.ndarray,
+    ham: np.ndarray,
+    sim: np.ndarray,
+    start: int,
+    earlier: np.ndarray | None,
+) -> np.ndarray:
+    """Hits ``start:`` taken by the settled representatives ``earlier``, then by each free hit
+    in turn; returns the hits still free (all ranked below the last representative that took
+    its turn), in rank order, after :data:`_CLAIM_REPS` new representatives, or as soon as
+    they take fewer than two copies each (from the fifth on: unrelated hits)."""
+    n = len(p)
+    new = np.arange(start, n, dtype=np.int64)
+    free = np.ones(n - start, dtype=bool)
+    if earlier is not None and len(earlier):
+        earlier = np.asarray(earlier, dtype=np.int64)
+        pi: list[np.ndarray] = []
+        pj: list[np.ndarray] = []
+        for lo in range(0, len(new), _CHUNK_ROWS):
+            rows = new[lo : lo + _CHUNK_ROWS]
+            ii, jj = np.nonzero(_close(p, t, rows, earlier))
+            pi.append(rows[ii])
+            pj.append(earlier[jj])
+        ci, cj = np.concatenate(pi), np.concatenate(pj)
+        ok, h, s = verify(p, ci, p, cj, t)
+        ci, cj, h, s = ci[ok], cj[ok], h[ok], s[ok]
+        if len(ci):  # each hit joins the best-ranked (smallest) representative it verifies
+            order = np.lexsort((cj, ci))
+            first = order[np.r_[True, ci[order][1:] != ci[order][:-1]]]
+            got = ci[first]
+            rep[got], ham[got], sim[got] = cj[first], h[first], s[first]
+            free[got - start] = False
+    taken = 0  # hits taken by the new representatives so far
+    for k in range(_CLAIM_REPS):
+        left = np.flatnonzero(free)
+        if not len(left) or (k >= 4 and taken < 2 * k):  # few copies: by pairs is cheaper
+            break
+        r = int(new[left[0]])  # the best-ranked free hit: a representative
+        free[left[0]] = False
+        others = new[left[1:]]
+        if not len(others) or not p.present[r]:
+            continue
+        cand = others[_close(p, t, others, np.array([r]))[:, 0]]
+        if len(cand):
+            ok, h, s = verify(p, cand, p, np.full(len(cand), r, dtype=np.int64), t)
+            got = cand[ok]
+            rep[got], ham[got], sim[got] = r, h[ok], s[ok]
+            free[got - start] = False
+            taken += len(got)
+    return new[free]
 
 
 def _join_verified_pairs(

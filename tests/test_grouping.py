@@ -61,6 +61,17 @@ def test_a_chain_does_not_merge_its_ends() -> None:
     assert group(prints([a, b, c]), T, settled=settled).rep.tolist() == [0, 0, 2]
 
 
+def test_a_hit_between_two_representatives_joins_the_better_ranked() -> None:
+    a = BASE
+    c = flip(a, list(range(20)))  # 20 bits from a: its own group
+    b = flip(a, list(range(10)))  # 10 bits from a and from c
+    assert group(prints([a, c, b]), T).rep.tolist() == [0, 1, 0]
+    # Also when b comes with a refill of its own, taken in turn by the settled representatives.
+    settled = group(prints([a, c]), T)
+    with mock.patch.object(grouping, "_IN_TURN_MIN_HITS", 1):
+        assert group(prints([a, c, b]), T, settled=settled).rep.tolist() == [0, 1, 0]
+
+
 def test_a_hit_joins_the_best_ranked_representative_it_verifies_against() -> None:
     a = BASE
     b = flip(a, range(20))  # 20 from a: its own group
@@ -158,7 +169,7 @@ def _rule_literally(p: Prints, t: Thresholds) -> list[int]:
     return out
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 63), st.integers(0, 3), st.integers(0, 2), st.booleans()),
@@ -170,6 +181,7 @@ def _rule_literally(p: Prints, t: Thresholds) -> list[int]:
     st.sampled_from([0, 10**9]),
     st.integers(0, 40),
     st.sampled_from([1, 3, 1000]),
+    st.sampled_from([1, 10**6]),
 )
 def test_group_applies_the_rule_exactly(
     hits: list[tuple[int, int, int, bool]],
@@ -178,6 +190,7 @@ def test_group_applies_the_rule_exactly(
     batch_pairs: int,
     split: int,
     claim_reps: int,
+    in_turn: int,
 ) -> None:
     """Against the literal rule on random windows: SimHash clusters around a few centres, three
     sketch families, repeated exact keys, short and unfingerprinted hits among them. Also when
@@ -197,12 +210,14 @@ def test_group_applies_the_rule_exactly(
         present.append(offset % 17 != 0)
     p = prints(simhashes, sketches=sketches, keys=keys, tokens=tokens, present=present)
     t = Thresholds(max_distance=d, min_similarity=s, min_tokens=50)
-    # All pairs at once, representative by representative, or the first ``claim_reps`` of
-    # them one by one and the rest at once.
+    # From candidate pairs: all at once, representative by representative, or the first
+    # ``claim_reps`` of them one by one and the rest at once; or taking copies in turn (when
+    # ``in_turn`` hits or more are grouped), the first ``claim_reps`` then by pairs.
     with (
         mock.patch.object(grouping, "_BATCH_PAIRS", batch_pairs),
         mock.patch.object(grouping, "_PAIRS_PER_HIT", batch_pairs),
         mock.patch.object(grouping, "_CLAIM_REPS", claim_reps),
+        mock.patch.object(grouping, "_IN_TURN_MIN_HITS", in_turn),
     ):
         whole = group(p, t)
         assert whole.rep.tolist() == _rule_literally(p, t)
