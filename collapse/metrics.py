@@ -27,7 +27,8 @@ Collapsing (recorded by the search path through ``record_collapse``):
                                              field collapsing onto one fingerprint.
     collapse_documents_without_fingerprint_total   counter: hits without ``collapse_fp``
     collapse_degraded_answers_total{reason}  counter: answers with ``collapse.degraded: true``
-    collapse_hit_reads_total{search, read}   counter: refills and probes (``search``) by how
+    collapse_hit_reads_total{search, read}   counter: refills, probes and ``collapse_total``
+                                             searches (``search``: refill, probe, total) by how
                                              their hits were read: ``doc_values``
                                              (``collapse.slim``), ``full``, or ``refused`` (a
                                              doc-value read sent again in full)
@@ -117,7 +118,7 @@ DEGRADED = Counter(
 )
 HIT_READS = Counter(
     "collapse_hit_reads_total",
-    "Refills and probes, by how their hits were read (doc values, full, refused).",
+    "Refills, probes and collapse_total searches, by how their hits were read.",
     ["search", "read"],
 )
 

@@ -172,6 +172,8 @@ class CollapsedSearch:
         self.slim = settings.collapse_doc_values and slim.eligible(body, query)
         self.probe_read = "full"  # how the probe reads its candidates (``collapse.slim``)
         self.probe_again = False  # a doc-value probe was refused: send it again in full
+        self.total_read = "full"  # how collapse_total's search reads its hits
+        self.total_again = False  # ... refused from doc values: send it again in full
 
     # -- round 1 and refills: the window -------------------------------------------------
 
@@ -196,7 +198,7 @@ class CollapsedSearch:
 
     def requests(self) -> list[tuple[str, SubSearch]]:
         """What to fetch next (empty: the window is complete)."""
-        if self.failed is not None or self.exhausted:
+        if self.failed is not None:
             return []
         if self.fetches == 0:
             # The cursor lookup comes first: its answer must be in before the window is grouped.
@@ -205,12 +207,19 @@ class CollapsedSearch:
             if self.ctl.total:
                 out.append(("total", self._total_search()))
             return out
+        out = []
+        if self.total_again:  # its doc-value read was refused: once more, in full
+            self.total_again = False
+            out.append(("total", self._total_search()))
         if self._needs_more():
             body = self._window_body()
             if self.slim and not slim.refused(self.index):
-                return [("slim", SubSearch(self.index, slim.refill_body(body), self.header, True))]
-            return [("window", SubSearch(self.index, body, self.header, True))]
-        return []
+                out.append(
+                    ("slim", SubSearch(self.index, slim.refill_body(body), self.header, True))
+                )
+            else:
+                out.append(("window", SubSearch(self.index, body, self.header, True)))
+        return out
 
     def _prior_search(self) -> SubSearch:
         keys = (
@@ -240,6 +249,10 @@ class CollapsedSearch:
                 body[name] = self.body[name]
         if not any(body.get(name) for name in ("query", "knn", "retriever")):
             body["query"] = {"match_all": {}}
+        self.total_read = "full"
+        if self.settings.collapse_doc_values and not slim.refused(self.index):
+            body = slim.total_body(body)
+            self.total_read = "doc_values"
         return self._internal(body)
 
     def _internal(self, body: dict[str, Any]) -> SubSearch:
@@ -261,6 +274,17 @@ class CollapsedSearch:
                 self.degraded.append("cursor lookup failed")
             return
         if kind == "total":
+            if self.total_read == "doc_values":
+                answer = result.body if result.ok else None
+                hits = slim.hits_of(answer, identified=False) if answer is not None else None
+                if hits is None:  # requests() sends it again in full
+                    metrics.HIT_READS.labels("total", "refused").inc()
+                    slim.refuse(self.index)
+                    self.total_again = True
+                    return
+                assert result.body is not None
+                result.body["hits"]["hits"] = hits
+            metrics.HIT_READS.labels("total", self.total_read).inc()
             self.total_result = result
             return
         if kind == "slim":

@@ -124,23 +124,34 @@ def probe_body(full: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def hits_of(answer: dict[str, Any]) -> list[Hit] | None:
-    """The hits of a slim refill, each with ``_index``, ``_id``, ``_score`` (``sort``) and its
-    fingerprint under :data:`~collapse.fingerprints.SLIM_KEY`; None when the answer cannot
-    stand for a full refill (a failed shard, a hit without a readable ``id``)."""
+def total_body(full: dict[str, Any]) -> dict[str, Any]:
+    """The doc-value form of ``collapse_total``'s search: fingerprints only, no identity."""
+    body = {k: v for k, v in full.items() if k != "_source"}
+    body["stored_fields"] = "_none_"
+    body["docvalue_fields"] = SLIM_FIELDS[:-1]
+    return body
+
+
+def hits_of(answer: dict[str, Any], identified: bool = True) -> list[Hit] | None:
+    """The hits of a doc-value read, each with ``_index``, ``_id``, ``_score`` (``sort``) and
+    its fingerprint under :data:`~collapse.fingerprints.SLIM_KEY`; None when the answer cannot
+    stand for a full read (a failed shard, a hit without a readable ``id``). Not
+    ``identified`` (``collapse_total``): no ``id`` is read, and ``_id`` is None."""
     shards = answer.get("_shards")
     if isinstance(shards, dict) and shards.get("failed"):
         return None
     out: list[Hit] = []
     for h in answer.get("hits", {}).get("hits", []):
         fields = h.get("fields") or {}
-        ids = fields.get(ID_FIELD)
-        if not ids:
-            return None
-        try:
-            doc_id = decode_id(ids[0])
-        except (binascii.Error, UnicodeDecodeError, TypeError, ValueError):
-            return None
+        doc_id = None
+        if identified:
+            ids = fields.get(ID_FIELD)
+            if not ids:
+                return None
+            try:
+                doc_id = decode_id(ids[0])
+            except (binascii.Error, UnicodeDecodeError, TypeError, ValueError):
+                return None
         fp = {name: values[0] for name, field in _FP_FIELDS if (values := fields.get(field))}
         hit: Hit = {"_index": h.get("_index"), "_id": doc_id, "_score": h.get("_score")}
         if "sort" in h:

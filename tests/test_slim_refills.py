@@ -160,6 +160,34 @@ def test_refills_from_doc_values_answer_as_full_refills(
     assert members == {f"doc/{n} é" for n in [*range(46, 65), *range(190, 200)]}
 
 
+def test_collapse_total_from_doc_values_counts_as_in_full(
+    es: Elasticsearch, twin: Any, proxy_url: str
+) -> None:
+    docs = with_ids(corpus())
+    fast = twin("dv", docs, doc_values=True)
+    full = twin("full", docs, doc_values=False)
+
+    def total(index: str) -> dict[str, Any]:
+        answer = httpx.post(
+            f"{proxy_url}/{index}/_search",
+            json={"query": QUERY["query"], "size": 10},
+            params={"collapse_total": "true"},
+            timeout=30,
+        )
+        assert answer.status_code == 200, answer.text
+        return answer.json()["collapse"]
+
+    read = refills("doc_values", "total"), refills("refused", "total")
+    got = total(fast)
+    assert refills("doc_values", "total") == read[0] + 1
+    want = total(full)  # refused from doc values, then read in full
+    assert refills("refused", "total") == read[1] + 1
+    # A, B and the 130 unrelated documents (some of which may fold by chance, the same way).
+    assert got["total_groups"] == want["total_groups"] >= 100
+    assert got["total_groups_relation"] == want["total_groups_relation"] == "eq"
+    assert not got["degraded"] and not want["degraded"]
+
+
 def test_documents_without_their_id_in_doc_values_are_fetched_in_full(
     es: Elasticsearch, twin: Any, proxy_url: str
 ) -> None:
