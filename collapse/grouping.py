@@ -251,7 +251,7 @@ def _group_by_pairs(
     if len(ci) <= min(_BATCH_PAIRS, _PAIRS_PER_HIT * (n - start)):
         _join_verified_pairs(p, t, ci, cj, rep, ham, sim)
         return
-    stop = _claim_by_representative(p, t, ci, cj, rep, ham, sim, _CLAIM_REPS)
+    stop = _claim_by_representative(p, t, ci, cj, rep, ham, sim, _CLAIM_REPS, _BATCH_PAIRS)
     if stop is not None:  # many representatives after all: the rest all at once
         free = rep == np.arange(n)
         rest = (cj >= stop) & free[ci] & free[cj]
@@ -356,11 +356,14 @@ def _claim_by_representative(
     ham: np.ndarray,
     sim: np.ndarray,
     max_reps: int | None = None,
+    max_rest: int | None = None,
 ) -> int | None:
     """Representatives in rank order claim the unclaimed later hits that verify against them.
 
     After ``max_reps`` representatives it stops and returns the next one (None: it finished):
-    every hit ranked above that one is settled, and the rest is left to the caller.
+    every hit ranked above that one is settled, and the rest is left to the caller — unless
+    more than ``max_rest`` candidate pairs are left among free hits (``collapse_total``'s
+    10,000 hits at 24 bits: millions of chance pairs, cheaper claimed than verified at once).
     """
     order = np.lexsort((ci, cj))
     ci, cj = ci[order], cj[order]
@@ -372,7 +375,10 @@ def _claim_by_representative(
         if claimed[j]:
             continue  # a member, not a representative: it claims nothing
         if max_reps is not None and done >= max_reps:
-            return j
+            left = np.count_nonzero(~claimed[ci[lo:]] & ~claimed[cj[lo:]])
+            if max_rest is None or left <= max_rest:
+                return j
+            max_reps = None
         done += 1
         cand = ci[lo:hi]
         cand = cand[~claimed[cand]]
