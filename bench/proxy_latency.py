@@ -254,7 +254,7 @@ def start_proxy(es_url: str, port: int, workers: int) -> subprocess.Popen[bytes]
             "--workers",
             str(workers),
             "--log-level",
-            "warning",
+            "info",  # as deployed: one JSON access line per request (to /dev/null here)
         ],
         cwd=ROOT,
         env=env,
