@@ -275,28 +275,17 @@ class CollapsedSearch:
             return
         if kind == "total":
             if self.total_read == "doc_values":
-                answer = result.body if result.ok else None
-                hits = slim.hits_of(answer, identified=False) if answer is not None else None
-                if hits is None:  # requests() sends it again in full
-                    metrics.HIT_READS.labels("total", "refused").inc()
-                    slim.refuse(self.index)
-                    self.total_again = True
+                if not self._read_doc_values("total", [result], identified=False):
+                    self.total_again = True  # requests() sends it again in full
                     return
-                assert result.body is not None
-                result.body["hits"]["hits"] = hits
-            metrics.HIT_READS.labels("total", self.total_read).inc()
+            else:
+                metrics.HIT_READS.labels("total", "full").inc()
             self.total_result = result
             return
         if kind == "slim":
-            hits = slim.hits_of(result.body) if result.ok and result.body is not None else None
-            if hits is None:  # fetched again in full (requests() asks for the same refill)
-                metrics.HIT_READS.labels("refill", "refused").inc()
-                slim.refuse(self.index)
-                self.slim = False
+            if not self._read_doc_values("refill", [result]):
+                self.slim = False  # requests() asks for the same refill, in full
                 return
-            assert result.body is not None
-            result.body["hits"]["hits"] = hits
-            metrics.HIT_READS.labels("refill", "doc_values").inc()
         elif self.fetches:
             metrics.HIT_READS.labels("refill", "full").inc()
         self.fetches += 1
@@ -325,6 +314,26 @@ class CollapsedSearch:
             # hits.total counts every match: nothing lies beyond the window, no probe needed.
             self.exhausted = self.complete = True
         self._group()
+
+    def _read_doc_values(
+        self, search: str, results: list[SubResult], identified: bool = True
+    ) -> bool:
+        """Put readable hits in place of the doc-value answers of one ``search`` (refill,
+        probe, total); False when one cannot stand for a full read (``collapse.slim``): the
+        index expression is then read in full for a while, and the caller asks again."""
+        read = [
+            slim.hits_of(r.body, identified) if r.ok and r.body is not None else None
+            for r in results
+        ]
+        if any(hits is None for hits in read):
+            metrics.HIT_READS.labels(search, "refused").inc()
+            slim.refuse(self.index)
+            return False
+        for result, hits in zip(results, read, strict=True):
+            assert result.body is not None and hits is not None
+            result.body.setdefault("hits", {})["hits"] = hits
+        metrics.HIT_READS.labels(search, "doc_values").inc()
+        return True
 
     @property
     def _asked(self) -> int:
@@ -460,17 +469,11 @@ class CollapsedSearch:
         t0 = time.perf_counter_ns()
         assert self.grouping is not None and self.decoded is not None
         if self.probe_read == "doc_values" and results:
-            read = [slim.hits_of(r.body) if r.ok and r.body is not None else None for r in results]
-            if any(hits is None for hits in read):  # sent again in full (:func:`run`)
-                metrics.HIT_READS.labels("probe", "refused").inc()
-                slim.refuse(self.index)
-                self.probe_again = True
+            if not self._read_doc_values("probe", results):
+                self.probe_again = True  # sent again in full (:func:`run`)
                 return
-            for result, hits in zip(results, read, strict=True):
-                assert result.body is not None and hits is not None
-                result.body["hits"]["hits"] = hits
-        if results:
-            metrics.HIT_READS.labels("probe", self.probe_read).inc()
+        elif results:
+            metrics.HIT_READS.labels("probe", "full").inc()
         self.probe_again = False
         cands: dict[DocKey, Hit] = {}
         for result in results:

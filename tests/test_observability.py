@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -104,17 +107,27 @@ def test_request_id_is_answered_and_sent_to_elasticsearch(proxy_url: str) -> Non
     assert len(hostile.headers["x-request-id"]) <= 128
 
 
-def test_access_log_is_json_with_the_request_id(es_url: str) -> None:
-    app = create_app(Settings(es_url=[es_url]))
+@contextlib.contextmanager
+def log_lines(settings: Settings) -> Iterator[tuple[list[dict[str, Any]], str]]:
+    """Serve the proxy with ``settings``: (the JSON lines its loggers wrote, filled when it
+    stops; its URL)."""
+    app = create_app(settings)
     handler = next(h for h in logging.getLogger("collapse").handlers if hasattr(h, "setStream"))
     buffer = io.StringIO()
     previous = handler.setStream(buffer)
+    lines: list[dict[str, Any]] = []
     try:
         with ServerThread(app) as server:
-            answer = httpx.get(f"{server.url}/_search", params={"collapse": "false", "q": "x"})
+            yield lines, server.url
     finally:
         handler.setStream(previous)
-    lines = [json.loads(line) for line in buffer.getvalue().splitlines() if line.strip()]
+        json_logging.configure(Settings(es_url=settings.es_url))  # info for the other tests
+    lines += [json.loads(line) for line in buffer.getvalue().splitlines() if line.strip()]
+
+
+def test_access_log_is_json_with_the_request_id(es_url: str) -> None:
+    with log_lines(Settings(es_url=[es_url])) as (lines, url):
+        answer = httpx.get(f"{url}/_search", params={"collapse": "false", "q": "x"})
     access = [entry for entry in lines if entry["logger"] == "collapse.access"]
     assert len(access) == 1
     entry = access[0]
@@ -128,20 +141,11 @@ def test_access_log_is_json_with_the_request_id(es_url: str) -> None:
 
 def test_log_level_warning_drops_the_access_lines(es_url: str) -> None:
     """``--log-level warning`` (COLLAPSE_LOG_LEVEL) reaches the proxy's own loggers too."""
-    app = create_app(Settings(es_url=[es_url], collapse_log_level="WARNING"))
-    handler = next(h for h in logging.getLogger("collapse").handlers if hasattr(h, "setStream"))
-    buffer = io.StringIO()
-    previous = handler.setStream(buffer)
-    try:
-        with ServerThread(app) as server:
-            answer = httpx.get(f"{server.url}/_search", params={"collapse": "false", "q": "x"})
-            assert answer.status_code == 200
-            logging.getLogger("collapse.upstream").warning("a warning still gets through")
-    finally:
-        handler.setStream(previous)
-        json_logging.configure(Settings(es_url=[es_url]))  # back to info for the other tests
-    loggers = [json.loads(line)["logger"] for line in buffer.getvalue().splitlines() if line]
-    assert loggers == ["collapse.upstream"]
+    with log_lines(Settings(es_url=[es_url], collapse_log_level="WARNING")) as (lines, url):
+        answer = httpx.get(f"{url}/_search", params={"collapse": "false", "q": "x"})
+        assert answer.status_code == 200
+        logging.getLogger("collapse.upstream").warning("a warning still gets through")
+    assert [entry["logger"] for entry in lines] == ["collapse.upstream"]
 
 
 def test_metrics_count_requests_upstream_calls_and_denials(proxy_url: str) -> None:
