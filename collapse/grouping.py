@@ -151,11 +151,7 @@ def window_pairs(
         hi = min(n, lo + _CHUNK_ROWS)
         rows = np.arange(lo, hi)
         cols = np.concatenate([before, np.arange(start, hi)])
-        d = popcount64(p.simhash[rows, None] ^ p.simhash[None, cols])
-        keys = (p.key[rows, None] == p.key[None, cols]) & (p.key[rows, None] >= 0)
-        hit = ((d <= t.max_distance) | keys) & (cols[None, :] < rows[:, None])
-        hit &= p.present[rows, None] & p.present[None, cols]
-        ii, jj = np.nonzero(hit)
+        ii, jj = np.nonzero(_close(p, t, rows, cols) & (cols[None, :] < rows[:, None]))
         out_i.append(rows[ii])
         out_j.append(cols[jj])
     if not out_i:

@@ -169,7 +169,7 @@ class CollapsedSearch:
         self.degraded: list[str] = []
         self.probe_truncated = False  # more candidates than fetched: folded is a lower bound
         #: Refills from doc values (``collapse.slim``); ``query`` is now what goes to ES.
-        self.slim = settings.collapse_doc_values and slim.eligible(body, query)
+        self.slim_refills = settings.collapse_doc_values and slim.eligible(body, query)
         self.probe_read = "full"  # how the probe reads its candidates (``collapse.slim``)
         self.probe_again = False  # a doc-value probe was refused: send it again in full
         self.total_read = "full"  # how collapse_total's search reads its hits
@@ -213,7 +213,7 @@ class CollapsedSearch:
             out.append(("total", self._total_search()))
         if self._needs_more():
             body = self._window_body()
-            if self.slim and not slim.refused(self.index):
+            if self.slim_refills and not slim.refused(self.index):
                 out.append(
                     ("slim", SubSearch(self.index, slim.refill_body(body), self.header, True))
                 )
@@ -284,7 +284,7 @@ class CollapsedSearch:
             return
         if kind == "slim":
             if not self._read_doc_values("refill", [result]):
-                self.slim = False  # requests() asks for the same refill, in full
+                self.slim_refills = False  # requests() asks for the same refill, in full
                 return
         elif self.fetches:
             metrics.HIT_READS.labels("refill", "full").inc()

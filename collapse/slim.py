@@ -105,31 +105,28 @@ def refuse(index: str | None) -> None:
     _refused[index or ""] = time.monotonic() + RETRY_SECONDS
 
 
+def _read_from_doc_values(body: dict[str, Any], fields: list[str]) -> dict[str, Any]:
+    """``body`` reading ``fields`` from doc values and no stored field (no ``_id``/``_source``)."""
+    body = {k: v for k, v in body.items() if k != "_source"}
+    body["stored_fields"] = "_none_"
+    body["docvalue_fields"] = fields
+    return body
+
+
 def refill_body(full: dict[str, Any]) -> dict[str, Any]:
     """The slim form of a refill's body (``full``: the body of the same refill in full)."""
-    body = {k: full[k] for k in _KEPT if k in full}
-    for k in ("from", "size", "search_after", "track_total_hits"):
-        if k in full:
-            body[k] = full[k]
-    body["stored_fields"] = "_none_"
-    body["docvalue_fields"] = SLIM_FIELDS
-    return body
+    kept = (*_KEPT, "from", "size", "search_after", "track_total_hits")
+    return _read_from_doc_values({k: full[k] for k in kept if k in full}, SLIM_FIELDS)
 
 
 def probe_body(full: dict[str, Any]) -> dict[str, Any]:
     """The doc-value form of a probe's body (its candidates are only counted and listed)."""
-    body = {k: v for k, v in full.items() if k != "_source"}
-    body["stored_fields"] = "_none_"
-    body["docvalue_fields"] = SLIM_FIELDS
-    return body
+    return _read_from_doc_values(full, SLIM_FIELDS)
 
 
 def total_body(full: dict[str, Any]) -> dict[str, Any]:
     """The doc-value form of ``collapse_total``'s search: fingerprints only, no identity."""
-    body = {k: v for k, v in full.items() if k != "_source"}
-    body["stored_fields"] = "_none_"
-    body["docvalue_fields"] = SLIM_FIELDS[:-1]
-    return body
+    return _read_from_doc_values(full, SLIM_FIELDS[:-1])
 
 
 def hits_of(answer: dict[str, Any], identified: bool = True) -> list[Hit] | None:

@@ -275,7 +275,7 @@ class FingerprintArrays:
             last = [b""] * n
         else:
             fmt = head + b',"exact_key":"%b","token_count":%d,"id":"%b"}'
-            last = [b64(doc_id.encode("utf-8")) for doc_id in ids]
+            last = [encode_id(doc_id).encode("ascii") for doc_id in ids]
         return [
             fmt
             % (
