@@ -1,0 +1,167 @@
+"""``collapse_fp.packed``: every fingerprint value a search reads, in one binary doc value.
+
+The proxy reads hits beyond its first window from doc values (``collapse.slim``). Read as six
+fields (version, simhash, minhash, exact_key, token_count, id), 475 hits of the benchmark's
+copy-heavy queries cost Elasticsearch 2.4 ms of ``took`` and 8 ms of round trip, and the
+proxy ~4 ms to parse and decode; as one binary field beside ``id``, 0.95 ms and 5 ms
+(docs/proxy.md, "One packed doc value"). So the writers store the values once more, packed:
+
+    offset  bytes  value (little-endian)
+    0       4      tag: the first 4 bytes of blake2b(version string), :func:`tag_of`
+    4       8      simhash, uint64
+    12      4      token_count, uint32
+    16      32     exact_key, the sha256 digest (its 64 hex digits as bytes)
+    48      M      the MinHash sketch, as ``collapse_fp.minhash`` (M = size x bits / 8)
+    48 + M  0-2    zero bytes: the record is a multiple of 3 bytes
+
+then standard base64. A multiple of 3 bytes has no base64 padding, so the base64 of n records
+joined is the base64 of their bytes joined: a batch encodes (:func:`pack_many`) and decodes
+(:func:`unpack_many`) in one call each, with no per-document Python beyond slicing.
+
+Guarantees: :func:`unpack_many` gives back exactly what :func:`pack_many` was given (simhash,
+token_count, exact key, sketch) for every value whose tag is ``params``' version; any other
+value (another version, a wrong length, not base64) is marked not present, never guessed.
+Derived from the other fields, so it is not part of the version.
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from indexer.fingerprints.minhash import value_dtype
+from indexer.fingerprints.params import FingerprintParams
+
+__all__ = ["HEADER_BYTES", "pack_many", "record_bytes", "tag_of", "unpack_many"]
+
+#: Bytes before the sketch: tag, simhash, token_count, exact key.
+HEADER_BYTES = 48
+
+
+@lru_cache(maxsize=64)
+def tag_of(version: str) -> bytes:
+    """The 4 bytes a packed value starts with for this fingerprint version."""
+    return hashlib.blake2b(version.encode("utf-8"), digest_size=4).digest()
+
+
+def record_bytes(params: FingerprintParams) -> int:
+    """Length of one packed record in bytes (a multiple of 3)."""
+    raw = HEADER_BYTES + params.minhash_size * params.minhash_bits // 8
+    return -(-raw // 3) * 3
+
+
+@lru_cache(maxsize=64)
+def _dtype(params: FingerprintParams) -> np.dtype:
+    sketch = np.dtype(value_dtype(params.minhash_bits)).newbyteorder("<")
+    return np.dtype(
+        {
+            "names": ["tag", "simhash", "token_count", "exact_key", "minhash"],
+            "formats": ["V4", "<u8", "<u4", "V32", (sketch, (params.minhash_size,))],
+            "offsets": [0, 4, 12, 16, HEADER_BYTES],
+            "itemsize": record_bytes(params),
+        }
+    )
+
+
+def pack_many(
+    params: FingerprintParams,
+    simhash: np.ndarray,
+    token_count: np.ndarray,
+    exact_keys: Sequence[str],
+    minhash: np.ndarray,
+) -> list[str]:
+    """The ``collapse_fp.packed`` value of each document (base64 strings, one per row).
+
+    ``simhash``: (n,) uint64; ``token_count``: (n,); ``exact_keys``: n sha256 hex digests;
+    ``minhash``: (n, minhash_size) sketch values of ``minhash_bits`` bits.
+    """
+    n = len(simhash)
+    if n == 0:
+        return []
+    records = np.zeros(n, dtype=_dtype(params))
+    records["tag"] = np.frombuffer(tag_of(params.version), dtype="V4")[0]
+    records["simhash"] = np.asarray(simhash, dtype=np.uint64)
+    records["token_count"] = np.asarray(token_count, dtype=np.uint32)
+    keys = bytes.fromhex("".join(exact_keys))
+    if len(keys) != 32 * n:
+        raise ValueError("every exact key must be 64 hex digits")
+    records["exact_key"] = np.frombuffer(keys, dtype="V32")
+    records["minhash"] = minhash
+    text = binascii.b2a_base64(records.tobytes(), newline=False).decode("ascii")
+    width = record_bytes(params) // 3 * 4
+    return [text[i : i + width] for i in range(0, len(text), width)]
+
+
+class Unpacked:
+    """Packed values decoded into arrays (rows in the order given)."""
+
+    __slots__ = ("exact_key", "minhash", "present", "simhash", "token_count")
+
+    def __init__(
+        self,
+        simhash: np.ndarray,
+        token_count: np.ndarray,
+        exact_key: np.ndarray,
+        minhash: np.ndarray,
+        present: np.ndarray,
+    ) -> None:
+        self.simhash = simhash  # (n,) uint64
+        self.token_count = token_count  # (n,) int64
+        self.exact_key = exact_key  # (n, 32) uint8: the sha256 digests
+        self.minhash = minhash  # (n, minhash_size) native unsigned
+        self.present = present  # (n,) bool
+
+    def exact_key_hex(self, row: int) -> str:
+        """The exact key of one row as stored in ``collapse_fp.exact_key`` ("" if absent)."""
+        return self.exact_key[row].tobytes().hex() if self.present[row] else ""
+
+    def key_codes(self) -> np.ndarray:
+        """(n,) int64: the first 60 bits of each exact key (-1 where not present), as
+        ``collapse.fingerprints.key_code`` reads them from the hex digits."""
+        first = self.exact_key[:, :8].copy().view(">u8").reshape(-1)
+        codes = (first >> np.uint64(4)).astype(np.int64)
+        codes[~self.present] = -1
+        return codes
+
+
+def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked:
+    """Decode packed values; rows that are not ``params``' version, of another length or not
+    base64 are not present (their other entries are zero)."""
+    n = len(values)
+    dtype = _dtype(params)
+    width = dtype.itemsize // 3 * 4
+    fits = [isinstance(v, str) and len(v) == width for v in values]
+    good = [v for v, ok in zip(values, fits, strict=True) if ok]
+    records = np.zeros(n, dtype=dtype)
+    present = np.array(fits, dtype=bool)
+    if good:
+        try:
+            raw = binascii.a2b_base64("".join(good).encode("ascii"), strict_mode=True)
+        except (binascii.Error, UnicodeEncodeError, ValueError):
+            raw = b""
+        if len(raw) == dtype.itemsize * len(good):
+            records[present] = np.frombuffer(raw, dtype=dtype)
+        else:  # one bad value spoils the joined decode: one by one, then
+            for i in np.flatnonzero(present).tolist():
+                try:
+                    one = binascii.a2b_base64(str(values[i]).encode("ascii"), strict_mode=True)
+                except (binascii.Error, UnicodeEncodeError, ValueError):
+                    one = b""
+                if len(one) == dtype.itemsize:
+                    records[i] = np.frombuffer(one, dtype=dtype)[0]
+                else:
+                    present[i] = False
+    tag = np.frombuffer(tag_of(params.version), dtype="V4")[0]
+    present &= records["tag"] == tag
+    records[~present] = np.zeros(1, dtype=dtype)[0]
+    return Unpacked(
+        simhash=records["simhash"].astype(np.uint64),
+        token_count=records["token_count"].astype(np.int64),
+        exact_key=records["exact_key"].copy().view(np.uint8).reshape(n, 32),
+        minhash=records["minhash"].astype(value_dtype(params.minhash_bits)),
+        present=present,
+    )
