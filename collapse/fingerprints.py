@@ -16,6 +16,7 @@ import numpy as np
 
 from collapse.grouping import Prints
 from indexer.fingerprints.bands import band_keys
+from indexer.fingerprints.packed import unpack_many
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import decode_many
 
@@ -23,8 +24,11 @@ from indexer.fingerprints.record import decode_many
 FINGERPRINT_FIELD = "collapse_fp"
 #: The MinHash band keys (``indexer.fingerprints.bands``): what the probe looks copies up by.
 BAND_FIELD = f"{FINGERPRINT_FIELD}.band"
-#: Where a hit read from doc values (``collapse.slim``) keeps its fingerprint: never answered.
+#: Where a hit read from doc values (``collapse.slim``) keeps its ``collapse_fp.packed`` value
+#: ("" when it has none): never answered.
 SLIM_KEY = "_collapse_fp"
+#: The version a window read from doc values alone is decoded as (no version string there).
+DEFAULT_VERSION = FingerprintParams().version
 
 Hit = dict[str, Any]
 
@@ -70,14 +74,22 @@ def key_code(key: object) -> int:
 
 
 def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Decoded:
-    """Decode the fingerprints of hits (in their order); ``version`` forces one version."""
-    fps = [fp_of(h) for h in hits]
+    """Decode the fingerprints of hits (in their order); ``version`` forces one version.
+
+    Hits read in full carry their ``collapse_fp`` object; hits read from doc values its packed
+    form (:mod:`indexer.fingerprints.packed`), decoded for all of them in one call. Without
+    ``version``, the most common one among the full hits is decoded (:data:`DEFAULT_VERSION`
+    when all were read from doc values)."""
+    n = len(hits)
+    slim_rows = [i for i, h in enumerate(hits) if SLIM_KEY in h]
+    fps = [fp_of(h) for h in hits] if len(slim_rows) < n else []
     if version is None:
         counts = Counter(fp.get("version") for fp in fps if fp is not None)
         version = counts.most_common(1)[0][0] if counts else None
+        if version is None and slim_rows:
+            version = DEFAULT_VERSION
     params = _params(str(version), min_tokens) if version else None
     if params is None:
-        n = len(hits)
         empty = Prints(
             np.zeros(n, np.uint64),
             np.zeros((n, 1), np.uint16),
@@ -86,10 +98,35 @@ def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Deco
             np.zeros(n, bool),
         )
         return Decoded(empty, None)
+    if not slim_rows:
+        return Decoded(_from_objects(fps, params), params)
+    packed = unpack_many([hits[i][SLIM_KEY] for i in slim_rows], params)
+    from_packed = Prints(
+        packed.simhash, packed.minhash, packed.key_codes(), packed.token_count, packed.present
+    )
+    if len(slim_rows) == n:
+        return Decoded(from_packed, params)
+    # Some of each: decode both kinds and put the rows back in order.
+    full_rows = [i for i in range(n) if SLIM_KEY not in hits[i]]
+    prints = Prints.concat([_from_objects([fps[i] for i in full_rows], params), from_packed])
+    order = np.empty(n, dtype=np.int64)
+    order[np.array(full_rows + slim_rows, dtype=np.int64)] = np.arange(n)
+    return Decoded(prints.take(order), params)
+
+
+def _from_objects(fps: list[dict[str, Any] | None], params: FingerprintParams) -> Prints:
     arrays = decode_many(fps, params)
     keys = np.array([key_code(k) if k else -1 for k in arrays.exact_keys], dtype=np.int64)
-    prints = Prints(arrays.simhash, arrays.minhash, keys, arrays.token_count, arrays.present.copy())
-    return Decoded(prints, params)
+    return Prints(arrays.simhash, arrays.minhash, keys, arrays.token_count, arrays.present.copy())
+
+
+def exact_key_of(hit: Hit, params: FingerprintParams | None) -> str:
+    """A hit's exact key as stored in ``collapse_fp.exact_key`` ("" when it has none)."""
+    if SLIM_KEY in hit:
+        if params is None:
+            return ""
+        return unpack_many([hit[SLIM_KEY]], params).exact_key_hex(0)
+    return str((fp_of(hit) or {}).get("exact_key") or "")
 
 
 def simhash_and_keys(hits: list[Hit]) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,7 @@ from collapse.fingerprints import (
     SLIM_KEY,
     Decoded,
     decode,
-    fp_of,
+    exact_key_of,
     probe_keys,
     simhash_and_keys,
 )
@@ -411,7 +411,7 @@ class CollapsedSearch:
             row = w + self.n_prior
             if prints.present[row]:
                 hit = self.hits[w]
-                keys.append(str((fp_of(hit) or {}).get("exact_key") or ""))
+                keys.append(exact_key_of(hit, self.decoded.params))
                 # A short document groups by exact key only: its other keys would only
                 # bring candidates that cannot verify.
                 if prints.token_count[row] >= self.t.min_tokens:
@@ -492,19 +492,22 @@ class CollapsedSearch:
         reps = self.grouping.representatives
         rep_prints = self.decoded.prints.take(reps)
         hits = list(cands.values())
-        if hits:
+        got: Decoded | None = None
+        if hits and all(SLIM_KEY in h for h in hits):
+            # Read from doc values: all decode in one call; then keep those that can verify.
+            got = decode(hits, self.settings.collapse_min_tokens, version)
+            rows = np.flatnonzero(self._may_verify(got.prints.simhash, got.prints.key, rep_prints))
+            got = Decoded(got.prints.take(rows), got.params)
+            hits = [hits[i] for i in rows.tolist()]
+        elif hits:
             # Only candidates within max_distance of a representative, or sharing an exact key
-            # with one, can verify: decode the MinHash of those alone (most share a block by
+            # with one, can verify: decode the MinHash of those alone (most share a band by
             # chance).
             simhash, keys = simhash_and_keys(hits)
-            near = popcount64(simhash[:, None] ^ rep_prints.simhash[None, :]) <= self.t.max_distance
-            rep_keys = {k for k in rep_prints.key.tolist() if k >= 0}
-            maybe = near.any(axis=1).tolist()
-            hits = [
-                h for h, m, k in zip(hits, maybe, keys.tolist(), strict=True) if m or k in rep_keys
-            ]
-        if hits:
-            got = decode(hits, self.settings.collapse_min_tokens, version)
+            maybe = self._may_verify(simhash, keys, rep_prints).tolist()
+            hits = [h for h, m in zip(hits, maybe, strict=True) if m]
+            got = decode(hits, self.settings.collapse_min_tokens, version) if hits else None
+        if hits and got is not None:
             best, ham, sim = assign(got.prints, rep_prints, self.t)
             on_page = {w + self.n_prior for w in self.page}
             for c, b in enumerate(best):
@@ -517,6 +520,12 @@ class CollapsedSearch:
                     self._member(hits[c], int(ham[c]), float(sim[c]), int(reps[b]), got, c, "probe")
                 )
         self.collapse_ns += time.perf_counter_ns() - t0
+
+    def _may_verify(self, simhash: np.ndarray, keys: np.ndarray, reps: Prints) -> np.ndarray:
+        """(n,) bool: within ``max_distance`` of a representative, or sharing its exact key."""
+        near = popcount64(simhash[:, None] ^ reps.simhash[None, :]) <= self.t.max_distance
+        rep_keys = reps.key[reps.key >= 0]
+        return near.any(axis=1) | np.isin(keys, rep_keys)
 
     def _member(
         self, hit: Hit, ham: int, sim: float, rep: int, prints: Decoded, row: int, found: str
@@ -627,7 +636,8 @@ class CollapsedSearch:
             return {}
         hits = r.body.get("hits", {}).get("hits", [])
         total, exact = total_of(r.body)
-        dec = decode(hits, self.settings.collapse_min_tokens)
+        version = self.decoded.params.version if self.decoded and self.decoded.params else None
+        dec = decode(hits, self.settings.collapse_min_tokens, version)
         groups = int(np.count_nonzero(group(dec.prints, self.t).is_rep))
         complete = exact and total is not None and total <= len(hits)
         return {"total_groups": groups, "total_groups_relation": "eq" if complete else "gte"}

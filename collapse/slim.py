@@ -2,23 +2,24 @@
 
 A refill fetches hundreds of hits, nearly all of them copies that will only be counted. Loading a
 hit's stored fields (``_id``, ``_source``) is most of what Elasticsearch spends on it: 500 hits of
-the benchmark's copy-heavy queries took 8-11 ms that way, 0.8 ms with ``stored_fields: "_none_"``
-and the fingerprint read from doc values (docs/proxy.md, "Refills from doc values"). So a refill
-asks for doc values only: the fingerprint fields and ``collapse_fp.id`` (the document's own
-``_id``, base64: docs/CONTRACTS.md). The representatives among those hits that reach the page are
-then fetched in full, by id, with the user's own request (the *fill*, sent alongside the probe:
-no extra round trip). Copies only ever show as ``_id``, ``_index`` and ``_score`` in
+the benchmark's copy-heavy queries took 8-11 ms that way. So a refill asks for two binary doc
+values only: ``collapse_fp.packed`` (every fingerprint value in one record,
+``indexer.fingerprints.packed``) and ``collapse_fp.id`` (the document's own ``_id``, base64:
+docs/CONTRACTS.md). 475 hits then take 1 ms and a 4-5 ms round trip, against 2.4 ms and 8 ms
+for the six fingerprint fields read one by one, and the proxy decodes them in one call
+(docs/proxy.md, "One packed doc value"). The representatives among those hits that reach the
+page are then fetched in full, by id, with the user's own request (the *fill*, sent alongside
+the probe: no extra round trip). Copies only ever show as ``_id``, ``_index`` and ``_score`` in
 ``_collapse.members``, which doc values give. The probe's candidates are read the same way
-(:func:`probe_body`): 0.45 ms of ``took`` instead of 0.75 on the benchmark's probes, 0.3 ms less
-round trip; a probe refused (below) is sent again in full.
+(:func:`probe_body`); a probe refused (below) is sent again in full.
 
 When: the request has nothing whose answer could differ between a hit of a refill and the same
 hit fetched again by id (no ``rescore``, ``knn``, ``retriever``, native ``collapse``..., only the
 body keys of :data:`_ALLOWED`) and no URL parameter that changes what a hit carries. A slim
-refill that comes back with a failed shard (an index whose ``minhash`` has no doc values: created
-before 2026-11-30) or a hit without ``id`` (written with an Elasticsearch-generated id, or by
-another writer) is fetched again in full, and its index expression is not tried slim again for
-:data:`RETRY_SECONDS`.
+read that comes back with a failed shard, or with a hit lacking ``id`` or ``packed`` (an index
+created before them, not backfilled; a document written with an Elasticsearch-generated id or
+by another writer) is fetched again in full, and its index expression is not tried slim again
+for :data:`RETRY_SECONDS`.
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ Hit = dict[str, Any]
 
 #: The document's own ``_id``, base64 of its UTF-8 bytes, with binary doc values.
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
-_FP_NAMES = ("version", "simhash", "minhash", "exact_key", "token_count")
-_FP_FIELDS = [(name, f"{FINGERPRINT_FIELD}.{name}") for name in _FP_NAMES]
-#: What a slim refill reads from doc values.
-SLIM_FIELDS = [field for _, field in _FP_FIELDS] + [ID_FIELD]
+#: Every fingerprint value, packed (``indexer.fingerprints.packed``), with binary doc values.
+PACKED_FIELD = f"{FINGERPRINT_FIELD}.packed"
+#: Only read to tell a fingerprinted hit without ``packed`` (refused) from a hit without any
+#: fingerprint (a singleton) where no ``id`` is read (``collapse_total``).
+VERSION_FIELD = f"{FINGERPRINT_FIELD}.version"
+#: What a slim refill or probe reads from doc values.
+SLIM_FIELDS = [PACKED_FIELD, ID_FIELD]
 
 #: Body keys a slim refill copies: what selects and orders the hits.
 _KEPT = (
@@ -126,33 +130,37 @@ def probe_body(full: dict[str, Any]) -> dict[str, Any]:
 
 def total_body(full: dict[str, Any]) -> dict[str, Any]:
     """The doc-value form of ``collapse_total``'s search: fingerprints only, no identity."""
-    return _read_from_doc_values(full, SLIM_FIELDS[:-1])
+    return _read_from_doc_values(full, [PACKED_FIELD, VERSION_FIELD])
 
 
 def hits_of(answer: dict[str, Any], identified: bool = True) -> list[Hit] | None:
     """The hits of a doc-value read, each with ``_index``, ``_id``, ``_score`` (``sort``) and
-    its fingerprint under :data:`~collapse.fingerprints.SLIM_KEY`; None when the answer cannot
-    stand for a full read (a failed shard, a hit without a readable ``id``). Not
-    ``identified`` (``collapse_total``): no ``id`` is read, and ``_id`` is None."""
+    its packed fingerprint under :data:`~collapse.fingerprints.SLIM_KEY` ("" for a hit without
+    fingerprint); None when the answer cannot stand for a full read (a failed shard; a hit
+    without a readable ``id``, or fingerprinted but without ``packed``: written before it or
+    by another writer). Not ``identified`` (``collapse_total``): no ``id`` is read, and
+    ``_id`` is None."""
     shards = answer.get("_shards")
     if isinstance(shards, dict) and shards.get("failed"):
         return None
     out: list[Hit] = []
     for h in answer.get("hits", {}).get("hits", []):
         fields = h.get("fields") or {}
+        packed = fields.get(PACKED_FIELD)
         doc_id = None
         if identified:
             ids = fields.get(ID_FIELD)
-            if not ids:
+            if not ids or not packed:
                 return None
             try:
                 doc_id = decode_id(ids[0])
             except (binascii.Error, UnicodeDecodeError, TypeError, ValueError):
                 return None
-        fp = {name: values[0] for name, field in _FP_FIELDS if (values := fields.get(field))}
+        elif not packed and fields.get(VERSION_FIELD):
+            return None
         hit: Hit = {"_index": h.get("_index"), "_id": doc_id, "_score": h.get("_score")}
         if "sort" in h:
             hit["sort"] = h["sort"]
-        hit[SLIM_KEY] = fp
+        hit[SLIM_KEY] = packed[0] if packed else ""
         out.append(hit)
     return out

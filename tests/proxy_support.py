@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 from elasticsearch import Elasticsearch, helpers
 
-from indexer.fingerprints import FingerprintParams, fingerprint_batch, split, to_signed
+from indexer.fingerprints import FingerprintParams, fingerprint_batch, split, to_signed, to_unsigned
 from indexer.fingerprints.blocks import block_hex
-from indexer.fingerprints.record import encode_id, pack_minhash
+from indexer.fingerprints.packed import pack_many
+from indexer.fingerprints.record import encode_id, pack_minhash, unpack_minhash
 from indexer.mapping import index_mappings
 
 PARAMS = FingerprintParams()
@@ -94,14 +95,30 @@ def flip(simhash: int, bits: list[int]) -> int:
     return simhash
 
 
+def packed_of(fp: dict[str, Any]) -> str:
+    """``collapse_fp.packed`` of a stored fingerprint of :data:`PARAMS`' version."""
+    return pack_many(
+        PARAMS,
+        np.array([to_unsigned(int(fp["simhash"]))], dtype=np.uint64),
+        np.array([fp["token_count"]]),
+        [fp["exact_key"]],
+        unpack_minhash(fp["minhash"], PARAMS.minhash_bits)[None, :],
+    )[0]
+
+
 def index_docs(es: Elasticsearch, index: str, docs: list[dict[str, Any]]) -> None:
     """Bulk-load documents (each with its ``_id``) and make them searchable. Their fingerprint
-    gets ``id`` as the indexer's writers store it (what refills from doc values read)."""
+    gets ``id`` and ``packed`` as the indexer's writers store them (what reads from doc values
+    use)."""
     actions = []
     for doc in docs:
         fp = doc.get("collapse_fp")
         if isinstance(fp, dict) and "_id" in doc and "id" not in fp:
-            doc = {**doc, "collapse_fp": {**fp, "id": encode_id(str(doc["_id"]))}}
+            fp = {**fp, "id": encode_id(str(doc["_id"]))}
+        if isinstance(fp, dict) and "packed" not in fp and fp.get("version") == PARAMS.version:
+            fp = {**fp, "packed": packed_of(fp)}
+        if fp is not doc.get("collapse_fp"):
+            doc = {**doc, "collapse_fp": fp}
         actions.append({"_index": index, **doc})
     ok, errors = helpers.bulk(es, actions, refresh="wait_for")
     assert (ok, errors) == (len(docs), [])

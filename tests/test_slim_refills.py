@@ -61,16 +61,16 @@ def with_ids(docs: list[dict[str, Any]], keep: float = 1.0) -> list[dict[str, An
 
 def create(es: Elasticsearch, name: str, *, doc_values: bool) -> None:
     """One shard (scores equal across the indices compared); ``doc_values``: the mapping
-    ``indexer init`` creates now (sketch and id in doc values), else an older one."""
+    ``indexer init`` creates now (``packed`` and ``id`` in doc values), else an older one."""
     from indexer.mapping import index_mappings
 
     mappings = index_mappings(PARAMS)
     fp = mappings["properties"][FINGERPRINT_FIELD]["properties"]
-    fp["minhash"] = {"type": "binary", "doc_values": doc_values}
-    if doc_values:
-        fp["id"] = {"type": "binary", "doc_values": True}
-    else:
-        fp.pop("id", None)
+    for field in ("packed", "id"):
+        if doc_values:
+            fp[field] = {"type": "binary", "doc_values": True}
+        else:
+            fp.pop(field, None)
     mappings["properties"].update({"body": {"type": "text"}, "n": {"type": "integer"}})
     es.indices.create(
         index=name, mappings=mappings, settings={"number_of_shards": 1, "number_of_replicas": 0}
@@ -222,15 +222,31 @@ def test_only_requests_whose_refills_read_alike_go_slim(
     assert slim.eligible(body, query) is allowed
 
 
+ID = f"{FINGERPRINT_FIELD}.id"
+
+
 def test_a_slim_answer_that_cannot_stand_for_a_full_one_is_refused() -> None:
+    packed = {f"{FINGERPRINT_FIELD}.packed": ["AAAA"]}
     hit = {
         "_index": "i",
         "_score": 1.0,
-        "fields": {f"{FINGERPRINT_FIELD}.id": [base64.b64encode(b"a/b").decode()]},
+        "fields": {f"{FINGERPRINT_FIELD}.id": [base64.b64encode(b"a/b").decode()], **packed},
     }
     ok = {"_shards": {"failed": 0}, "hits": {"hits": [hit]}}
-    assert slim.hits_of(ok) == [{"_index": "i", "_id": "a/b", "_score": 1.0, "_collapse_fp": {}}]
+    read = {"_index": "i", "_id": "a/b", "_score": 1.0, "_collapse_fp": "AAAA"}
+    assert slim.hits_of(ok) == [read]
     assert slim.hits_of({"_shards": {"failed": 1}, "hits": {"hits": [hit]}}) is None
     assert slim.hits_of({"hits": {"hits": [{**hit, "fields": {}}]}}) is None
-    bad = {**hit, "fields": {f"{FINGERPRINT_FIELD}.id": ["not base64!"]}}
+    bad = {**hit, "fields": {f"{FINGERPRINT_FIELD}.id": ["not base64!"], **packed}}
     assert slim.hits_of({"hits": {"hits": [bad]}}) is None
+    # Written before ``packed`` (or by another writer): read in full.
+    unpacked = {**hit, "fields": {f"{FINGERPRINT_FIELD}.id": hit["fields"][ID]}}
+    assert slim.hits_of({"hits": {"hits": [unpacked]}}) is None
+    # collapse_total reads no id: a hit without any fingerprint is a singleton, a fingerprinted
+    # one without ``packed`` refuses the read.
+    bare = {"_index": "i", "_score": 1.0}
+    assert slim.hits_of({"hits": {"hits": [bare]}}, identified=False) == [
+        {"_index": "i", "_id": None, "_score": 1.0, "_collapse_fp": ""}
+    ]
+    versioned = {**bare, "fields": {f"{FINGERPRINT_FIELD}.version": ["v"]}}
+    assert slim.hits_of({"hits": {"hits": [versioned]}}, identified=False) is None
