@@ -6,21 +6,27 @@ Two passes, each under a point in time with ``search_after``:
    algorithm): their text fields (minus their host's stored boilerplate) are fingerprinted and
    the whole ``collapse_fp`` is written back, with ``id`` (the document's ``_id``);
 2. the documents of the current version with tokens but without MinHash band keys
-   (``collapse_fp.band``, indexed before bands existed), or without ``collapse_fp.id``
-   (indexed before it, or written with an id Elasticsearch generated): the bands are computed
-   from the stored ``collapse_fp.minhash`` alone (no text, no boilerplate model), the ``id``
-   from the hit's ``_id``, and whichever is missing is added.
+   (``collapse_fp.band``, indexed before bands existed), without ``collapse_fp.id`` (indexed
+   before it, or written with an id Elasticsearch generated) or without ``collapse_fp.packed``
+   (indexed before it): the bands are computed from the stored ``collapse_fp.minhash`` alone
+   (no text, no boilerplate model), the ``id`` from the hit's ``_id``, ``packed`` from the
+   stored ``simhash``, ``token_count``, ``exact_key`` and ``minhash`` (and the version), and
+   whatever is missing is added in one update.
 
 Both write with bulk partial updates guarded by ``if_seq_no``/``if_primary_term``: a document
 changed meanwhile is left alone (409) and picked up by the next run. Resumable by
 construction: a run after an interruption finds only the documents still lacking the current
-version or their bands.
+version, their bands, ``id`` or ``packed``. ``id`` and ``packed`` are checked in doc values, not
+in ``_source``: one written before the field was mapped is in ``_source`` only and is written
+again. Values present are not checked against the rest (a stale ``id`` or ``packed`` is not
+found): only missing ones are added.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -32,29 +38,36 @@ from pydantic import BaseModel
 from indexer.boilerplate import fingerprint_excluding
 from indexer.boilerplate_store import DEFAULT_STORE, load_models
 from indexer.documents import DEFAULT_TEXT_FIELDS, DocumentError, document_text, host_of
-from indexer.fingerprints import FingerprintParams, encode_id
+from indexer.fingerprints import FingerprintParams, encode_id, pack_many, to_unsigned
 from indexer.fingerprints.bands import band_keys
 from indexer.fingerprints.minhash import value_dtype
 from indexer.mapping import FINGERPRINT_FIELD, ensure_index
 
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
+PACKED_FIELD = f"{FINGERPRINT_FIELD}.packed"
+_EXACT_KEY = re.compile(r"[0-9a-f]{64}")
+#: A stored fingerprint's values as pass 2 reads them: unsigned simhash, token_count, exact
+#: key, the sketch's packed bytes.
+Stored = tuple[int, int, str, bytes]
 
 __all__ = ["BackfillSummary", "backfill", "incomplete_query", "stale_query", "unbanded_query"]
 
 
 class BackfillSummary(BaseModel):
-    """Scanned = updated + banded + ids_added + no_text + conflicts + failed.
+    """Scanned = updated + banded + ids_added + packed_added + no_text + conflicts + failed.
 
     ``updated``: fingerprinted from the text; ``banded``: band keys added from the stored
-    sketch (and ``id`` when it was missing too); ``ids_added``: only ``id`` added (the bands
-    were there, or the document has no tokens); ``failed`` includes current-version documents
-    lacking bands whose stored sketch is unreadable.
+    sketch (and ``id``, ``packed`` when they were missing too); ``ids_added``: ``id`` added
+    (and ``packed`` when missing), no bands (they were there, or the document has no tokens);
+    ``packed_added``: only ``packed`` added; ``failed`` includes current-version documents
+    lacking bands or ``packed`` whose stored values are unreadable.
     """
 
     scanned: int = 0
     updated: int = 0
     banded: int = 0
     ids_added: int = 0
+    packed_added: int = 0
     no_text: int = 0
     conflicts: int = 0
     failed: int = 0
@@ -81,8 +94,8 @@ def unbanded_query(version: str) -> dict[str, Any]:
 
 
 def incomplete_query(version: str) -> dict[str, Any]:
-    """Documents with a fingerprint of ``version`` lacking band keys (and having tokens) or
-    lacking ``id``: what pass 2 completes."""
+    """Documents with a fingerprint of ``version`` lacking band keys (and having tokens),
+    ``id`` or ``packed``: what pass 2 completes."""
     fp = FINGERPRINT_FIELD
     return {
         "bool": {
@@ -95,6 +108,7 @@ def incomplete_query(version: str) -> dict[str, Any]:
                     }
                 },
                 {"bool": {"must_not": [{"exists": {"field": f"{fp}.id"}}]}},
+                {"bool": {"must_not": [{"exists": {"field": f"{fp}.packed"}}]}},
             ],
             "minimum_should_match": 1,
         }
@@ -146,7 +160,7 @@ def backfill(
     store: str = DEFAULT_STORE,
 ) -> BackfillSummary:
     """Fingerprint every document of ``index`` lacking the current version, and add band
-    keys and ``id`` to those of the current version lacking them (see module doc)."""
+    keys, ``id`` and ``packed`` to those of the current version lacking them (module doc)."""
     p = params or FingerprintParams()
     started = time.perf_counter()
     ensure_index(es, index, p)
@@ -216,42 +230,85 @@ def _guarded_update(
 def _complete(
     es: Elasticsearch, index: str, p: FingerprintParams, page_size: int, summary: BackfillSummary
 ) -> None:
-    """Pass 2: band keys of current-version documents from their stored sketch, and ``id``
-    from their ``_id``, each where missing."""
-    nbytes = p.minhash_size * p.minhash_bits // 8
-    le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
+    """Pass 2: band keys of current-version documents from their stored sketch, ``id`` from
+    their ``_id`` and ``packed`` from their stored values, each where missing."""
     fp = FINGERPRINT_FIELD
-    source = [f"{fp}.{name}" for name in ("minhash", "band", "token_count")]
-    for hits in _pages(es, index, incomplete_query(p.version), page_size, source, [ID_FIELD]):
+    names = ("simhash", "minhash", "band", "exact_key", "token_count")
+    source = [f"{fp}.{name}" for name in names]
+    docvalues = [ID_FIELD, PACKED_FIELD]
+    for hits in _pages(es, index, incomplete_query(p.version), page_size, source, docvalues):
         summary.scanned += len(hits)
+        stored = [hit.get("_source", {}).get(fp) or {} for hit in hits]
+        packed, bands = _derived([_stored_values(one, p) for one in stored], p)
         banded: list[dict[str, Any]] = []
-        blobs: list[bytes] = []
-        id_only: list[dict[str, Any]] = []
-        for hit in hits:
-            stored = hit.get("_source", {}).get(fp) or {}
-            if stored.get("band") or not _has_tokens(stored):
-                id_only.append(hit)
+        with_id: list[dict[str, Any]] = []
+        packed_only: list[dict[str, Any]] = []
+        for hit, one, want, keys in zip(hits, stored, packed, bands, strict=True):
+            fields: dict[str, Any] = {}
+            if not one.get("band") and _has_tokens(one):
+                if keys is None:
+                    summary.failed += 1  # unreadable sketch: the version says otherwise
+                    continue
+                fields["band"] = keys
+            fields.update(_id_if_missing(hit))
+            have = hit.get("fields", {}).get(PACKED_FIELD)
+            if want is None and not have:
+                summary.failed += 1  # unreadable values: no packed to derive
                 continue
-            try:
-                blob = base64.b64decode(stored["minhash"], validate=True)
-            except (KeyError, TypeError, ValueError, binascii.Error):
-                blob = b""
-            if len(blob) != nbytes:
-                summary.failed += 1  # unreadable sketch: the version says otherwise
-                continue
-            banded.append(hit)
-            blobs.append(blob)
+            if want is not None and have != [want]:
+                fields["packed"] = want
+            if "band" in fields:
+                banded.append(_guarded_update(hit, fields))
+            elif "id" in fields:
+                with_id.append(_guarded_update(hit, fields, force=True))
+            else:
+                packed_only.append(_guarded_update(hit, fields, force=True))
         if banded:
-            sketches = np.frombuffer(b"".join(blobs), dtype=le).reshape(len(banded), p.minhash_size)
-            bands = band_keys(sketches, p.minhash_bits)
-            actions = [
-                _guarded_update(hit, {"band": keys, **_id_if_missing(hit)})
-                for hit, keys in zip(banded, bands, strict=True)
-            ]
-            summary.banded += _send(es, actions, summary)
-        if id_only:
-            actions = [_guarded_update(hit, _id_if_missing(hit), force=True) for hit in id_only]
-            summary.ids_added += _send(es, actions, summary)
+            summary.banded += _send(es, banded, summary)
+        if with_id:
+            summary.ids_added += _send(es, with_id, summary)
+        if packed_only:
+            summary.packed_added += _send(es, packed_only, summary)
+
+
+def _derived(
+    values: list[Stored | None], p: FingerprintParams
+) -> tuple[list[str | None], list[list[str] | None]]:
+    """``packed`` and band keys of each row's stored values (None where unreadable), each
+    computed for the whole page at once."""
+    packed: list[str | None] = [None] * len(values)
+    bands: list[list[str] | None] = [None] * len(values)
+    rows = [i for i, v in enumerate(values) if v is not None]
+    if not rows:
+        return packed, bands
+    good = [v for v in values if v is not None]
+    le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
+    raw = b"".join(v[3] for v in good)
+    sketches = np.frombuffer(raw, dtype=le).reshape(len(good), p.minhash_size)
+    simhash = np.array([v[0] for v in good], dtype=np.uint64)
+    counts = np.array([v[1] for v in good], dtype=np.int64)
+    new = pack_many(p, simhash, counts, [v[2] for v in good], sketches)
+    keys = band_keys(sketches, p.minhash_bits)
+    for i, value, row_keys in zip(rows, new, keys, strict=True):
+        packed[i], bands[i] = value, row_keys
+    return packed, bands
+
+
+def _stored_values(stored: dict[str, Any], p: FingerprintParams) -> Stored | None:
+    """(unsigned simhash, token_count, exact key, raw sketch) of a stored ``collapse_fp`` of
+    version ``p``, or None when any of them is missing or malformed."""
+    try:
+        simhash = to_unsigned(int(stored["simhash"]))
+        count = int(stored["token_count"])
+        key = stored["exact_key"]
+        blob = base64.b64decode(stored["minhash"], validate=True)
+    except (KeyError, TypeError, ValueError, OverflowError, binascii.Error):
+        return None
+    if not isinstance(key, str) or not _EXACT_KEY.fullmatch(key) or not 0 <= count < 1 << 32:
+        return None
+    if len(blob) != p.minhash_size * p.minhash_bits // 8:
+        return None
+    return simhash, count, key, blob
 
 
 def _has_tokens(stored: dict[str, Any]) -> bool:

@@ -3,7 +3,8 @@
 Field by field (shape in ``docs/CONTRACTS.md``), as ``init`` creates them::
 
     simhash      long, index: false      never searched (read from _source or doc values)
-    minhash      binary, doc values      the second hash, not indexed; doc values for refills
+    minhash      binary                  the second hash, stored in _source only
+    packed       binary, doc values      every value a search reads, packed (``packed.py``)
     id           binary, doc values      the document's own _id (base64 of its UTF-8 bytes)
     band         keyword, no doc values  MinHash band keys (multi-valued): the proxy's probe
                                          (``terms``); ``exists`` works through _field_names
@@ -12,10 +13,12 @@ Field by field (shape in ``docs/CONTRACTS.md``), as ``init`` creates them::
     version      keyword                 algorithm + parameters
     block_0..    not mapped              SimHash blocks: in _source only (``dynamic: false``)
 
-``minhash`` and ``id`` have doc values so that the proxy can fetch hits beyond its first
-window with ``stored_fields: "_none_"`` and ``docvalue_fields`` alone (every fingerprint field
-and the hit's ``_id`` from doc values; no stored fields loaded: ``docs/indexer.md``, "Doc
-values for refills"). Binary doc values have no ordinals: the cheapest kind.
+``packed`` and ``id`` have doc values so that the proxy can fetch hits beyond its first
+window with ``stored_fields: "_none_"`` and ``docvalue_fields`` of these two alone (every
+value the rule reads and the hit's ``_id``; no stored fields loaded: ``docs/indexer.md``,
+"Doc values for refills"). Binary doc values have no ordinals: the cheapest kind. Indices
+created between ``id`` and ``packed`` have doc values on ``minhash`` too (read as six fields
+before ``packed``); they stay compatible, and ``init`` adds ``packed`` to them.
 
 The SimHash blocks stay in every stored ``collapse_fp`` but are not indexed in indices
 created now: the probe looks copies up by band (``docs/indexer.md``, "Mapping cost"). A
@@ -23,16 +26,17 @@ created now: the probe looks copies up by band (``docs/indexer.md``, "Mapping co
 search may still send the block fallback to every index of a pattern. Indices created
 before this kept their mapping: ``block_0..block_{B-1}`` keyword (searched for documents
 without bands), ``band`` keyword with doc values (created between bands and this change),
-``minhash`` without doc values and no ``id``; they are compatible (:func:`conflicts`), and
-:func:`fingerprint_mapping` with ``indexed_blocks=True`` gives that older layout (tests and
-tools that model such an index). Doc values cannot be added to an existing field: an index
-whose ``minhash`` has none keeps the proxy's slower refills (stored fields) until reindexed.
+``minhash`` without doc values, no ``id`` and no ``packed``; they are compatible
+(:func:`conflicts`), and :func:`fingerprint_mapping` with ``indexed_blocks=True`` gives that
+older layout (tests and tools that model such an index). Doc values cannot be added to an
+existing field, but a new field may have them: ``packed``, added by ``init`` and written by
+``indexer backfill``, gives such an index the doc-value reads too.
 
 Only ``collapse_fp`` is ours: the user's own fields stay with their mapping or dynamic
 mapping. An existing index whose ``collapse_fp`` is mapped otherwise is refused
 (:class:`MappingConflict`), never changed. The one exception: fields added to ``collapse_fp``
-after indices were created with it (:data:`ADDED_FIELDS`: ``band``, ``id``) may be missing;
-``ensure_index`` adds them (``put_mapping``, action "updated"), and nothing else.
+after indices were created with it (:data:`ADDED_FIELDS`: ``band``, ``id``, ``packed``) may be
+missing; ``ensure_index`` adds them (``put_mapping``, action "updated"), and nothing else.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ FINGERPRINT_FIELD = "collapse_fp"
 
 #: Sub-fields of ``collapse_fp`` newer than the first mapping: an index lacking them is
 #: upgraded in place, not refused (adding a field never changes the existing ones).
-ADDED_FIELDS: tuple[str, ...] = ("band", "id")
+ADDED_FIELDS: tuple[str, ...] = ("band", "id", "packed")
 
 
 class MappingConflict(Exception):
@@ -79,8 +83,10 @@ class InitResult(BaseModel):
 #: ``band``: only ``terms`` lookups of exact values; no sorting or aggregating on it. Its
 #: nearly unique values made doc values the costliest part of the field (merges).
 _NO_DV = {"doc_values": False}
-#: ``minhash``, ``id``: read from doc values by the proxy's refills (binary: off by default).
+#: ``packed``, ``id``: read from doc values by the proxy's refills (binary: off by default).
 _DV = {"doc_values": True}
+#: Sub-fields that exist to be read from doc values: refused without them.
+_DV_REQUIRED = ("id", "packed")
 
 
 def fingerprint_mapping(
@@ -90,17 +96,17 @@ def fingerprint_mapping(
 
     ``indexed_blocks=True``: the layout of indices created before the blocks were left
     unindexed (``block_0..block_{B-1}`` keyword, for the parameters' block count; ``band``
-    keyword with doc values; ``minhash`` without doc values; no ``id``), for modelling such
-    an index. Both are accepted by :func:`conflicts`.
+    keyword with doc values; ``minhash`` without doc values; no ``id``, no ``packed``), for
+    modelling such an index. Both are accepted by :func:`conflicts`.
     """
     p = params or FingerprintParams()
     props: dict[str, Any] = {"simhash": {"type": "long", "index": False}}
     if indexed_blocks:
         for i in range(p.blocks):
             props[f"block_{i}"] = {"type": "keyword"}
-        props["minhash"] = {"type": "binary"}
-    else:
-        props["minhash"] = {"type": "binary", **_DV}
+    props["minhash"] = {"type": "binary"}
+    if not indexed_blocks:
+        props["packed"] = {"type": "binary", **_DV}
         props["id"] = {"type": "binary", **_DV}
     props["band"] = {"type": "keyword"} if indexed_blocks else {"type": "keyword", **_NO_DV}
     props["exact_key"] = {"type": "keyword"}
@@ -125,13 +131,13 @@ def index_mappings(
 
 def _normalise(name: str, field: dict[str, Any]) -> dict[str, Any]:
     """The parts of a field mapping that matter to us: type, whether ``simhash`` is indexed,
-    whether ``id`` has doc values (it exists for them; ``minhash`` may lack them: older
-    indices, which doc values cannot be added to)."""
+    whether ``id`` and ``packed`` have doc values (they exist for them; ``minhash`` may have
+    them or not: indices created between ``id`` and ``packed`` have them)."""
     kind = field.get("type", "object" if "properties" in field else None)
     out: dict[str, Any] = {"type": kind}
     if kind == "long":
         out["index"] = str(field.get("index", True)).lower() == "true"
-    if name == "id":
+    if name in _DV_REQUIRED:
         out["doc_values"] = str(field.get("doc_values", kind != "binary")).lower() == "true"
     return out
 
@@ -147,8 +153,8 @@ def conflicts(
     sub-fields are not (a dynamic mapping got there first, or another block count). The
     block fields are either all absent (unindexed: the layout ``init`` creates) or all
     ``keyword`` for the parameters' block count (an index created before that); ``band``
-    and ``minhash`` may have doc values or not; ``id``, when there, must be ``binary`` with
-    doc values.
+    and ``minhash`` may have doc values or not; ``id`` and ``packed``, when there, must be
+    ``binary`` with doc values.
     """
     if existing is None:
         return []

@@ -11,11 +11,12 @@ from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
 from indexer.cli import main
-from indexer.fingerprints import decode_id
+from indexer.fingerprints import FingerprintParams, decode_id, to_unsigned, unpack_many
+from indexer.fingerprints.record import unpack_minhash
 from indexer.mapping import FINGERPRINT_FIELD
 
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
-MINHASH_FIELD = f"{FINGERPRINT_FIELD}.minhash"
+PACKED_FIELD = f"{FINGERPRINT_FIELD}.packed"
 
 WORDS = Path("/usr/share/common-licenses/GPL-3").read_text().split()
 
@@ -26,7 +27,7 @@ def prose(seed: int, n: int = 120) -> str:
 
 
 def read_from_doc_values(
-    es: Elasticsearch, index: str, fields: tuple[str, ...] = (ID_FIELD, MINHASH_FIELD)
+    es: Elasticsearch, index: str, fields: tuple[str, ...] = (ID_FIELD, PACKED_FIELD)
 ) -> tuple[dict[str, dict[str, Any]], int]:
     """Every document of ``index`` as the proxy's refills read it: ``stored_fields: "_none_"``
     and ``docvalue_fields`` only (no ``_id``, no ``_source``). Returns the documents with a
@@ -55,6 +56,18 @@ def read_from_doc_values(
         assert doc_id not in by_id
         by_id[doc_id] = values
     return by_id, without
+
+
+def assert_packed_holds(value: str, fp: dict[str, Any]) -> None:
+    """``value`` (a ``collapse_fp.packed`` read back) decodes to the stored ``collapse_fp``
+    object ``fp``'s own values: simhash, token_count, exact key, sketch."""
+    p = FingerprintParams.from_version(fp["version"])
+    got = unpack_many([value], p)
+    assert got.present.tolist() == [True]
+    assert int(got.simhash[0]) == to_unsigned(fp["simhash"])
+    assert int(got.token_count[0]) == fp["token_count"]
+    assert got.exact_key_hex(0) == fp["exact_key"]
+    assert got.minhash[0].tolist() == unpack_minhash(fp["minhash"], p.minhash_bits).tolist()
 
 
 def run(es_url: str, index: str, tmp_path: Path, *args: str) -> tuple[int, str]:
@@ -109,7 +122,10 @@ def test_good_documents_are_indexed_with_fingerprints(
         "exact_key",
         "token_count",
         "version",
+        "packed",
+        "id",
     }
+    assert_packed_holds(doc[FINGERPRINT_FIELD]["packed"], doc[FINGERPRINT_FIELD])
     # the id-less document got a stable content id: ingesting again does not duplicate it
     code, out = run(es_url, index_name, tmp_path, str(src))
     es.indices.refresh(index=index_name)
@@ -119,8 +135,9 @@ def test_good_documents_are_indexed_with_fingerprints(
 def test_ingested_documents_carry_their_id_in_doc_values(
     es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
 ) -> None:
-    """Each document's ``_id`` and sketch are readable from doc values alone, for the learning
-    sample's documents and those after it (the workers' two paths), whatever the id."""
+    """Each document's ``_id`` and packed fingerprint are readable from doc values alone, for
+    the learning sample's documents and those after it (the workers' two paths), whatever the
+    id; the packed value holds the document's own stored values."""
     ids: list[Any] = ["plain", "dossier/été ☃", "a b?c#d%e", "日本/語", 42, "x" * 300]
     docs = [{"id": doc_id, "body": prose(200 + i)} for i, doc_id in enumerate(ids * 2)]
     for i, d in enumerate(docs[len(ids) :]):
@@ -141,7 +158,8 @@ def test_ingested_documents_carry_their_id_in_doc_values(
     assert without == 0
     assert set(slim) == set(stored)  # the content id of the id-less document too
     for doc_id, fp in stored.items():
-        assert slim[doc_id] == {MINHASH_FIELD: fp["minhash"]}, doc_id
+        assert slim[doc_id] == {PACKED_FIELD: fp["packed"]}, doc_id
+        assert_packed_holds(slim[doc_id][PACKED_FIELD], fp)
 
 
 def test_bad_input_goes_to_rejects_and_nothing_is_lost(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
-from elasticsearch import Elasticsearch
+from elasticsearch import BadRequestError, Elasticsearch
 
 from indexer.cli import main
 from indexer.fingerprints import FingerprintParams, fingerprint
@@ -13,6 +14,7 @@ from indexer.mapping import (
     ensure_index,
     fingerprint_mapping,
     index_mappings,
+    missing_added,
 )
 
 
@@ -36,9 +38,11 @@ def test_init_creates_index_with_fingerprint_fields(
     assert not {f"block_{i}" for i in range(8)} & set(fp)  # in _source only
     assert _object(es, index_name)["dynamic"] == "false"
     assert fp["band"] == {"type": "keyword", "doc_values": False}
-    # both read by the proxy's refills from doc values (binary has none by default)
-    assert fp["minhash"] == {"type": "binary", "doc_values": True}
+    # both read by the proxy's refills from doc values (binary has none by default); the
+    # sketch is in packed, so minhash itself is in _source only
+    assert fp["packed"] == {"type": "binary", "doc_values": True}
     assert fp["id"] == {"type": "binary", "doc_values": True}
+    assert fp["minhash"] == {"type": "binary"}
     assert fp["exact_key"]["type"] == "keyword"
     assert fp["token_count"]["type"] == "integer"
     assert fp["version"]["type"] == "keyword"
@@ -146,10 +150,7 @@ def test_conflicts_accept_minhash_without_doc_values_and_a_missing_id() -> None:
     assert conflicts(old) == []
     old["properties"]["id"] = {"type": "binary", "doc_values": True}  # as init adds it
     assert conflicts(old) == []
-    before_id = fingerprint_mapping()  # the layout init created before id (dynamic: false)
-    before_id["properties"]["minhash"] = {"type": "binary"}
-    del before_id["properties"]["id"]
-    assert conflicts(before_id) == []
+    assert conflicts(before_id()) == []  # the layout init created before id (dynamic: false)
     for mapped in (fingerprint_mapping(), old):
         mapped["properties"]["id"] = {"type": "binary"}
         assert conflicts(mapped) == [
@@ -160,29 +161,90 @@ def test_conflicts_accept_minhash_without_doc_values_and_a_missing_id() -> None:
         assert conflicts(mapped)[0].startswith(f"{FINGERPRINT_FIELD}.id is {{'type': 'text'")
 
 
-def test_init_adds_id_to_older_indices(es: Elasticsearch, es_url: str, index_name: str) -> None:
-    """``init`` adds ``collapse_fp.id`` (binary, doc values) to an index created before it and
-    changes nothing else: ``minhash`` keeps its mapping without doc values."""
-    old, before_id = f"{index_name}-old", f"{index_name}-before-id"
-    es.indices.create(index=old, mappings=index_mappings(indexed_blocks=True))
-    mappings = index_mappings()
-    mappings["properties"][FINGERPRINT_FIELD]["properties"]["minhash"] = {"type": "binary"}
-    del mappings["properties"][FINGERPRINT_FIELD]["properties"]["id"]
-    es.indices.create(index=before_id, mappings=mappings)
+def before_packed() -> dict:
+    """The ``collapse_fp`` mapping ``init`` created between ``id`` and ``packed``: ``minhash``
+    with doc values (refills read it), no ``packed``."""
+    fp = fingerprint_mapping()
+    fp["properties"]["minhash"] = {"type": "binary", "doc_values": True}
+    del fp["properties"]["packed"]
+    return fp
+
+
+def before_id() -> dict:
+    """The ``collapse_fp`` mapping ``init`` created between unindexed blocks and ``id``."""
+    fp = before_packed()
+    fp["properties"]["minhash"] = {"type": "binary"}
+    del fp["properties"]["id"]
+    return fp
+
+
+def test_conflicts_accept_the_layouts_before_packed() -> None:
+    """Indices created before ``packed`` (with or without doc values on ``minhash``) are
+    compatible and lack only ``packed`` (and ``id``); a ``packed`` mapped otherwise than
+    binary with doc values is refused, in any layout."""
+    old = fingerprint_mapping(indexed_blocks=True)
+    for layout, lacking in (
+        (before_packed(), ["packed"]),
+        (before_id(), ["id", "packed"]),
+        (old, ["id", "packed"]),
+    ):
+        assert conflicts(layout) == [] and missing_added(layout) == lacking
+    assert missing_added(fingerprint_mapping()) == []
+    for mapped in (fingerprint_mapping(), before_packed(), old):
+        mapped["properties"]["packed"] = {"type": "binary"}
+        assert conflicts(mapped) == [
+            f"{FINGERPRINT_FIELD}.packed is {{'type': 'binary', 'doc_values': False}}, "
+            "expected {'type': 'binary', 'doc_values': True}"
+        ]
+        mapped["properties"]["packed"] = {"type": "keyword"}
+        assert conflicts(mapped)[0].startswith(f"{FINGERPRINT_FIELD}.packed is {{'type': 'keyword'")
+
+
+def test_init_adds_id_and_packed_to_older_indices(
+    es: Elasticsearch, es_url: str, index_name: str
+) -> None:
+    """``init`` adds ``collapse_fp.id`` and ``collapse_fp.packed`` (binary, doc values) to
+    indices created before them (the oldest layout, with indexed blocks; the one before
+    ``id``; the one before ``packed``, whose ``minhash`` has doc values) and changes nothing
+    else: ``minhash`` keeps its mapping, with or without doc values."""
+    dv = {"type": "binary", "doc_values": True}
+    layouts = {
+        f"{index_name}-old": (fingerprint_mapping(indexed_blocks=True), {"id": dv, "packed": dv}),
+        f"{index_name}-before-id": (before_id(), {"id": dv, "packed": dv}),
+        f"{index_name}-before-packed": (before_packed(), {"packed": dv}),
+    }
     try:
-        for index in (old, before_id):
+        for index, (fp, added) in layouts.items():
+            es.indices.create(index=index, mappings={"properties": {FINGERPRINT_FIELD: fp}})
             before = _fp(es, index)
             result = CliRunner().invoke(main, ["init", "--index", index, "--es-url", es_url])
             assert result.exit_code == 0, result.output
             assert f"index {index}: updated" in result.output
             after = _fp(es, index)
-            assert after == {**before, "id": {"type": "binary", "doc_values": True}}
-            assert after["minhash"] == {"type": "binary"}
+            assert after == {**before, **added}
+            assert after["minhash"] == fp["properties"]["minhash"]
             assert conflicts(_object(es, index)) == []
             again = CliRunner().invoke(main, ["init", "--index", index, "--es-url", es_url])
             assert again.exit_code == 0 and f"index {index}: compatible" in again.output
     finally:
-        es.options(ignore_status=404).indices.delete(index=f"{old},{before_id}")
+        es.options(ignore_status=404).indices.delete(index=",".join(layouts))
+
+
+def test_init_pattern_adds_packed_to_matching_indices(
+    es: Elasticsearch, es_url: str, index_name: str
+) -> None:
+    """``init`` of a pattern adds ``packed`` to the matching indices created before it."""
+    index = f"{index_name}-2026"
+    es.indices.create(index=index, mappings={"properties": {FINGERPRINT_FIELD: before_packed()}})
+    try:
+        result = CliRunner().invoke(
+            main, ["init", "--index", f"{index_name}-*", "--es-url", es_url]
+        )
+        assert result.exit_code == 0, result.output
+        assert _fp(es, index)["packed"] == {"type": "binary", "doc_values": True}
+        assert _fp(es, index)["minhash"] == {"type": "binary", "doc_values": True}
+    finally:
+        es.indices.delete(index=index)
 
 
 def test_new_index_keeps_blocks_in_source_only(es: Elasticsearch, index_name: str) -> None:
@@ -194,7 +256,7 @@ def test_new_index_keeps_blocks_in_source_only(es: Elasticsearch, index_name: st
     stored = es.get(index=index_name, id="1")["_source"][FINGERPRINT_FIELD]
     assert stored == fp and stored["block_0"] == fp["block_0"]
     assert set(_fp(es, index_name)) == {
-        "simhash", "minhash", "id", "band", "exact_key", "token_count", "version"
+        "simhash", "minhash", "packed", "id", "band", "exact_key", "token_count", "version"
     }  # fmt: skip
 
     def hits(query: dict) -> list[str]:
@@ -210,10 +272,10 @@ def test_new_index_keeps_blocks_in_source_only(es: Elasticsearch, index_name: st
 
 def test_old_layouts_stay_usable_beside_new_indices(es: Elasticsearch, index_name: str) -> None:
     """An index created with indexed blocks keeps its mapping (``ensure_index`` adds only
-    ``id``, and ``band`` to one created before bands); one search over old and new indices
-    finds by blocks in the old ones only, by bands in both, with no shard failure. Doc values
-    of ``minhash`` exist in the new ones only (a refill from doc values fails on the old
-    shards: the proxy then fetches those the slower way); ``id`` in both."""
+    ``id`` and ``packed``, and ``band`` to one created before bands); one search over old and
+    new indices finds by blocks in the old ones only, by bands in both, with no shard failure.
+    ``packed`` and ``id`` are read from doc values in both (``packed`` is a new field: it gets
+    doc values even where ``minhash`` has none); ``minhash`` has doc values in neither."""
     old, pre_band, new = f"{index_name}-old", f"{index_name}-preband", f"{index_name}-new"
     es.indices.create(index=old, mappings=index_mappings(indexed_blocks=True))
     before_bands = index_mappings(indexed_blocks=True)
@@ -227,6 +289,7 @@ def test_old_layouts_stay_usable_beside_new_indices(es: Elasticsearch, index_nam
             "properties": {
                 **mapped_old["properties"],
                 "id": {"type": "binary", "doc_values": True},
+                "packed": {"type": "binary", "doc_values": True},
             },
         }
         assert ensure_index(es, old) == "compatible"
@@ -236,6 +299,7 @@ def test_old_layouts_stay_usable_beside_new_indices(es: Elasticsearch, index_nam
         assert upgraded["properties"]["band"] == {"type": "keyword", "doc_values": False}
         assert upgraded["properties"]["block_7"] == {"type": "keyword"}
         assert upgraded["properties"]["id"] == {"type": "binary", "doc_values": True}
+        assert upgraded["properties"]["packed"] == {"type": "binary", "doc_values": True}
         assert ensure_index(es, new) == "created"
         fp = fingerprint("the quick brown fox jumps over the lazy dog " * 20).to_es("1")
         for index in (old, new):
@@ -244,20 +308,14 @@ def test_old_layouts_stay_usable_beside_new_indices(es: Elasticsearch, index_nam
         slim = es.search(
             index=both,
             stored_fields="_none_",
-            docvalue_fields=[f"{FINGERPRINT_FIELD}.id", f"{FINGERPRINT_FIELD}.minhash"],
+            docvalue_fields=[f"{FINGERPRINT_FIELD}.id", f"{FINGERPRINT_FIELD}.packed"],
         ).body
-        assert slim["_shards"]["failed"] == 1  # the old index's: minhash has no doc values
-        assert slim["_shards"]["failures"][0]["index"] == old
+        assert slim["_shards"]["failed"] == 0
         assert [h["fields"] for h in slim["hits"]["hits"]] == [
-            {f"{FINGERPRINT_FIELD}.id": [fp["id"]], f"{FINGERPRINT_FIELD}.minhash": [fp["minhash"]]}
-        ]
-        ids_only = es.search(
-            index=both, stored_fields="_none_", docvalue_fields=[f"{FINGERPRINT_FIELD}.id"]
-        ).body
-        assert ids_only["_shards"]["failed"] == 0
-        assert [h["fields"] for h in ids_only["hits"]["hits"]] == [
-            {f"{FINGERPRINT_FIELD}.id": [fp["id"]]}
+            {f"{FINGERPRINT_FIELD}.id": [fp["id"]], f"{FINGERPRINT_FIELD}.packed": [fp["packed"]]}
         ] * 2
+        with pytest.raises(BadRequestError, match="minhash"):  # doc values in neither
+            es.search(index=both, docvalue_fields=[f"{FINGERPRINT_FIELD}.minhash"])
 
         def found(field: str, values: list[str]) -> set[str]:
             query = {"terms": {f"{FINGERPRINT_FIELD}.{field}": values}}

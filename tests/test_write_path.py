@@ -26,7 +26,7 @@ from indexer.prepare import PrepareConfig, Ready, prepare_batch
 from indexer.sources import RawItem
 from tests.conftest import ServerThread
 from tests.faults import HoldingRelay
-from tests.test_ingest import MINHASH_FIELD, prose, read_from_doc_values
+from tests.test_ingest import PACKED_FIELD, assert_packed_holds, prose, read_from_doc_values
 
 KEY = "write-path-key-0123456789"
 AUTH = {"x-api-key": KEY}
@@ -92,8 +92,9 @@ def test_explicit_ids_are_readable_from_doc_values_and_generated_ones_are_not(
     es: Elasticsearch, writer: str, index: str
 ) -> None:
     """A document written with an id the client names carries that ``_id`` in
-    ``collapse_fp.id``: a doc-values-only search reads it, and the sketch, back. One whose id
-    Elasticsearch generates has none (the proxy does not make ids up)."""
+    ``collapse_fp.id``: a doc-values-only search reads it, and the packed fingerprint, back.
+    One whose id Elasticsearch generates has none (the proxy does not make ids up), but its
+    ``packed`` all the same (it does not depend on the id)."""
     single = "dossier été ☃ a?b#c%d+e"  # non-ASCII, and what a URL path must escape
     in_bulk = ["dossier/été ☃", "日本/語", "new/ü"]
     client = Elasticsearch(writer, headers=AUTH, request_timeout=30)
@@ -131,13 +132,14 @@ def test_explicit_ids_are_readable_from_doc_values_and_generated_ones_are_not(
     for doc_id in named:
         fp = stored(es, index, doc_id)[FINGERPRINT_FIELD]
         assert decode_id(fp["id"]) == doc_id
-        assert slim[doc_id] == {MINHASH_FIELD: fp["minhash"]}, doc_id
+        assert slim[doc_id] == {PACKED_FIELD: fp["packed"]}, doc_id
+        assert_packed_holds(slim[doc_id][PACKED_FIELD], fp)
     assert stored(es, index, single)[FINGERPRINT_FIELD] == expected_fp(
         {**doc(1), "title": "Edited"}, single
     )
-    for doc_id in (auto, generated, "8"):
+    for doc_id, seed in ((auto, 3), (generated, 7), ("8", 8)):
         fp = stored(es, index, doc_id)[FINGERPRINT_FIELD]
-        assert "id" not in fp and fp["minhash"], doc_id
+        assert "id" not in fp and fp == expected_fp(doc(seed), None), doc_id
 
 
 def test_create_conflict_and_es_errors_pass_through(

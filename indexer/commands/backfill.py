@@ -18,8 +18,8 @@ from indexer.mapping import MappingConflict
 @es_url_option
 def backfill_command(index: str, page_size: int, es_url: str) -> None:
     """Add fingerprints to documents lacking them or carrying an older algorithm version,
-    and MinHash band keys (from the stored sketch) and collapse_fp.id (the document's _id)
-    to current ones stored without them.
+    and MinHash band keys (from the stored sketch), collapse_fp.id (the document's _id) and
+    collapse_fp.packed (from the stored values) to current ones stored without them.
 
     Point in time + search_after, bulk partial updates; run it again after an interruption
     and it continues with the documents still lacking them. Exit 1 when some failed.
@@ -37,7 +37,7 @@ def backfill_command(index: str, page_size: int, es_url: str) -> None:
         es.close()
     click.echo(
         f"scanned {s.scanned}, updated {s.updated}, bands added {s.banded}, "
-        f"ids added {s.ids_added}, without text {s.no_text}, "
+        f"ids added {s.ids_added}, packed added {s.packed_added}, without text {s.no_text}, "
         f"changed meanwhile {s.conflicts}, failed {s.failed} in {s.seconds:.1f} s"
     )
     if s.failed:

@@ -1,7 +1,8 @@
 """Document fingerprints for near-duplicate collapsing: SimHash-64, blocks, MinHash, exact key.
 
 Index time: :func:`fingerprint` / :func:`fingerprint_batch` -> :class:`FingerprintRecord`
--> ``to_es()``. Query time: :func:`decode_many` -> arrays -> :func:`pairwise_hamming`,
+-> ``to_es()`` (its ``packed`` value: :func:`pack_many`). Query time: :func:`decode_many` (or
+:func:`unpack_many` of packed values) -> arrays -> :func:`pairwise_hamming`,
 :func:`pairwise_similarity`. A shared block only nominates a candidate pair; the MinHash
 similarity (and exact key for short documents) decides.
 """
@@ -11,6 +12,7 @@ from indexer.fingerprints.bits import hamming, pairwise_hamming, popcount64, to_
 from indexer.fingerprints.blocks import split, split_many
 from indexer.fingerprints.compute import fingerprint, fingerprint_arrays, fingerprint_batch
 from indexer.fingerprints.minhash import pairwise_similarity, similarity
+from indexer.fingerprints.packed import Unpacked, pack_many, unpack_many
 from indexer.fingerprints.params import HASH_NAMES, FingerprintParams
 from indexer.fingerprints.record import (
     FingerprintArrays,
@@ -28,6 +30,7 @@ __all__ = [
     "FingerprintArrays",
     "FingerprintParams",
     "FingerprintRecord",
+    "Unpacked",
     "band_count",
     "band_keys",
     "decode_id",
@@ -38,6 +41,7 @@ __all__ = [
     "fingerprint_batch",
     "hamming",
     "jaccard",
+    "pack_many",
     "pairwise_hamming",
     "pairwise_similarity",
     "popcount64",
@@ -46,4 +50,5 @@ __all__ = [
     "split_many",
     "to_signed",
     "to_unsigned",
+    "unpack_many",
 ]

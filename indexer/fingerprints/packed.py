@@ -36,7 +36,15 @@ import numpy as np
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.params import FingerprintParams
 
-__all__ = ["HEADER_BYTES", "pack_many", "record_bytes", "tag_of", "unpack_many"]
+__all__ = [
+    "HEADER_BYTES",
+    "Unpacked",
+    "pack_base64",
+    "pack_many",
+    "record_bytes",
+    "tag_of",
+    "unpack_many",
+]
 
 #: Bytes before the sketch: tag, simhash, token_count, exact key.
 HEADER_BYTES = 48
@@ -67,21 +75,22 @@ def _dtype(params: FingerprintParams) -> np.dtype:
     )
 
 
-def pack_many(
+def pack_base64(
     params: FingerprintParams,
     simhash: np.ndarray,
     token_count: np.ndarray,
     exact_keys: Sequence[str],
     minhash: np.ndarray,
-) -> list[str]:
-    """The ``collapse_fp.packed`` value of each document (base64 strings, one per row).
+) -> bytes:
+    """The packed values of n documents joined: n x ``record_bytes(params) // 3 * 4`` base64
+    characters, no separators (the bulk JSON slices it; :func:`pack_many` for strings).
 
     ``simhash``: (n,) uint64; ``token_count``: (n,); ``exact_keys``: n sha256 hex digests;
     ``minhash``: (n, minhash_size) sketch values of ``minhash_bits`` bits.
     """
     n = len(simhash)
     if n == 0:
-        return []
+        return b""
     records = np.zeros(n, dtype=_dtype(params))
     records["tag"] = np.frombuffer(tag_of(params.version), dtype="V4")[0]
     records["simhash"] = np.asarray(simhash, dtype=np.uint64)
@@ -91,7 +100,19 @@ def pack_many(
         raise ValueError("every exact key must be 64 hex digits")
     records["exact_key"] = np.frombuffer(keys, dtype="V32")
     records["minhash"] = minhash
-    text = binascii.b2a_base64(records.tobytes(), newline=False).decode("ascii")
+    return binascii.b2a_base64(records.tobytes(), newline=False)
+
+
+def pack_many(
+    params: FingerprintParams,
+    simhash: np.ndarray,
+    token_count: np.ndarray,
+    exact_keys: Sequence[str],
+    minhash: np.ndarray,
+) -> list[str]:
+    """The ``collapse_fp.packed`` value of each document (base64 strings, one per row;
+    arguments as :func:`pack_base64`)."""
+    text = pack_base64(params, simhash, token_count, exact_keys, minhash).decode("ascii")
     width = record_bytes(params) // 3 * 4
     return [text[i : i + width] for i in range(0, len(text), width)]
 

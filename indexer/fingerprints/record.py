@@ -9,6 +9,7 @@ Stored shape, produced by :meth:`FingerprintRecord.to_es`::
      "band": ["00<hex>", ..., "0f<hex>"],   # keyword, MinHash band keys (see ``bands``)
      "exact_key": "<sha256 hex>",
      "token_count": 1234,
+     "packed": "<base64>",        # ES binary with doc values: the values a search reads, packed
      "id": "<base64>"}            # ES binary with doc values: the document's own _id
 
 ``simhash``: unsigned ``u`` is stored as ``u - 2**64`` when ``u >= 2**63`` (see ``bits``).
@@ -18,6 +19,10 @@ Default 128 values x 8 bits: 128 bytes, 172 base64 characters.
 ``band``: :func:`~indexer.fingerprints.bands.band_keys` of the sketch (16 keys of 10
 characters by default), absent when ``token_count == 0``; derived from ``minhash``, so not
 part of the version, and ignored when reading (``from_es``, ``decode_many``).
+``packed``: :func:`~indexer.fingerprints.packed.pack_many` of the record's own values (tag of
+the version, simhash, token_count, exact key, sketch: 236 characters by default), so that a
+search reads them from one binary doc value; derived, so not part of the version, and
+ignored when reading here (``unpack_many`` decodes it).
 ``id``: :func:`encode_id` of the document's ``_id`` (standard padded base64 of its UTF-8
 bytes), present only when the writer knew the ``_id`` (``to_es(doc_id)``,
 ``to_es_many(ids)``, ``to_es_json_many(ids)``); it lets a search read each hit's ``_id``
@@ -39,6 +44,7 @@ from indexer.fingerprints.bands import band_chars, band_keys, packed_band_keys
 from indexer.fingerprints.bits import to_signed, to_unsigned
 from indexer.fingerprints.blocks import block_hex, split, split_many
 from indexer.fingerprints.minhash import value_dtype
+from indexer.fingerprints.packed import pack_base64, pack_many, record_bytes
 from indexer.fingerprints.params import FingerprintParams
 
 __all__ = [
@@ -128,6 +134,13 @@ class FingerprintRecord(BaseModel):
             doc["band"] = packed_band_keys(packed, bits)
         doc["exact_key"] = self.exact_key
         doc["token_count"] = self.token_count
+        doc["packed"] = pack_many(
+            self.params,
+            np.array([self.simhash], dtype=np.uint64),
+            np.array([self.token_count]),
+            [self.exact_key],
+            np.array([self.minhash], dtype=value_dtype(bits)),
+        )[0]
         if doc_id is not None:
             doc["id"] = encode_id(doc_id)
         return doc
@@ -227,6 +240,7 @@ class FingerprintArrays:
         keys = self.exact_keys
         counts = self.token_count.tolist()
         bands = band_keys(self.minhash, p.minhash_bits)
+        packed = pack_many(p, self.simhash, self.token_count, keys, self.minhash)
         if ids is not None and len(ids) != n:
             raise ValueError(f"{len(ids)} ids for {n} fingerprints")
         out: list[dict[str, Any]] = []
@@ -238,6 +252,7 @@ class FingerprintArrays:
                 doc["band"] = bands[i]
             doc["exact_key"] = keys[i]
             doc["token_count"] = counts[i]
+            doc["packed"] = packed[i]
             doc_id = ids[i] if ids is not None else None
             if doc_id is not None:
                 doc["id"] = encode_id(doc_id)
@@ -247,7 +262,8 @@ class FingerprintArrays:
     def to_es_json_many(self, ids: Sequence[str] | None = None) -> list[bytes]:
         """``[orjson.dumps(d) for d in self.to_es_many(ids)]`` (compact JSON, same bytes),
         built without the dicts: the block fields of every document come from one table
-        gather, the ``band`` fields from one array of fixed-width pieces (:func:`_band_json`).
+        gather, the ``band`` fields from one array of fixed-width pieces (:func:`_band_json`),
+        the ``packed`` values from one base64 call (:func:`pack_base64`: ASCII, fixed width).
         ``ids``: every document's ``_id`` (the bulk path knows them all), or None."""
         p = self.params
         n = len(self)
@@ -265,16 +281,19 @@ class FingerprintArrays:
         width = len(raw) // n
         bands = _band_json(self.minhash, p.minhash_bits)
         bw = len(bands) // n
+        packs = pack_base64(p, self.simhash, self.token_count, self.exact_keys, self.minhash)
+        pw = record_bytes(p) // 3 * 4
         b64 = base64.b64encode
         head = b'{"version":' + orjson.dumps(p.version) + b',"simhash":%d%b,"minhash":"%b"%b'
         signed = self.simhash.view(np.int64).tolist()
         counts = self.token_count.tolist()
         keys = self.exact_keys
+        tail = b',"exact_key":"%b","token_count":%d,"packed":"%b"'
         if ids is None:  # the last %b is then empty
-            fmt = head + b',"exact_key":"%b","token_count":%d%b}'
+            fmt = head + tail + b"%b}"
             last = [b""] * n
         else:
-            fmt = head + b',"exact_key":"%b","token_count":%d,"id":"%b"}'
+            fmt = head + tail + b',"id":"%b"}'
             last = [encode_id(doc_id).encode("ascii") for doc_id in ids]
         return [
             fmt
@@ -285,6 +304,7 @@ class FingerprintArrays:
                 bands[i * bw : (i + 1) * bw] if counts[i] > 0 else b"",
                 keys[i].encode("ascii"),
                 counts[i],
+                packs[i * pw : (i + 1) * pw],
                 last[i],
             )
             for i in range(n)
