@@ -44,7 +44,7 @@ from corpus import load  # noqa: E402
 
 from collapse.grouping import Prints, Thresholds, group, window_pairs  # noqa: E402
 from collapse.settings import Settings  # noqa: E402
-from indexer.fingerprints import FingerprintParams, encode_id, fingerprint_arrays  # noqa: E402
+from indexer.fingerprints import FingerprintParams, fingerprint_arrays  # noqa: E402
 from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS  # noqa: E402
 from indexer.fingerprints.bits import popcount64  # noqa: E402
 from indexer.fingerprints.minhash import similarity  # noqa: E402
@@ -116,9 +116,8 @@ def build(es: Elasticsearch, n: int) -> None:
             chunk = docs[lo : lo + 2000]
             records = fingerprint_arrays([d["body"] for d in chunk], PARAMS).records()
             for doc, record in zip(chunk, records, strict=True):
-                # As the indexer writes it: the fingerprint and the document's own id.
-                fp = {**record.to_es(), "id": encode_id(doc["_id"])}
-                yield {"_index": INDEX, **doc, "collapse_fp": fp}
+                # As the indexer writes it: with the document's own id (and ``packed``).
+                yield {"_index": INDEX, **doc, "collapse_fp": record.to_es(doc["_id"])}
 
     ok, errors = helpers.bulk(es.options(request_timeout=120), actions(), chunk_size=1000)
     es.indices.put_settings(index=INDEX, settings={"refresh_interval": "1s"})
@@ -413,8 +412,14 @@ def took_breakdown(es_url: str, qs: list[dict[str, Any]]) -> list[str]:
         answer = await original(self, method, path, **kw)
         wall = (time.perf_counter() - t0) * 1000
         content = kw.get("content") or b""
-        probe = path.endswith("_msearch") or b"collapse_fp.minhash" in content
-        kind = "probe" if probe else "window"
+        if path.endswith("_msearch") or b"collapse_fp.band" in content:
+            kind = "probe"
+        elif b'"stored_fields":"_none_"' in content:
+            kind = "refill"  # from doc values
+        elif b'"ids"' in content:
+            kind = "fill"  # the page's representatives of a refill, in full
+        else:
+            kind = "window"
         body = json.loads(answer.content)
         for item in body.get("responses", [body]):  # a probe _msearch (before 2026-11-30)
             seen.append((kind, float(item.get("took", 0)), wall))
@@ -451,7 +456,7 @@ def took_breakdown(es_url: str, qs: list[dict[str, Any]]) -> list[str]:
         f"| direct (size 10) | {len(direct_took)} | {np.mean(direct_took):.2f} | "
         f"{np.median(direct_took):.1f} | {np.median(direct_wall):.2f} |",
     ]
-    for kind in ("window", "probe"):
+    for kind in ("window", "refill", "probe", "fill"):
         took = [t for k, t, _ in seen if k == kind]
         wall = [w for k, _, w in seen if k == kind]
         if took:
