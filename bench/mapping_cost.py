@@ -6,7 +6,9 @@ with our bulk path (``indexer.bulk.send``: chunks of 500, 2 in flight) into fres
 indices ``mapcost-<variant>`` (1 shard, default settings, only ``collapse_fp`` mapped, like
 ``indexer init``), one variant after the other in interleaved rounds. Variants (``VARIANTS``)
 are changes to the mapping of 6d28171 (``kw``: blocks and ``band`` keyword with doc values)
-and, for some, to the stored values; ``new`` is what ``init`` creates now. Each row: wall
+and, for some, to the stored values; ``new`` is what ``init`` creates now (``packed`` and
+``id`` with doc values), ``dv-six`` what it created before ``packed`` (``minhash`` and ``id``
+with doc values, the documents without ``packed``). Each row: wall
 time of the load, Elasticsearch CPU seconds over it (``/proc/<pid>/stat`` of the local
 node), the CPU it spent to the end of a final refresh, flush and the merges then running
 (the whole cost), and the time the index's own threads report (indexing, refresh, flush,
@@ -64,12 +66,23 @@ def proc_cpu(pid: int) -> float:
 
 
 def prefingerprinted(path: Path) -> list[tuple[str, bytes]]:
-    """(id, _source bytes) of every document as ``indexer ingest`` sends it (cached)."""
-    cache = path.with_suffix(".prefp.ndjson")
-    if not cache.exists():
-        from indexer.prepare import PrepareConfig, Ready, prepare_batch
-        from indexer.sources import read_rows, take
+    """(id, _source bytes) of every document as ``indexer ingest`` sends it (cached; made
+    again when the cached ``collapse_fp`` lacks a field today's writers store)."""
+    from indexer.prepare import PrepareConfig, Ready, prepare_batch
+    from indexer.sources import read_rows, take
 
+    cache = path.with_suffix(".prefp.ndjson")
+    if cache.exists():
+        with cache.open("rb") as f:
+            f.readline()
+            cached = orjson.loads(f.readline())[FINGERPRINT_FIELD]
+        batch = take(read_rows([str(path)]), 1)
+        assert batch is not None
+        (now,) = prepare_batch(batch.items(), PrepareConfig(), {})
+        if isinstance(now, Ready) and set(orjson.loads(now.body)[FINGERPRINT_FIELD]) != set(cached):
+            print(f"{cache.name}: written by an older indexer, made again", flush=True)
+            cache.unlink()
+    if not cache.exists():
         rows = read_rows([str(path)])
         with cache.open("wb") as out:
             while (batch := take(rows, 256)) is not None:
@@ -130,8 +143,15 @@ LEAN = {
 
 UNMAPPED: dict[str, Any] = {"__dynamic__": False, **{f"block_{i}": None for i in range(8)}}
 SIMHASH_NODV = {"type": "long", "index": False, "doc_values": False}
-#: What refills from doc values read (2026-11-30): the sketch and the document's id.
+#: What refills from doc values read: every value packed in one field, and the document's id.
 DOC_VALUE_REFILLS = {
+    "minhash": {"type": "binary"},
+    "packed": {"type": "binary", "doc_values": True},
+    "id": {"type": "binary", "doc_values": True},
+}
+#: What they read before ``packed`` (2026-11-30): the sketch and the id (with four fields
+#: that have doc values by default).
+SIX_FIELD_REFILLS = {
     "minhash": {"type": "binary", "doc_values": True},
     "id": {"type": "binary", "doc_values": True},
 }
@@ -144,6 +164,10 @@ VARIANTS: dict[str, Variant] = {
         {"band": {"type": "keyword", "doc_values": False}, **UNMAPPED, **DOC_VALUE_REFILLS},
         None,
     ),  # what init makes
+    "dv-six": (
+        {"band": {"type": "keyword", "doc_values": False}, **UNMAPPED, **SIX_FIELD_REFILLS},
+        None,
+    ),  # what init made before packed (documents without it: NEWER_FIELDS)
     "kw-nodv": ({"band": {"type": "keyword", "doc_values": False}}, None),
     "kw-nodv-b64": ({"band": {"type": "keyword", "doc_values": False}}, to_b64),
     "long": ({"band": {"type": "long"}}, to_long),
@@ -183,9 +207,17 @@ def mapping_of(changes: dict[str, Any]) -> dict[str, Any]:
     return {"properties": {FINGERPRINT_FIELD: fp}}
 
 
-def bodies(
-    docs: list[tuple[str, bytes]], fn: Callable[[Fp], None] | None, fp_only: bool = False
-) -> list[Any]:
+#: Fields today's writers store that the 6d28171 layout (the variants' base) predates: a
+#: variant whose mapping does not map them gets documents without them (its dynamic
+#: mapping would make them ``text``), as the writers of its time stored them.
+NEWER_FIELDS = ("id", "packed")
+
+
+def bodies(docs: list[tuple[str, bytes]], name: str, fp_only: bool = False) -> list[Any]:
+    changes, fn = VARIANTS[name]
+    mapped = mapping_of(changes)["properties"][FINGERPRINT_FIELD]["properties"]
+    drop = [field for field in NEWER_FIELDS if field not in mapped]
+
     class Doc:
         __slots__ = ("body", "id", "seq")
 
@@ -194,8 +226,10 @@ def bodies(
 
     out = []
     for seq, (doc_id, body) in enumerate(docs):
-        if fn is not None or fp_only:
+        if fn is not None or fp_only or drop:
             src = orjson.loads(body)
+            for field in drop:
+                src[FINGERPRINT_FIELD].pop(field, None)
             if fn is not None:
                 fn(src[FINGERPRINT_FIELD])
             if fp_only:
@@ -331,7 +365,7 @@ def main() -> None:
     rows: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in names}
     for r in range(args.rounds):
         for name in names:
-            ready = bodies(docs, VARIANTS[name][1], args.fp_only)
+            ready = bodies(docs, name, args.fp_only)
             es.options(ignore_status=404).indices.delete(index=PREFIX + name)
             time.sleep(3)  # let the node settle after the previous load and delete
             wall, cpu, cpu_end, own = load(es, pid, name, ready, args.no_merges)
