@@ -55,8 +55,8 @@ def reference_keys(values: list[int], bits: int) -> list[str]:
 
 
 def old_shape(fp: dict[str, Any]) -> dict[str, Any]:
-    """A ``collapse_fp`` as stored before bands existed."""
-    return {k: v for k, v in fp.items() if k != "band"}
+    """A ``collapse_fp`` as stored before bands existed (nor ``packed``)."""
+    return {k: v for k, v in fp.items() if k not in ("band", "packed")}
 
 
 def old_mapping() -> dict[str, Any]:
@@ -340,7 +340,11 @@ def _old_index(es: Elasticsearch, index: str, n: int) -> dict[str, dict[str, Any
     assert "band" not in empty
     expected["empty"] = empty
     actions.append(
-        {"_index": index, "_id": "empty", "_source": {"body": "", FINGERPRINT_FIELD: empty}}
+        {
+            "_index": index,
+            "_id": "empty",
+            "_source": {"body": "", FINGERPRINT_FIELD: old_shape(empty)},
+        }
     )
     older = old_shape(fingerprint(prose(7), FingerprintParams(shingle=3)).to_es())
     expected["older"] = fingerprint(prose(7)).to_es()
@@ -370,7 +374,10 @@ def test_backfill_adds_bands_from_the_stored_sketch(
     )
     assert result.exit_code == 0, result.output
     # the empty document has no bands to add: only its id
-    assert "scanned 133, updated 2, bands added 130, ids added 1, without text 0" in result.output
+    assert (
+        "scanned 133, updated 2, bands added 130, ids added 1, packed added 0, without text 0"
+        in result.output
+    )
     assert "changed meanwhile 0, failed 0" in result.output
     es.indices.refresh(index=index_name)
     props = es.indices.get_mapping(index=index_name).body[index_name]["mappings"]["properties"]
@@ -379,6 +386,7 @@ def test_backfill_adds_bands_from_the_stored_sketch(
         assert es.get(index=index_name, id=doc_id)["_source"][FINGERPRINT_FIELD] == {
             **old_shape(fp),
             **({"band": fp["band"]} if "band" in fp else {}),
+            "packed": fp["packed"],
             "id": encode_id(doc_id),
         }, doc_id
     assert "band" not in es.get(index=index_name, id="empty")["_source"][FINGERPRINT_FIELD]
@@ -386,7 +394,7 @@ def test_backfill_adds_bands_from_the_stored_sketch(
     assert "d3" in found
     again = CliRunner().invoke(main, ["backfill", "--index", index_name, "--es-url", es_url])
     assert again.exit_code == 0, again.output
-    assert "scanned 0, updated 0, bands added 0, ids added 0" in again.output
+    assert "scanned 0, updated 0, bands added 0, ids added 0, packed added 0" in again.output
 
 
 def test_backfill_band_updates_are_guarded(
