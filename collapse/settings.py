@@ -96,7 +96,7 @@ class Settings(BaseSettings):
     collapse_doc_values: bool = Field(
         True,
         description="Refills and the probe read hits from doc values, without _id or _source "
-        "(indices whose collapse_fp.minhash and collapse_fp.id have doc values); the page's "
+        "(indices whose collapse_fp.packed and collapse_fp.id have doc values); the page's "
         "representatives among refilled hits are fetched in full beside the probe.",
     )
     collapse_members: int = Field(5, ge=0, le=1000, description="Members listed per group.")
