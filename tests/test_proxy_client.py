@@ -47,6 +47,20 @@ def test_documents_are_got_by_their_exact_id(
     assert client.get(index=index_name, id=odd)["_source"] == {"n": 1}
     assert client.get_source(index=index_name, id=odd) == {"n": 1}
     assert client.exists(index=index_name, id=odd)
+    # A slash inside an id arrives encoded (%2F): one id, not two path segments.
+    slashed = "news/2026/a b"
+    es.index(index=index_name, id=slashed, document={"n": 2}, refresh=True)
+    assert client.get(index=index_name, id=slashed)["_id"] == slashed
+    assert client.get_source(index=index_name, id=slashed) == {"n": 2}
+    assert client.exists(index=index_name, id=slashed)
+    assert not client.exists(index=index_name, id="news/2026")
+    # The same path with literal slashes is no document endpoint: refused, nothing forwarded.
+    assert httpx.get(f"{client_url(client)}/{index_name}/_doc/news/2026").status_code == 403
+
+
+def client_url(client: Elasticsearch) -> str:
+    node = client.transport.node_pool.get()
+    return node.base_url
 
 
 def test_info_is_elasticsearchs_own_answer(es_url: str, proxy_url: str) -> None:
@@ -59,6 +73,20 @@ def test_info_is_elasticsearchs_own_answer(es_url: str, proxy_url: str) -> None:
         with pytest.raises(ApiError):
             Elasticsearch(proxy_url).info()
     assert httpx.head(f"{proxy_url}/").status_code == httpx.head(f"{es_url}/").status_code
+
+
+def test_expander_takes_an_id_with_a_slash(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    wire_story(es, index_name)
+    copy = es.get(index=index_name, id="c1")["_source"]
+    es.index(index=index_name, id="wire/c1", document=copy, refresh=True)
+    answer = httpx.post(
+        f"{proxy_url}/{index_name}/_collapse/wire%2Fc1", json={"query": SORTED["query"]}
+    )
+    assert answer.status_code == 200, answer.text
+    ids = [h["_id"] for h in answer.json()["hits"]["hits"]]
+    assert "c1" in ids and "wire/c1" not in ids  # its copies, not itself
 
 
 def test_expander_lists_the_near_duplicates_ranked(

@@ -12,7 +12,7 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from collapse.app import create_app
-from collapse.middleware.access import classify, key_matches
+from collapse.middleware.access import classify, key_matches, routing_path
 from collapse.settings import Settings
 from tests.conftest import ServerThread, free_port
 
@@ -193,6 +193,19 @@ def test_key_comparison() -> None:
 )
 def test_classification(method: str, path: str, kind: str) -> None:
     assert classify(method, path) == kind
+
+
+@pytest.mark.parametrize(
+    ("raw", "decoded", "seen"),
+    [
+        (b"/news/_doc/a%2Fb", "/news/_doc/a/b", "/news/_doc/a%2Fb"),
+        (b"/news/_doc/a%2fb%20c", "/news/_doc/a/b c", "/news/_doc/a%2Fb c"),
+        (b"/news/_doc/a/b", "/news/_doc/a/b", "/news/_doc/a/b"),
+        (b"/news/_doc/%C3%A9", "/news/_doc/\u00e9", "/news/_doc/\u00e9"),
+    ],
+)
+def test_an_encoded_slash_stays_inside_its_segment(raw: bytes, decoded: str, seen: str) -> None:
+    assert routing_path({"raw_path": raw, "path": decoded}) == seen
 
 
 def test_admin_passthrough_forwards_everything_unchanged(

@@ -88,6 +88,26 @@ def test_single_document_writes_store_the_indexers_fingerprint(
         assert {k: v for k, v in source.items() if k != FINGERPRINT_FIELD} == doc(seed)
 
 
+def test_ids_with_a_slash_are_written_read_and_deleted_whole(
+    es: Elasticsearch, writer: str, index: str
+) -> None:
+    client = Elasticsearch(writer, headers=AUTH, request_timeout=30)
+    doc_id = "site/2026/story 1"
+    try:
+        made = client.index(index=index, id=doc_id, document=doc(1), refresh=True)
+        assert made["_id"] == doc_id and made["result"] == "created"
+        assert client.create(index=index, id="b/2", document=doc(2))["_id"] == "b/2"
+        client.update(index=index, id="b/2", doc={"tag": "u"}, refresh=True)
+        assert client.get(index=index, id=doc_id)["_id"] == doc_id
+        assert stored(es, index, doc_id)[FINGERPRINT_FIELD] == expected_fp(doc(1), doc_id)
+        assert stored(es, index, "b/2")[FINGERPRINT_FIELD] == expected_fp(doc(2), "b/2")
+        assert stored(es, index, "b/2")["tag"] == "u"
+        assert client.delete(index=index, id=doc_id, refresh=True)["result"] == "deleted"
+        assert not es.exists(index=index, id=doc_id)
+    finally:
+        client.close()
+
+
 def test_explicit_ids_are_readable_from_doc_values_and_generated_ones_are_not(
     es: Elasticsearch, writer: str, index: str
 ) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hmac
 import re
+from urllib.parse import unquote
 
 from pydantic import SecretStr
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -85,6 +86,17 @@ def classify(method: str, path: str) -> str:
     return "other"
 
 
+def routing_path(scope: Scope) -> str:
+    """The request path as the allowlist sees it: decoded, except that a slash sent encoded
+    (``%2F``, as the official client sends an id such as ``a/b``) stays ``%2F`` inside its
+    segment instead of splitting it."""
+    raw = scope.get("raw_path")
+    if not raw or b"%2f" not in raw.lower():
+        return str(scope["path"])
+    text = raw.decode("latin-1").split("?", 1)[0]
+    return "/".join(unquote(part).replace("/", "%2F") for part in text.split("/"))
+
+
 def key_matches(given: bytes, expected: SecretStr) -> bool:
     """Constant-time comparison of a presented key with the configured one."""
     return hmac.compare_digest(given, expected.get_secret_value().encode("utf-8"))
@@ -108,7 +120,7 @@ class AccessControlMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        method, path = scope["method"], scope["path"]
+        method, path = scope["method"], routing_path(scope)
         kind = classify(method, path)
         if kind == "read" or (kind == "other" and self.admin_passthrough):
             await self.app(scope, receive, send)

@@ -31,11 +31,11 @@ async def count_index(index: str, request: Request) -> Response:
     return await forward(request, f"/{index}/_count")
 
 
-@router.api_route("/{index}/_doc/{doc_id}", methods=["GET", "HEAD"], summary="Get a document")
+@router.api_route("/{index}/_doc/{doc_id:path}", methods=["GET", "HEAD"], summary="Get a document")
 async def get_doc(index: str, doc_id: str, request: Request) -> Response:
     return await forward(request, f"/{index}/_doc/{quote(doc_id, safe='')}")
 
 
-@router.api_route("/{index}/_source/{doc_id}", methods=["GET", "HEAD"], summary="Get a source")
+@router.api_route("/{index}/_source/{doc_id:path}", methods=["GET", "HEAD"], summary="Get a source")
 async def get_source(index: str, doc_id: str, request: Request) -> Response:
     return await forward(request, f"/{index}/_source/{quote(doc_id, safe='')}")

@@ -68,7 +68,7 @@ def _verified(
 
 
 @router.api_route(
-    "/{index}/_collapse/{doc_id}",
+    "/{index}/_collapse/{doc_id:path}",
     methods=["GET", "POST"],
     summary="Near-duplicates of one document that match the query",
 )

@@ -264,20 +264,24 @@ async def index_auto_id(index: str, request: Request) -> Response:
 
 
 @router.api_route(
-    "/{index}/_doc/{doc_id}", methods=["PUT", "POST"], summary="Index a document, fingerprinted"
+    "/{index}/_doc/{doc_id:path}",
+    methods=["PUT", "POST"],
+    summary="Index a document, fingerprinted",
 )
 async def index_doc(index: str, doc_id: str, request: Request) -> Response:
     return await _document(request, index, _id_path(index, "_doc", doc_id), doc_id)
 
 
 @router.api_route(
-    "/{index}/_create/{doc_id}", methods=["PUT", "POST"], summary="Create a document, fingerprinted"
+    "/{index}/_create/{doc_id:path}",
+    methods=["PUT", "POST"],
+    summary="Create a document, fingerprinted",
 )
 async def create_doc(index: str, doc_id: str, request: Request) -> Response:
     return await _document(request, index, _id_path(index, "_create", doc_id), doc_id)
 
 
-@router.post("/{index}/_update/{doc_id}", summary="Partial update, fingerprint kept current")
+@router.post("/{index}/_update/{doc_id:path}", summary="Partial update, fingerprint kept current")
 async def update_doc(index: str, doc_id: str, request: Request) -> Response:
     path = _id_path(index, "_update", doc_id)
     body = await request.body()
@@ -318,6 +322,6 @@ async def update_doc(index: str, doc_id: str, request: Request) -> Response:
             return _answer(answer, outcome)
 
 
-@router.delete("/{index}/_doc/{doc_id}", summary="Delete a document (forwarded unchanged)")
+@router.delete("/{index}/_doc/{doc_id:path}", summary="Delete a document (forwarded unchanged)")
 async def delete_doc(index: str, doc_id: str, request: Request) -> Response:
     return await forward(request, _id_path(index, "_doc", doc_id))
