@@ -525,6 +525,8 @@ class CollapsedSearch:
         """(n,) bool: within ``max_distance`` of a representative, or sharing its exact key."""
         near = popcount64(simhash[:, None] ^ reps.simhash[None, :]) <= self.t.max_distance
         rep_keys = reps.key[reps.key >= 0]
+        if len(keys) * len(rep_keys) <= 1 << 16:  # a page's worth: a table beats isin's sort
+            return near.any(axis=1) | (keys[:, None] == rep_keys[None, :]).any(axis=1)
         return near.any(axis=1) | np.isin(keys, rep_keys)
 
     def _member(
