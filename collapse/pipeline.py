@@ -709,12 +709,43 @@ async def run(
             if s.failed is None and s.grouping is not None:
                 s.accept_probes(by_search.get(id(s), []))
 
+    async def probe_and_fill() -> tuple[object, list[SubResult]]:
+        """The probe and the fill in one ``_msearch`` (one round trip instead of two requests
+        at once: 3.8 vs 4.4 ms at p50 on the benchmark's copy-heavy queries), when the fill
+        may travel in one (no query string to pass on, as windows in ``send_windows``). A fill
+        that fails there, or the whole round past the budget, is sent again alone."""
+        if budget_ms is not None:
+            remaining = f"{max(int(left() * 1000), 1)}ms"
+            for _, sub in probes:
+                sub.body["timeout"] = remaining
+        together = [sub for _, sub in probes] + [
+            SubSearch(sub.index, sub.body, sub.header) for _, sub in fills
+        ]
+        try:
+            answers = await asyncio.wait_for(
+                executor.run_probes(together), timeout=max(left(), 0.001)
+            )
+        except TimeoutError as exc:
+            return exc, await executor.run([sub for _, sub in fills])
+        filled = answers[len(probes) :]
+        again = [i for i, result in enumerate(filled) if not result.ok]
+        if again:
+            redone = await executor.run([fills[i][1] for i in again])
+            for i, result in zip(again, redone, strict=True):
+                filled[i] = result
+        return answers[: len(probes)], filled
+
     # The fill travels beside the probe, and is never abandoned: the page needs its hits.
-    got = await asyncio.gather(
-        probe_round(probes), executor.run([sub for _, sub in fills]), return_exceptions=True
-    )
+    got: list[object]
+    if probes and fills and not executor.query:
+        got = list(await probe_and_fill())
+    else:
+        got = await asyncio.gather(
+            probe_round(probes), executor.run([sub for _, sub in fills]), return_exceptions=True
+        )
     if isinstance(got[1], BaseException):
         raise got[1]
+    assert isinstance(got[1], list)
     fill_results: dict[int, list[SubResult]] = {}
     for (s, _), result in zip(fills, got[1], strict=True):
         fill_results.setdefault(id(s), []).append(result)

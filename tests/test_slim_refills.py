@@ -98,6 +98,11 @@ def refills(read: str, search: str = "refill") -> float:
     return metrics.HIT_READS.labels(search, read)._value.get()
 
 
+def upstream(endpoint: str) -> float:
+    """Requests the proxy sent to Elasticsearch's ``endpoint`` (answered 200)."""
+    return metrics.UPSTREAM_REQUESTS.labels(endpoint=endpoint, status="200")._value.get()
+
+
 def search(proxy_url: str, index: str, body: dict[str, Any]) -> dict[str, Any]:
     answer = httpx.post(
         f"{proxy_url}/{index}/_search", json=body, params={"collapse_members": 50}, timeout=30
@@ -130,8 +135,13 @@ def test_refills_from_doc_values_answer_as_full_refills(
 
     before = refills("doc_values"), refills("refused"), refills("full")
     probes = refills("doc_values", "probe"), refills("full", "probe")
+    sent = upstream("_search"), upstream("_msearch")
     got = search(proxy_url, fast, QUERY)
+    # Window and refills one _search each; the probe and the fill of the representatives
+    # read from doc values travel together, as one _msearch.
+    assert upstream("_msearch") == sent[1] + 1
     assert refills("doc_values") > before[0]
+    assert upstream("_search") == sent[0] + 1 + refills("doc_values") - before[0]
     assert refills("refused") == before[1] and refills("full") == before[2]
     # The probe (B's copies beyond the window) read its candidates from doc values too.
     assert refills("doc_values", "probe") == probes[0] + 1
