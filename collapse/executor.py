@@ -157,11 +157,30 @@ class Executor:
         fails there is sent again alone, with them)."""
         return ("window", self.coalesce_key, tuple(sorted(self.user_headers.items())))
 
-    async def run_probes(self, searches: list[SubSearch]) -> list[SubResult]:
-        """Internal searches, with other requests' when the process has a coalescer."""
+    @property
+    def may_share(self) -> bool:
+        """Whether this request's own searches may travel in an ``_msearch`` with others: no
+        query string to pass on (it goes only with a search sent alone)."""
+        return not self.query
+
+    async def run_probes(
+        self, searches: list[SubSearch], riders: list[SubSearch] | None = None
+    ) -> list[SubResult]:
+        """Internal searches, with other requests' when the process has a coalescer.
+
+        ``riders``: searches of the user's own (the fill; only when :attr:`may_share`) sent in
+        the same ``_msearch``, one round trip instead of a second request at once (measured in
+        docs/proxy.md); each answered as its own ``_search`` would be (:meth:`send_windows`).
+        Answers in the order of ``searches`` then ``riders``."""
+        riders = riders or []
+        together = searches + [SubSearch(r.index, r.body, r.header) for r in riders]
         if self.coalescer is not None:
-            return await self.coalescer.run(("internal", self.coalesce_key), searches, self.send)
-        return await self.send(searches)
+            got = await self.coalescer.run(("internal", self.coalesce_key), together, self.send)
+        else:
+            got = await self.send(together)
+        if not riders:
+            return got
+        return got[: len(searches)] + await self._own_answers(riders, got[len(searches) :])
 
     async def send_windows(self, searches: list[SubSearch]) -> list[SubResult]:
         """Windows of several requests (none with a query string), as one ``_msearch``.
@@ -174,7 +193,12 @@ class Executor:
         """
         if len(searches) == 1:
             return [await self.search(searches[0])]
-        results = await self.msearch(searches)
+        return await self._own_answers(searches, await self.msearch(searches))
+
+    async def _own_answers(
+        self, searches: list[SubSearch], results: list[SubResult]
+    ) -> list[SubResult]:
+        """``_msearch`` items as each search's own ``_search`` would answer them."""
         again = [i for i, r in enumerate(results) if not r.ok]
         redone = await asyncio.gather(*(self.search(searches[i]) for i in again))
         for result in results:

@@ -678,8 +678,11 @@ async def run(
     probes = [(s, sub) for s in searches for sub in s.probe_requests()]
     fills = [(s, sub) for s in searches for sub in s.fill_requests()]
 
-    async def probe_round(pairs: list[tuple[CollapsedSearch, SubSearch]]) -> list[SubResult]:
-        """One probe (a plain _search) travels as a _search, several as one _msearch."""
+    async def probe_round(
+        pairs: list[tuple[CollapsedSearch, SubSearch]], riders: list[SubSearch] | None = None
+    ) -> list[SubResult]:
+        """One probe (a plain _search) travels as a _search, several as one _msearch, with the
+        ``riders`` (the fill: :meth:`Executor.run_probes`) after them."""
         if not pairs:
             return []
         if budget_ms is not None:
@@ -688,7 +691,7 @@ async def run(
             for _, sub in pairs:
                 sub.body["timeout"] = remaining
         return await asyncio.wait_for(
-            executor.run_probes([sub for _, sub in pairs]), timeout=max(left(), 0.001)
+            executor.run_probes([sub for _, sub in pairs], riders), timeout=max(left(), 0.001)
         )
 
     def accept(
@@ -709,39 +712,19 @@ async def run(
             if s.failed is None and s.grouping is not None:
                 s.accept_probes(by_search.get(id(s), []))
 
-    async def probe_and_fill() -> tuple[object, list[SubResult]]:
-        """The probe and the fill in one ``_msearch`` (one round trip instead of two requests
-        at once: 3.8 vs 4.4 ms at p50 on the benchmark's copy-heavy queries), when the fill
-        may travel in one (no query string to pass on, as windows in ``send_windows``). A fill
-        that fails there, or the whole round past the budget, is sent again alone."""
-        if budget_ms is not None:
-            remaining = f"{max(int(left() * 1000), 1)}ms"
-            for _, sub in probes:
-                sub.body["timeout"] = remaining
-        together = [sub for _, sub in probes] + [
-            SubSearch(sub.index, sub.body, sub.header) for _, sub in fills
-        ]
-        try:
-            answers = await asyncio.wait_for(
-                executor.run_probes(together), timeout=max(left(), 0.001)
-            )
-        except TimeoutError as exc:
-            return exc, await executor.run([sub for _, sub in fills])
-        filled = answers[len(probes) :]
-        again = [i for i, result in enumerate(filled) if not result.ok]
-        if again:
-            redone = await executor.run([fills[i][1] for i in again])
-            for i, result in zip(again, redone, strict=True):
-                filled[i] = result
-        return answers[: len(probes)], filled
-
-    # The fill travels beside the probe, and is never abandoned: the page needs its hits.
+    # The fill travels beside the probe (in its _msearch when it may), and is never abandoned:
+    # the page needs its hits. Past the budget the probe is given up and the fill sent alone.
+    fill_subs = [sub for _, sub in fills]
     got: list[object]
-    if probes and fills and not executor.query:
-        got = list(await probe_and_fill())
+    if probes and fills and executor.may_share:
+        try:
+            answers = await probe_round(probes, fill_subs)
+            got = [answers[: len(probes)], answers[len(probes) :]]
+        except TimeoutError as exc:
+            got = [exc, await executor.run(fill_subs)]
     else:
         got = await asyncio.gather(
-            probe_round(probes), executor.run([sub for _, sub in fills]), return_exceptions=True
+            probe_round(probes), executor.run(fill_subs), return_exceptions=True
         )
     if isinstance(got[1], BaseException):
         raise got[1]
