@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import itertools
 import random
 import time
 from collections.abc import Mapping
-from http.cookiejar import CookieJar
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -88,15 +88,31 @@ def forwarded_response_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.lower() in FORWARDED_RESPONSE_HEADERS}
 
 
-class _NoCookies(CookieJar):
-    """A cookie jar that keeps nothing: a cookie of one user's answer must never reach another's
-    request through the shared client."""
+class _NoCookies(httpx.Cookies):
+    """Cookies that are never kept nor sent: a cookie of one user's answer must never reach
+    another's request through the shared client."""
 
-    def extract_cookies(self, response: Any, request: Any) -> None:
+    def extract_cookies(self, response: httpx.Response) -> None:
         return None
 
-    def add_cookie_header(self, request: Any) -> None:
+    def set_cookie_header(self, request: httpx.Request) -> None:
         return None
+
+
+class _SharedClient(httpx.AsyncClient):
+    """The process's one ``httpx.AsyncClient``: it has no cookies (:class:`_NoCookies`), so
+    httpx skips its cookie bookkeeping on every request and answer (measured with the cached
+    URLs of :class:`Upstream`: 0.1-0.15 ms less client CPU per round trip, docs/proxy.md)."""
+
+    _no_cookies = _NoCookies()
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return self._no_cookies
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        raise TypeError("the proxy's shared client keeps no cookies")
 
 
 def _never_sent(exc: httpx.ConnectTimeout) -> bool:
@@ -152,13 +168,14 @@ class Upstream:
             max_connections=settings.es_max_connections,
             max_keepalive_connections=settings.es_max_connections,
         )
-        self.client = httpx.AsyncClient(
+        self.client = _SharedClient(
             transport=AiohttpTransport(limits=limits, client=_session_factory(limits)),
             timeout=httpx.Timeout(settings.es_timeout, connect=settings.es_connect_timeout),
             limits=limits,
             headers={"accept-encoding": "identity"},
-            cookies=_NoCookies(),
         )
+        #: Parsed URLs of the paths asked lately: parsing one costs more than the lookup.
+        self._url = functools.lru_cache(maxsize=1024)(httpx.URL)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -178,7 +195,7 @@ class Upstream:
             headers["authorization"] = auth
         return await self.client.request(
             method,
-            self._node_base[node] + path,
+            self._url(self._node_base[node] + path),
             params=params or None,  # an empty list would still re-parse the URL
             content=content,
             headers=headers,

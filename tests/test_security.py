@@ -285,3 +285,51 @@ def test_secrets_never_appear_in_logs_or_answers(es_url: str, filled_index: str)
         for answer in answers:
             assert secret not in answer.text
     assert "[REDACTED]" in logged
+
+
+class _CookieSettingNode:
+    """A loopback HTTP server standing for a node behind a cookie-setting load balancer: every
+    answer sets a session cookie; the Cookie header of every request is recorded."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        seen: list[str | None] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append(self.headers.get("cookie"))
+                body = b'{"took":1,"hits":{"total":{"value":0,"relation":"eq"},"hits":[]}}'
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("x-elastic-product", "Elasticsearch")
+                self.send_header("set-cookie", f"session=user-{len(seen)}; Path=/")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+        self.seen = seen
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_cookie_set_for_one_request_never_reaches_another() -> None:
+    node = _CookieSettingNode()
+    try:
+        with ServerThread(create_app(Settings(es_url=[node.url]))) as server:
+            for _ in range(3):
+                answer = httpx.get(f"{server.url}/_search", params={"collapse": "false"})
+                assert answer.status_code == 200
+                assert "set-cookie" not in answer.headers
+    finally:
+        node.close()
+    assert node.seen == [None, None, None], "the shared client sent a cookie it was given"
