@@ -22,6 +22,7 @@ Hits without a fingerprint (``present`` False) are singletons.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,7 @@ __all__ = [
     "group",
     "matched_band",
     "matched_block",
+    "verified_pairs",
     "window_pairs",
 ]
 
@@ -132,6 +134,42 @@ def verify(
     sim[key_eq] = np.where(near[key_eq], sim[key_eq], 1.0)
     ok = key_eq | (near & (sim >= t.min_similarity))
     return ok, ham, sim
+
+
+@functools.lru_cache(maxsize=64)
+def _below_diagonal(n: int) -> np.ndarray:
+    """(n, n) bool, True where j < i (read-only: shared between calls)."""
+    mask = np.tri(n, n, -1, dtype=bool)
+    mask.flags.writeable = False
+    return mask
+
+
+def verified_pairs(
+    a: Prints, b: Prints, t: Thresholds, earlier_only: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair (a[i], b[j]) that verifies, as (i, j, hamming, similarity) in row-major order
+    (by i, then j); ``earlier_only`` (``a`` is ``b``, a window): only pairs with j < i.
+
+    The same test as :func:`verify` over the whole (len(a), len(b)) table at once: for the
+    small sets of a first window or a page's probe, a handful of array operations instead of
+    building pair lists first."""
+    ham = popcount64(a.simhash[:, None] ^ b.simhash[None, :])
+    near = (ham <= t.max_distance) & _long(a, t)[:, None] & _long(b, t)[None, :]
+    # Exact keys: only fingerprinted, non-empty documents' (-1 and -2 never meet).
+    key_a = np.where(a.present & (a.token_count > 0), a.key, -1)
+    key_b = np.where(b.present & (b.token_count > 0), b.key, -2)
+    key_eq = (key_a[:, None] == key_b[None, :]) & (key_a >= 0)[:, None]
+    candidate = near | key_eq
+    if earlier_only:
+        candidate &= _below_diagonal(len(a))
+    i, j = np.nonzero(candidate)
+    close, same = near[i, j], key_eq[i, j]
+    sim = same.astype(np.float64)
+    if close.any():
+        sim[close] = similarity(a.minhash[i[close]], b.minhash[j[close]])
+    ok = same | (close & (sim >= t.min_similarity))
+    i, j = i[ok], j[ok]
+    return i, j, ham[i, j].astype(np.int64), sim[ok]
 
 
 def window_pairs(
@@ -241,6 +279,10 @@ def _group_by_pairs(
 ) -> None:
     """Group hits ``start:`` from their candidate pairs (see :func:`group`)."""
     n = len(p)
+    if start == 0 and n * (n - 1) // 2 <= min(_BATCH_PAIRS, _PAIRS_PER_HIT * n):
+        # A first window too small to ever be claimed by representative: every pair at once.
+        _join(rep, ham, sim, *verified_pairs(p, p, t, earlier_only=True))
+        return
     ci, cj = window_pairs(p, t, start, earlier)
     if not len(ci):
         return
@@ -331,12 +373,27 @@ def _join_verified_pairs(
     if not len(ci):
         return
     order = np.lexsort((cj, ci))
-    # In rank order of the later hit, then of the earlier: the first pair of a hit whose
-    # earlier hit is still a representative is its best-ranked verified representative
-    # (earlier hits are settled before it). A few hundred pairs at most: plain ints.
+    _join(rep, ham, sim, ci[order], cj[order], h[order], s[order])
+
+
+def _join(
+    rep: np.ndarray,
+    ham: np.ndarray,
+    sim: np.ndarray,
+    ci: np.ndarray,
+    cj: np.ndarray,
+    h: np.ndarray,
+    s: np.ndarray,
+) -> None:
+    """Each hit joins its best-ranked verified representative, from verified pairs (ci, cj)
+    sorted by the later hit, then by the earlier: the first pair of a hit whose earlier hit is
+    still a representative is the one (earlier hits are settled before it). A few hundred
+    pairs at most: plain ints."""
+    if not len(ci):
+        return
     is_rep = (rep == np.arange(len(rep))).tolist()  # settled members are already taken
     joined = -1
-    for k, i, j in zip(order.tolist(), ci[order].tolist(), cj[order].tolist(), strict=True):
+    for k, i, j in zip(range(len(ci)), ci.tolist(), cj.tolist(), strict=True):
         if i != joined and is_rep[j]:
             rep[i], ham[i], sim[i] = j, h[k], s[k]
             is_rep[i] = False
@@ -397,16 +454,9 @@ def assign(cand: Prints, reps: Prints, t: Thresholds) -> tuple[np.ndarray, np.nd
     sim = np.zeros(m, dtype=np.float64)
     if not m or not k:
         return best, ham, sim
-    i = np.repeat(np.arange(m), k)
-    j = np.tile(np.arange(k), m)
-    ok, h, s = verify(cand, i, reps, j, t)
-    ok = ok.reshape(m, k)
-    found = ok.any(axis=1)
-    first = ok.argmax(axis=1)
-    flat = np.arange(m) * k + first
-    best[found] = first[found]
-    ham[found] = h[flat[found]]
-    sim[found] = s[flat[found]]
+    i, j, h, s = verified_pairs(cand, reps, t)
+    first = np.r_[True, i[1:] != i[:-1]] if len(i) else np.zeros(0, dtype=bool)
+    best[i[first]], ham[i[first]], sim[i[first]] = j[first], h[first], s[first]
     return best, ham, sim
 
 

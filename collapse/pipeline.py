@@ -488,18 +488,21 @@ class CollapsedSearch:
                 self.probe_truncated = True
             for h in got:
                 cands.setdefault(key(h), h)
-        version = self.decoded.params.version if self.decoded.params else None
-        reps = self.grouping.representatives
-        rep_prints = self.decoded.prints.take(reps)
         hits = list(cands.values())
+        if not hits or not self.page:
+            self.collapse_ns += time.perf_counter_ns() - t0
+            return
+        version = self.decoded.params.version if self.decoded.params else None
+        # A candidate counts for the best-ranked representative it verifies against: ones
+        # ranked below the page's last cannot change where a page's candidate goes.
+        reps = self.grouping.representatives
+        reps = reps[reps <= self.page[-1] + self.n_prior]
+        rep_prints = self.decoded.prints.take(reps)
         got: Decoded | None = None
-        if hits and all(SLIM_KEY in h for h in hits):
-            # Read from doc values: all decode in one call; then keep those that can verify.
+        if all(SLIM_KEY in h for h in hits):
+            # Read from doc values: all decode in one call (verification tests them all at once).
             got = decode(hits, self.settings.collapse_min_tokens, version)
-            rows = np.flatnonzero(self._may_verify(got.prints.simhash, got.prints.key, rep_prints))
-            got = Decoded(got.prints.take(rows), got.params)
-            hits = [hits[i] for i in rows.tolist()]
-        elif hits:
+        else:
             # Only candidates within max_distance of a representative, or sharing an exact key
             # with one, can verify: decode the MinHash of those alone (most share a band by
             # chance).
@@ -571,12 +574,16 @@ class CollapsedSearch:
         sorted_request = "sort" in self.body
         shown: list[DocKey] = list(self.prior_keys)
         rep_keys = [key(self.hits[w]) for w in self.collapsed]
+        folded_behind: dict[int, list[int]] = {}  # representative -> its members, in rank order
+        for m, r in enumerate(g.rep.tolist()):
+            if m != r:
+                folded_behind.setdefault(r, []).append(m)
         for pos, w in enumerate(self.collapsed[: self.start + self.size]):
             if pos < self.start:
                 continue
             hit = self.hits[w]
             gi = w + self.n_prior
-            in_window = g.members(gi)
+            in_window = folded_behind.get(gi, [])
             members = [  # entries only for what is listed: a group may fold hundreds
                 self._member(
                     self.hits[m - self.n_prior],
@@ -587,7 +594,7 @@ class CollapsedSearch:
                     m,
                     "window",
                 )
-                for m in in_window[: self.ctl.members].tolist()
+                for m in in_window[: self.ctl.members]
             ]
             beyond = self.found.get(w, _Members())
             folded = len(in_window) + beyond.count

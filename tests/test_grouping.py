@@ -5,6 +5,7 @@ from __future__ import annotations
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,6 +146,17 @@ def test_grouping_is_prefix_stable(values: list[int], k: int) -> None:
     assert members_verify.all()
 
 
+def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> bool:
+    """Whether a[i] and b[r] verify, by scalar comparisons (no shortcut)."""
+    long_enough = min(a.token_count[i], b.token_count[r]) >= max(t.min_tokens, 1)
+    both = a.present[i] and b.present[r]
+    same_key = both and a.key[i] >= 0 and a.key[i] == b.key[r] and a.token_count[i] > 0
+    d = bin(int(a.simhash[i]) ^ int(b.simhash[r])).count("1")
+    s = float(similarity(a.minhash[i], b.minhash[r]))  # the second hash's estimate
+    close = both and long_enough and d <= t.max_distance and s >= t.min_similarity
+    return bool(same_key or close)
+
+
 def _rule_literally(p: Prints, t: Thresholds) -> list[int]:
     """The rule as written, one hit at a time: join the best-ranked representative that
     verifies, else found a group (scalar comparisons, no shortcut)."""
@@ -153,13 +165,7 @@ def _rule_literally(p: Prints, t: Thresholds) -> list[int]:
     for i in range(len(p)):
         joined = -1
         for r in reps:
-            long_enough = min(p.token_count[i], p.token_count[r]) >= max(t.min_tokens, 1)
-            both = p.present[i] and p.present[r]
-            same_key = both and p.key[i] >= 0 and p.key[i] == p.key[r] and p.token_count[i] > 0
-            d = bin(int(p.simhash[i]) ^ int(p.simhash[r])).count("1")
-            s = float(similarity(p.minhash[i], p.minhash[r]))  # the second hash's estimate
-            close = both and long_enough and d <= t.max_distance and s >= t.min_similarity
-            if same_key or close:
+            if _verifies_literally(p, i, p, r, t):
                 joined = r
                 break
         if joined < 0:
@@ -226,3 +232,49 @@ def test_group_applies_the_rule_exactly(
     assert extended.rep.tolist() == whole.rep.tolist()
     assert extended.hamming.tolist() == whole.hamming.tolist()
     assert extended.similarity.tolist() == whole.similarity.tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 63), st.integers(0, 3), st.integers(0, 2), st.booleans()),
+        min_size=2,
+        max_size=40,
+    ),
+    st.integers(1, 39),
+    st.integers(0, 30),
+    st.sampled_from([0.0, 0.5, 0.9]),
+)
+def test_assign_credits_the_literal_best_ranked_representative(
+    hits: list[tuple[int, int, int, bool]], k: int, d: int, s: float
+) -> None:
+    """Candidates beyond the window (the probe's) against representatives: each is credited to
+    the first representative it verifies against, with that pair's distance and similarity."""
+    rng = np.random.default_rng(len(hits) * 17 + d)
+    centres = [flip(BASE, range(c * 16, c * 16 + 7)) for c in range(4)]
+    families = [rng.integers(0, 2**16, 64, dtype=np.uint16) for _ in range(3)]
+    simhashes, sketches, keys, tokens, present = [], [], [], [], []
+    for offset, centre, family, short in hits:
+        simhashes.append(
+            flip(centres[centre], [b % 64 for b in range(offset, offset + offset % 12)])
+        )
+        sketch = families[family].copy()
+        sketch[: offset % 40] = rng.integers(0, 2**16, offset % 40, dtype=np.uint16)
+        sketches.append(sketch)
+        keys.append(family if offset % 5 == 0 else 1000 + len(keys))
+        tokens.append(10 if short else 200)
+        present.append(offset % 17 != 0)
+    p = prints(simhashes, sketches=sketches, keys=keys, tokens=tokens, present=present)
+    k = min(k, len(p) - 1)
+    reps, cand = p.take(np.arange(k)), p.take(np.arange(k, len(p)))
+    t = Thresholds(max_distance=d, min_similarity=s, min_tokens=50)
+    best, ham, sim = assign(cand, reps, t)
+    for c in range(len(cand)):
+        want = next((r for r in range(k) if _verifies_literally(cand, c, reps, r, t)), -1)
+        assert best[c] == want
+        if want >= 0:
+            assert ham[c] == bin(int(cand.simhash[c]) ^ int(reps.simhash[want])).count("1")
+            if cand.key[c] != reps.key[want]:  # verified by distance and similarity
+                assert sim[c] == pytest.approx(
+                    float(similarity(cand.minhash[c], reps.minhash[want]))
+                )

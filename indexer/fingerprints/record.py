@@ -32,6 +32,7 @@ from doc values alone. Not part of the version, ignored when reading.
 from __future__ import annotations
 
 import base64
+import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,7 +77,9 @@ def encode_id(doc_id: str) -> str:
 
 def decode_id(value: str) -> str:
     """The ``_id`` a ``collapse_fp.id`` value stands for (inverse of :func:`encode_id`)."""
-    return base64.b64decode(value, validate=True).decode("utf-8")
+    if not isinstance(value, str):
+        raise TypeError(f"a collapse_fp.id value is a base64 string, not {type(value).__name__}")
+    return binascii.a2b_base64(value.encode("ascii"), strict_mode=True).decode("utf-8")
 
 
 def unpack_minhash(data: str, bits: int) -> np.ndarray:
@@ -384,7 +387,10 @@ def decode_many(
         if not doc or doc.get("version") != version:
             continue
         try:
-            blob = base64.b64decode(doc["minhash"], validate=True)
+            sketch = doc["minhash"]
+            if not isinstance(sketch, str):
+                continue
+            blob = binascii.a2b_base64(sketch.encode("ascii"), strict_mode=True)
             if len(blob) != nbytes:
                 continue
             simhash[i] = int(doc["simhash"])
