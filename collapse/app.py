@@ -63,11 +63,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     json_logging.configure(settings, settings.collapse_log_level.upper())
     middleware.install(app, settings)
+    # Searches first: routes are tried in order, and they are what the proxy serves most (no
+    # other route's path ends in /_search: an index named "static" is searched, not served).
+    app.include_router(search.router)
     app.include_router(health.router)
     app.include_router(page.router)  # the search page at / (before documents' root route)
 
     app.include_router(lookup.router)  # before the expander: /_collapse/lookup is no doc id
-    app.include_router(search.router)
     app.include_router(expander.router)
     app.include_router(write.router)  # writes with the API key, fingerprinted
     app.include_router(documents.router)

@@ -511,16 +511,17 @@ class CollapsedSearch:
             hits = [h for h, m in zip(hits, maybe, strict=True) if m]
             got = decode(hits, self.settings.collapse_min_tokens, version) if hits else None
         if hits and got is not None:
-            best, ham, sim = assign(got.prints, rep_prints, self.t)
+            best, ham, sim = (a.tolist() for a in assign(got.prints, rep_prints, self.t))
             on_page = {w + self.n_prior for w in self.page}
+            rep_rows = reps.tolist()
             for c, b in enumerate(best):
-                if b < 0 or int(reps[b]) not in on_page:
+                if b < 0 or rep_rows[b] not in on_page:
                     continue
-                w = int(reps[b]) - self.n_prior
+                w = rep_rows[b] - self.n_prior
                 found = self.found.setdefault(w, _Members())
                 found.count += 1
                 found.entries.append(
-                    self._member(hits[c], int(ham[c]), float(sim[c]), int(reps[b]), got, c, "probe")
+                    self._member(hits[c], ham[c], sim[c], rep_rows[b], got, c, "probe")
                 )
         self.collapse_ns += time.perf_counter_ns() - t0
 
