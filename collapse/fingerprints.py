@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from collapse.grouping import Prints
-from indexer.fingerprints.bands import band_keys
+from indexer.fingerprints.bands import packed_band_keys
+from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.packed import unpack_many
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import decode_many
@@ -120,13 +121,20 @@ def _from_objects(fps: list[dict[str, Any] | None], params: FingerprintParams) -
     return Prints(arrays.simhash, arrays.minhash, keys, arrays.token_count, arrays.present.copy())
 
 
-def exact_key_of(hit: Hit, params: FingerprintParams | None) -> str:
-    """A hit's exact key as stored in ``collapse_fp.exact_key`` ("" when it has none)."""
-    if SLIM_KEY in hit:
+def exact_keys_of(hits: list[Hit], params: FingerprintParams | None) -> list[str]:
+    """Each hit's exact key as stored in ``collapse_fp.exact_key`` ("" when it has none); the
+    packed values of hits read from doc values are decoded in one call."""
+    keys = [str((fp_of(hit) or {}).get("exact_key") or "") for hit in hits]
+    slim_rows = [i for i, hit in enumerate(hits) if SLIM_KEY in hit]
+    if slim_rows:
         if params is None:
-            return ""
-        return unpack_many([hit[SLIM_KEY]], params).exact_key_hex(0)
-    return str((fp_of(hit) or {}).get("exact_key") or "")
+            for i in slim_rows:
+                keys[i] = ""
+        else:
+            unpacked = unpack_many([hits[i][SLIM_KEY] for i in slim_rows], params)
+            for k, i in enumerate(slim_rows):
+                keys[i] = unpacked.exact_key_hex(k)
+    return keys
 
 
 def simhash_and_keys(hits: list[Hit]) -> tuple[np.ndarray, np.ndarray]:
@@ -166,7 +174,9 @@ def probe_keys(
     A hit read from doc values carries neither: its bands are derived from its decoded sketch
     (``minhash``, values of ``bits`` bits), as the indexer derived the stored ones."""
     if SLIM_KEY in hit and minhash is not None:
-        return [(BAND_FIELD, key) for key in band_keys(minhash[None, :], bits)[0]]
+        le = np.dtype(value_dtype(bits)).newbyteorder("<")
+        packed = np.ascontiguousarray(minhash, dtype=le).tobytes()
+        return [(BAND_FIELD, key) for key in packed_band_keys(packed, bits)]
     bands = (fp_of(hit) or {}).get("band")
     if isinstance(bands, list) and bands:
         return [(BAND_FIELD, str(b)) for b in bands]

@@ -26,7 +26,7 @@ from collapse.fingerprints import (
     SLIM_KEY,
     Decoded,
     decode,
-    exact_key_of,
+    exact_keys_of,
     probe_keys,
     simhash_and_keys,
 )
@@ -404,18 +404,17 @@ class CollapsedSearch:
             self.probe_truncated = True
             return []
         terms: list[list[tuple[str, str]]] = []
-        keys: list[str] = []
         prints = self.decoded.prints
         bits = self.decoded.params.minhash_bits if self.decoded.params else 0
-        for w in self.page:
+        fingerprinted = [w for w in self.page if prints.present[w + self.n_prior]]
+        keys = exact_keys_of([self.hits[w] for w in fingerprinted], self.decoded.params)
+        blocks = self.decoded.blocks
+        for w in fingerprinted:
             row = w + self.n_prior
-            if prints.present[row]:
-                hit = self.hits[w]
-                keys.append(exact_key_of(hit, self.decoded.params))
-                # A short document groups by exact key only: its other keys would only
-                # bring candidates that cannot verify.
-                if prints.token_count[row] >= self.t.min_tokens:
-                    terms.append(probe_keys(hit, self.decoded.blocks, prints.minhash[row], bits))
+            # A short document groups by exact key only: its other keys would only bring
+            # candidates that cannot verify.
+            if prints.token_count[row] >= self.t.min_tokens:
+                terms.append(probe_keys(self.hits[w], blocks, prints.minhash[row], bits))
         if not any(terms) and not any(keys):
             return []
         seen = self.prior_keys + [key(h) for h in self.hits]

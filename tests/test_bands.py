@@ -439,3 +439,15 @@ def test_backfill_counts_an_unreadable_sketch_as_failed(es: Elasticsearch, index
     es.indices.refresh(index=index_name)
     s = backfill_module.backfill(es, index_name)
     assert (s.scanned, s.banded, s.failed) == (1, 0, 1)
+
+
+@pytest.mark.parametrize("bits", [8, 16, 32])
+def test_a_hit_read_from_doc_values_is_probed_by_the_bands_the_indexer_stores(bits: int) -> None:
+    """Its bands are derived from the decoded sketch, and must be the stored ones."""
+    from collapse.fingerprints import SLIM_KEY, probe_keys
+    from indexer.fingerprints.bands import band_keys
+
+    rng = np.random.default_rng(bits)
+    sketch = rng.integers(0, 2**bits, 128, dtype=np.uint64).astype(f"uint{bits}")
+    derived = [key for _, key in probe_keys({SLIM_KEY: "packed"}, 8, sketch, bits)]
+    assert derived == band_keys(sketch[None, :], bits)[0]

@@ -77,9 +77,8 @@ def encode_id(doc_id: str) -> str:
 
 def decode_id(value: str) -> str:
     """The ``_id`` a ``collapse_fp.id`` value stands for (inverse of :func:`encode_id`)."""
-    if not isinstance(value, str):
-        raise TypeError(f"a collapse_fp.id value is a base64 string, not {type(value).__name__}")
-    return binascii.a2b_base64(value.encode("ascii"), strict_mode=True).decode("utf-8")
+    # binascii takes the ASCII str itself (anything else: TypeError; non-ASCII: ValueError)
+    return binascii.a2b_base64(value, strict_mode=True).decode("utf-8")
 
 
 def unpack_minhash(data: str, bits: int) -> np.ndarray:
@@ -390,7 +389,7 @@ def decode_many(
             sketch = doc["minhash"]
             if not isinstance(sketch, str):
                 continue
-            blob = binascii.a2b_base64(sketch.encode("ascii"), strict_mode=True)
+            blob = binascii.a2b_base64(sketch, strict_mode=True)
             if len(blob) != nbytes:
                 continue
             simhash[i] = int(doc["simhash"])
