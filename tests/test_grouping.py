@@ -175,13 +175,36 @@ def _rule_literally(p: Prints, t: Thresholds) -> list[int]:
     return out
 
 
+#: Random windows: (offset, centre, family, short) per hit (see :func:`_random_window`).
+HITS = st.lists(
+    st.tuples(st.integers(0, 63), st.integers(0, 3), st.integers(0, 2), st.booleans()),
+    min_size=1,
+    max_size=40,
+)
+
+
+def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
+    """SimHash clusters around a few centres, three sketch families, repeated exact keys,
+    short and unfingerprinted hits among them."""
+    rng = np.random.default_rng(seed)
+    centres = [flip(BASE, range(c * 16, c * 16 + 7)) for c in range(4)]
+    families = [rng.integers(0, 2**16, 64, dtype=np.uint16) for _ in range(3)]
+    simhashes, sketches, keys, tokens, present = [], [], [], [], []
+    for offset, centre, family, short in hits:
+        bits = [b % 64 for b in range(offset, offset + offset % 12)]
+        simhashes.append(flip(centres[centre], bits))
+        sketch = families[family].copy()
+        sketch[: offset % 40] = rng.integers(0, 2**16, offset % 40, dtype=np.uint16)
+        sketches.append(sketch)
+        keys.append(family if offset % 5 == 0 else 1000 + len(keys))
+        tokens.append(10 if short else 200)
+        present.append(offset % 17 != 0)
+    return prints(simhashes, sketches=sketches, keys=keys, tokens=tokens, present=present)
+
+
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.integers(0, 63), st.integers(0, 3), st.integers(0, 2), st.booleans()),
-        min_size=1,
-        max_size=40,
-    ),
+    HITS,
     st.integers(0, 30),
     st.sampled_from([0.0, 0.5, 0.9]),
     st.sampled_from([0, 10**9]),
@@ -201,20 +224,7 @@ def test_group_applies_the_rule_exactly(
     """Against the literal rule on random windows: SimHash clusters around a few centres, three
     sketch families, repeated exact keys, short and unfingerprinted hits among them. Also when
     the window grows by a refill: its first ``split`` hits grouped before the rest."""
-    rng = np.random.default_rng(len(hits) * 31 + d)
-    centres = [flip(BASE, range(c * 16, c * 16 + 7)) for c in range(4)]
-    families = [rng.integers(0, 2**16, 64, dtype=np.uint16) for _ in range(3)]
-    simhashes, sketches, keys, tokens, present = [], [], [], [], []
-    for offset, centre, family, short in hits:
-        bits = [b % 64 for b in range(offset, offset + offset % 12)]
-        simhashes.append(flip(centres[centre], bits))
-        sketch = families[family].copy()
-        sketch[: offset % 40] = rng.integers(0, 2**16, offset % 40, dtype=np.uint16)
-        sketches.append(sketch)
-        keys.append(family if offset % 5 == 0 else 1000 + len(keys))
-        tokens.append(10 if short else 200)
-        present.append(offset % 17 != 0)
-    p = prints(simhashes, sketches=sketches, keys=keys, tokens=tokens, present=present)
+    p = _random_window(hits, seed=len(hits) * 31 + d)
     t = Thresholds(max_distance=d, min_similarity=s, min_tokens=50)
     # From candidate pairs: all at once, representative by representative, or the first
     # ``claim_reps`` of them one by one and the rest at once; or taking copies in turn (when
@@ -236,11 +246,7 @@ def test_group_applies_the_rule_exactly(
 
 @settings(max_examples=150, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.integers(0, 63), st.integers(0, 3), st.integers(0, 2), st.booleans()),
-        min_size=2,
-        max_size=40,
-    ),
+    HITS.filter(lambda hits: len(hits) >= 2),
     st.integers(1, 39),
     st.integers(0, 30),
     st.sampled_from([0.0, 0.5, 0.9]),
@@ -250,21 +256,7 @@ def test_assign_credits_the_literal_best_ranked_representative(
 ) -> None:
     """Candidates beyond the window (the probe's) against representatives: each is credited to
     the first representative it verifies against, with that pair's distance and similarity."""
-    rng = np.random.default_rng(len(hits) * 17 + d)
-    centres = [flip(BASE, range(c * 16, c * 16 + 7)) for c in range(4)]
-    families = [rng.integers(0, 2**16, 64, dtype=np.uint16) for _ in range(3)]
-    simhashes, sketches, keys, tokens, present = [], [], [], [], []
-    for offset, centre, family, short in hits:
-        simhashes.append(
-            flip(centres[centre], [b % 64 for b in range(offset, offset + offset % 12)])
-        )
-        sketch = families[family].copy()
-        sketch[: offset % 40] = rng.integers(0, 2**16, offset % 40, dtype=np.uint16)
-        sketches.append(sketch)
-        keys.append(family if offset % 5 == 0 else 1000 + len(keys))
-        tokens.append(10 if short else 200)
-        present.append(offset % 17 != 0)
-    p = prints(simhashes, sketches=sketches, keys=keys, tokens=tokens, present=present)
+    p = _random_window(hits, seed=len(hits) * 17 + d)
     k = min(k, len(p) - 1)
     reps, cand = p.take(np.arange(k)), p.take(np.arange(k, len(p)))
     t = Thresholds(max_distance=d, min_similarity=s, min_tokens=50)
