@@ -1,0 +1,114 @@
+"""Interleaved A/B of two code trees of the proxy: what decides a change on a noisy machine.
+
+Runs of ``bench/proxy_latency.py`` taken minutes apart differ by more than most changes are
+worth (docs/proxy.md: 1.3 ms at p50 between runs of one code on one day). Here both trees are
+served at once (``python -m collapse``, one worker each, access log on, as deployed) and one
+client alternates between them query by query, the order flipping every query, with a direct
+Elasticsearch call beside each pair: whatever the machine does falls on both alike. The
+queries are the benchmark's (``size`` 10 on the ``bench-proxy`` index, which
+``bench/proxy_latency.py`` builds). All traffic stays on 127.0.0.1.
+
+    git worktree add /tmp/before <commit>
+    .venv/bin/python bench/ab.py /tmp/before . [--rounds 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+from elasticsearch import Elasticsearch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from proxy_latency import INDEX, queries
+
+
+def serve(tree: Path, port: int, es_url: str) -> subprocess.Popen[bytes]:
+    """The proxy of one code tree on ``port``, ready to answer."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collapse", "--port", str(port), "--log-level", "info"],
+        cwd=tree,
+        env={**os.environ, "ES_URL": es_url, "PYTHONPATH": str(tree)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError(f"the proxy of {tree} did not start")
+
+
+async def measure(urls: dict[str, str], bodies: list[bytes], rounds: int) -> dict[str, list[float]]:
+    """Milliseconds per request for each of ``urls``, taken in turn for every query."""
+    headers = {"content-type": "application/json"}
+    latencies: dict[str, list[float]] = {name: [] for name in urls}
+    async with httpx.AsyncClient(timeout=60) as client:
+        for body in bodies[:50]:  # warm-up: connections, caches, JIT
+            for url in urls.values():
+                await client.post(url, content=body, headers=headers)
+        for r in range(rounds):
+            for i, body in enumerate(bodies):
+                names = ["direct", "A", "B"] if (i + r) % 2 else ["direct", "B", "A"]
+                for name in names:
+                    began = time.perf_counter()
+                    answer = await client.post(urls[name], content=body, headers=headers)
+                    latencies[name].append((time.perf_counter() - began) * 1000)
+                    answer.raise_for_status()
+    return latencies
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("tree_a", type=Path, help="code tree A (e.g. a worktree of the old commit)")
+    ap.add_argument("tree_b", type=Path, help="code tree B")
+    ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
+    ap.add_argument("--rounds", type=int, default=4, help="passes over the 400 queries")
+    ap.add_argument("--port", type=int, default=8610, help="A's port; B's is the next")
+    args = ap.parse_args()
+    bodies = [
+        json.dumps({"query": q, "size": 10}).encode()
+        for q in queries(Elasticsearch(args.es_url), 400)
+    ]
+    procs = [
+        serve(args.tree_a.resolve(), args.port, args.es_url),
+        serve(args.tree_b.resolve(), args.port + 1, args.es_url),
+    ]
+    try:
+        urls = {
+            "direct": f"{args.es_url}/{INDEX}/_search",
+            "A": f"http://127.0.0.1:{args.port}/{INDEX}/_search",
+            "B": f"http://127.0.0.1:{args.port + 1}/{INDEX}/_search",
+        }
+        latencies = asyncio.run(measure(urls, bodies, args.rounds))
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=10)
+    direct = np.array(latencies["direct"])
+    print(f"{len(direct)} requests each; A = {args.tree_a}, B = {args.tree_b}")
+    print("| | p50 ms | p90 ms | p99 ms | Δp50 vs direct | Δp99 vs direct |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in ("direct", "A", "B"):
+        v = np.array(latencies[name])
+        p50, p90, p99 = np.percentile(v, [50, 90, 99])
+        print(
+            f"| {name} | {p50:.2f} | {p90:.2f} | {p99:.2f} | "
+            f"{p50 - np.median(direct):+.2f} | {p99 - np.percentile(direct, 99):+.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
