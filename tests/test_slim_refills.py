@@ -260,3 +260,43 @@ def test_a_slim_answer_that_cannot_stand_for_a_full_one_is_refused() -> None:
     ]
     versioned = {**bare, "fields": {f"{FINGERPRINT_FIELD}.version": ["v"]}}
     assert slim.hits_of({"hits": {"hits": [versioned]}}, identified=False) is None
+
+
+def test_a_fill_failing_inside_the_probe_msearch_is_sent_again_alone(
+    es: Elasticsearch, twin: Any, proxy_url: str
+) -> None:
+    """The fill rides in the probe's ``_msearch``; failing there, it is sent once more on its
+    own (its own status and error, not the ``_msearch`` item's). Still failing, the page's
+    representatives from doc values are shown without ``_source`` and the answer says why;
+    the probe that travelled with it still counts the copies beyond the window."""
+    docs = with_ids(corpus())
+    for doc in docs:
+        doc["note"] = "storm note"
+    # Story B's first copy (n 45, a page representative read by a refill from doc values)
+    # cannot be highlighted: the fill, which highlights as the user asked, fails as a whole.
+    next(doc for doc in docs if doc["n"] == 45)["note"] = "storm " * 60
+    name = twin("fill", docs, doc_values=True)
+    es.indices.put_settings(index=name, settings={"index.highlight.max_analyzed_offset": 100})
+    body = {**QUERY, "highlight": {"require_field_match": False, "fields": {"note": {}}}}
+
+    def sent(endpoint: str, status: str) -> float:
+        return metrics.UPSTREAM_REQUESTS.labels(endpoint=endpoint, status=status)._value.get()
+
+    before = sent("_msearch", "200"), sent("_search", "400")
+    got = search(proxy_url, name, body)
+    assert sent("_msearch", "200") == before[0] + 1  # the probe with the fill
+    assert sent("_search", "400") == before[1] + 1  # the fill alone, refused again
+
+    info = got["collapse"]
+    assert info["degraded"] is True
+    assert "fill failed" in info["reason"]
+    hits = got["hits"]["hits"]
+    assert len(hits) == 10
+    story_a = hits[0]
+    assert story_a["_source"] == {"n": 0} and "highlight" in story_a  # from the first window
+    beyond = [h for h in hits if h["sort"][0] >= 30]
+    assert len(beyond) == 9
+    for hit in beyond:
+        assert "_source" not in hit and "_collapse_fp" not in hit
+    story_b = next(h for h in hits if h["sort"][0] == 45)
+    assert story_b["_collapse"]["folded"] == 29  # 19 in the window, 10 found by the probe
