@@ -137,9 +137,19 @@ def _normalise(name: str, field: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"type": kind}
     if kind == "long":
         out["index"] = str(field.get("index", True)).lower() == "true"
-    if name in _DV_REQUIRED:
+    if name in _DV_REQUIRED and kind != "text":  # text has no doc values to speak of
         out["doc_values"] = str(field.get("doc_values", kind != "binary")).lower() == "true"
     return out
+
+
+def _describe(field: dict[str, Any]) -> str:
+    """A normalised field mapping in words: ``binary with doc values``, ``long (not indexed)``."""
+    words = [str(field["type"])]
+    if "index" in field:
+        words.append("(indexed)" if field["index"] else "(not indexed)")
+    if "doc_values" in field:
+        words.append("with doc values" if field["doc_values"] else "without doc values")
+    return " ".join(words)
 
 
 def conflicts(
@@ -178,7 +188,10 @@ def conflicts(
             continue
         got, exp = _normalise(name, have[name]), _normalise(name, spec)
         if got != exp:
-            problems.append(f"{FINGERPRINT_FIELD}.{name} is {got}, expected {exp}")
+            problems.append(
+                f"{FINGERPRINT_FIELD}.{name} is mapped as {_describe(got)}, "
+                f"expected {_describe(exp)}"
+            )
     for name in sorted(set(have) - set(expected)):
         problems.append(f"{FINGERPRINT_FIELD}.{name} is not ours (another block count?)")
     return problems
