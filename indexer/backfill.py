@@ -18,8 +18,12 @@ changed meanwhile is left alone (409) and picked up by the next run. Resumable b
 construction: a run after an interruption finds only the documents still lacking the current
 version, their bands, ``id`` or ``packed``. ``id`` and ``packed`` are checked in doc values, not
 in ``_source``: one written before the field was mapped is in ``_source`` only and is written
-again. Values present are not checked against the rest (a stale ``id`` or ``packed`` is not
-found): only missing ones are added.
+again.
+
+``verify``: pass 2 reads every document of the current version, not only the incomplete
+ones, and also rewrites ``band``, ``id`` and ``packed`` values that are present but disagree
+with the rest (stale: an ``id`` kept by a reindex that changed ids, a ``packed`` or ``band``
+left by a partial update from a writer that predates them). It reads the whole index.
 """
 
 from __future__ import annotations
@@ -50,17 +54,27 @@ _EXACT_KEY = re.compile(r"[0-9a-f]{64}")
 #: key, the sketch's packed bytes.
 Stored = tuple[int, int, str, bytes]
 
-__all__ = ["BackfillSummary", "backfill", "incomplete_query", "stale_query", "unbanded_query"]
+__all__ = [
+    "BackfillSummary",
+    "backfill",
+    "current_query",
+    "incomplete_query",
+    "stale_query",
+    "unbanded_query",
+]
 
 
 class BackfillSummary(BaseModel):
-    """Scanned = updated + banded + ids_added + packed_added + no_text + conflicts + failed.
+    """Scanned = updated + banded + ids_added + packed_added + corrected + verified + no_text
+    + conflicts + failed.
 
     ``updated``: fingerprinted from the text; ``banded``: band keys added from the stored
     sketch (and ``id``, ``packed`` when they were missing too); ``ids_added``: ``id`` added
     (and ``packed`` when missing), no bands (they were there, or the document has no tokens);
-    ``packed_added``: only ``packed`` added; ``failed`` includes current-version documents
-    lacking bands or ``packed`` whose stored values are unreadable.
+    ``packed_added``: only ``packed`` added; ``corrected``: a ``band``, ``id`` or ``packed``
+    present but wrong was rewritten (with whatever was missing); ``verified``: checked and
+    right (with ``verify`` only); ``failed`` includes current-version documents lacking bands
+    or ``packed`` whose stored values are unreadable.
     """
 
     scanned: int = 0
@@ -68,6 +82,8 @@ class BackfillSummary(BaseModel):
     banded: int = 0
     ids_added: int = 0
     packed_added: int = 0
+    corrected: int = 0
+    verified: int = 0
     no_text: int = 0
     conflicts: int = 0
     failed: int = 0
@@ -115,6 +131,11 @@ def incomplete_query(version: str) -> dict[str, Any]:
     }
 
 
+def current_query(version: str) -> dict[str, Any]:
+    """Documents with a fingerprint of ``version``: what pass 2 checks with ``verify``."""
+    return {"bool": {"filter": [{"term": {f"{FINGERPRINT_FIELD}.version": version}}]}}
+
+
 def _pages(
     es: Elasticsearch,
     index: str,
@@ -158,15 +179,17 @@ def backfill(
     fields: tuple[str, ...] = DEFAULT_TEXT_FIELDS,
     page_size: int = 500,
     store: str = DEFAULT_STORE,
+    verify: bool = False,
 ) -> BackfillSummary:
     """Fingerprint every document of ``index`` lacking the current version, and add band
-    keys, ``id`` and ``packed`` to those of the current version lacking them (module doc)."""
+    keys, ``id`` and ``packed`` to those of the current version lacking them; ``verify``:
+    also rewrite the ones present but stale (module doc)."""
     p = params or FingerprintParams()
     started = time.perf_counter()
     ensure_index(es, index, p)
     summary = BackfillSummary()
     _refingerprint(es, index, p, fields, page_size, store, summary)
-    _complete(es, index, p, page_size, summary)
+    _complete(es, index, p, page_size, summary, verify=verify)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -228,36 +251,55 @@ def _guarded_update(
 
 
 def _complete(
-    es: Elasticsearch, index: str, p: FingerprintParams, page_size: int, summary: BackfillSummary
+    es: Elasticsearch,
+    index: str,
+    p: FingerprintParams,
+    page_size: int,
+    summary: BackfillSummary,
+    *,
+    verify: bool = False,
 ) -> None:
     """Pass 2: band keys of current-version documents from their stored sketch, ``id`` from
-    their ``_id`` and ``packed`` from their stored values, each where missing."""
+    their ``_id`` and ``packed`` from their stored values, each where missing (``verify``:
+    or present and wrong)."""
     fp = FINGERPRINT_FIELD
     names = ("simhash", "minhash", "band", "exact_key", "token_count")
     source = [f"{fp}.{name}" for name in names]
     docvalues = [ID_FIELD, PACKED_FIELD]
-    for hits in _pages(es, index, incomplete_query(p.version), page_size, source, docvalues):
+    query = current_query(p.version) if verify else incomplete_query(p.version)
+    for hits in _pages(es, index, query, page_size, source, docvalues):
         summary.scanned += len(hits)
         stored = [hit.get("_source", {}).get(fp) or {} for hit in hits]
         packed, bands = _derived([_stored_values(one, p) for one in stored], p)
         banded: list[dict[str, Any]] = []
         with_id: list[dict[str, Any]] = []
         packed_only: list[dict[str, Any]] = []
+        corrected: list[dict[str, Any]] = []
         for hit, one, want, keys in zip(hits, stored, packed, bands, strict=True):
             fields: dict[str, Any] = {}
-            if not one.get("band") and _has_tokens(one):
+            stale = False  # a value present but not what the rest of the document says
+            if _has_tokens(one) and (verify or not one.get("band")):
                 if keys is None:
                     summary.failed += 1  # unreadable sketch: the version says otherwise
                     continue
-                fields["band"] = keys
+                if one.get("band") != keys:
+                    stale = bool(one.get("band"))
+                    fields["band"] = keys
+            have_id = hit.get("fields", {}).get(ID_FIELD)
             fields.update(_id_if_missing(hit))
+            stale = stale or ("id" in fields and bool(have_id))
             have = hit.get("fields", {}).get(PACKED_FIELD)
             if want is None and not have:
                 summary.failed += 1  # unreadable values: no packed to derive
                 continue
             if want is not None and have != [want]:
+                stale = stale or bool(have)
                 fields["packed"] = want
-            if "band" in fields:
+            if not fields:
+                summary.verified += 1
+            elif stale:
+                corrected.append(_guarded_update(hit, fields, force=True))
+            elif "band" in fields:
                 banded.append(_guarded_update(hit, fields))
             elif "id" in fields:
                 with_id.append(_guarded_update(hit, fields, force=True))
@@ -269,6 +311,8 @@ def _complete(
             summary.ids_added += _send(es, with_id, summary)
         if packed_only:
             summary.packed_added += _send(es, packed_only, summary)
+        if corrected:
+            summary.corrected += _send(es, corrected, summary)
 
 
 def _derived(

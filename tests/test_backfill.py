@@ -213,3 +213,46 @@ def test_backfill_adds_packed_from_the_stored_values(
         assert stored == records[doc_id].to_es(doc_id), doc_id
     again = backfill(es, index_name, params)
     assert (again.scanned, again.failed, again.packed_added, again.ids_added) == (1, 1, 0, 0)
+
+
+def test_backfill_verify_rewrites_stale_ids_packed_and_bands(
+    es: Elasticsearch, es_url: str, index_name: str
+) -> None:
+    """Complete documents whose ``id``, ``packed`` or ``band`` disagree with the rest: a copy
+    stored under a new ``_id`` by a reindex that kept ``collapse_fp.id``, and values left by
+    partial updates from writers that predate ``packed`` and ``band``. A plain run does not
+    look at complete documents; ``--verify`` reads them all and rewrites exactly those."""
+    ensure_index(es, index_name)
+    bodies = {f"d{i}": prose(500 + i) for i in range(6)}
+    fps = {doc_id: fingerprint(body).to_es(doc_id) for doc_id, body in bodies.items()}
+    bodies["copy"], fps["copy"] = bodies["d0"], dict(fps["d0"])  # id still says d0
+    fps["d1"]["packed"] = fps["d2"]["packed"]  # another document's values
+    fps["d3"]["band"] = fps["d4"]["band"]
+    helpers.bulk(
+        es,
+        (
+            {"_index": index_name, "_id": i, "_source": {"body": bodies[i], FINGERPRINT_FIELD: fp}}
+            for i, fp in fps.items()
+        ),
+        refresh=True,
+    )
+    plain = backfill(es, index_name)
+    assert (plain.scanned, plain.corrected, plain.verified) == (0, 0, 0)
+
+    def run() -> str:
+        result = CliRunner().invoke(
+            main, ["backfill", "--index", index_name, "--es-url", es_url, "--verify"]
+        )
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    out = run()
+    assert "scanned 7, updated 0, bands added 0, ids added 0, packed added 0" in out
+    assert "failed 0, stale values rewritten 3, found right 4" in out
+    slim, none = read_from_doc_values(es, index_name)
+    assert none == 0 and set(slim) == set(bodies)  # every id decodes to its own _id
+    for doc_id, body in bodies.items():
+        stored = es.get(index=index_name, id=doc_id)["_source"][FINGERPRINT_FIELD]
+        assert stored == fingerprint(body).to_es(doc_id), doc_id
+        assert_packed_holds(slim[doc_id][PACKED_FIELD], stored)
+    assert "stale values rewritten 0, found right 7" in run()

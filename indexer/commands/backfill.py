@@ -15,8 +15,15 @@ from indexer.mapping import MappingConflict
 @click.command("backfill")
 @click.option("--index", required=True, help="Index (or pattern) whose documents get fingerprints.")
 @click.option("--page-size", type=click.IntRange(1, 10_000), default=500, show_default=True)
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Also read every current document and rewrite band keys, collapse_fp.id and "
+    "collapse_fp.packed that are present but stale (an id kept by a reindex that changed "
+    "ids; values left by a partial update from an older writer). Reads the whole index.",
+)
 @es_url_option
-def backfill_command(index: str, page_size: int, es_url: str) -> None:
+def backfill_command(index: str, page_size: int, verify: bool, es_url: str) -> None:
     """Add fingerprints to documents lacking them or carrying an older algorithm version,
     and MinHash band keys (from the stored sketch), collapse_fp.id (the document's _id) and
     collapse_fp.packed (from the stored values) to current ones stored without them.
@@ -26,7 +33,7 @@ def backfill_command(index: str, page_size: int, es_url: str) -> None:
     """
     es = client(es_url)
     try:
-        s = backfill(es, index, page_size=page_size)
+        s = backfill(es, index, page_size=page_size, verify=verify)
     except MappingConflict as exc:
         raise Fatal(str(exc)) from exc
     except TransportError as exc:
@@ -38,7 +45,10 @@ def backfill_command(index: str, page_size: int, es_url: str) -> None:
     click.echo(
         f"scanned {s.scanned}, updated {s.updated}, bands added {s.banded}, "
         f"ids added {s.ids_added}, packed added {s.packed_added}, without text {s.no_text}, "
-        f"changed meanwhile {s.conflicts}, failed {s.failed} in {s.seconds:.1f} s"
+        f"changed meanwhile {s.conflicts}, failed {s.failed}"
+        + (f", stale values rewritten {s.corrected}" if verify or s.corrected else "")
+        + (f", found right {s.verified}" if verify else "")
+        + f" in {s.seconds:.1f} s"
     )
     if s.failed:
         sys.exit(EXIT_REJECTED)
