@@ -7,7 +7,8 @@ Outermost first, as a request meets them:
     CORSMiddleware           only when ``cors_origins`` is configured (closed by default)
     AccessControlMiddleware  allowlist (403), API key on write endpoints (401/403)
     BodySizeLimitMiddleware  413 above ``max_body_bytes``
-    PassThroughMiddleware    ``collapse=false`` (and scroll) searches straight to Elasticsearch
+    SearchLaneMiddleware     ``_search``/``_msearch`` without FastAPI's router: collapsed, or
+                             (``collapse=false``, scroll) straight to Elasticsearch
 
 so that denied, oversized and failed requests are logged and counted like the others.
 """
@@ -20,23 +21,23 @@ from collapse.middleware.access import AccessControlMiddleware
 from collapse.middleware.body_limit import BodySizeLimitMiddleware
 from collapse.middleware.cors import add_cors
 from collapse.middleware.metrics import MetricsMiddleware
-from collapse.middleware.passthrough import PassThroughMiddleware
 from collapse.middleware.request_id import RequestIdMiddleware
+from collapse.middleware.search_lane import SearchLaneMiddleware
 from collapse.settings import Settings
 
 __all__ = [
     "AccessControlMiddleware",
     "BodySizeLimitMiddleware",
     "MetricsMiddleware",
-    "PassThroughMiddleware",
     "RequestIdMiddleware",
+    "SearchLaneMiddleware",
     "install",
 ]
 
 
 def install(app: FastAPI, settings: Settings) -> None:
     """Add the middleware to ``app`` (Starlette runs the last added outermost)."""
-    app.add_middleware(PassThroughMiddleware)
+    app.add_middleware(SearchLaneMiddleware)
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         AccessControlMiddleware,
