@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,27 +27,7 @@ import numpy as np
 from elasticsearch import Elasticsearch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from proxy_latency import INDEX, queries
-
-
-def serve(tree: Path, port: int, es_url: str) -> subprocess.Popen[bytes]:
-    """The proxy of one code tree on ``port``, ready to answer."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "collapse", "--port", str(port), "--log-level", "info"],
-        cwd=tree,
-        env={**os.environ, "ES_URL": es_url, "PYTHONPATH": str(tree)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError(f"the proxy of {tree} did not start")
+from proxy_latency import INDEX, queries, start_proxy
 
 
 async def measure(urls: dict[str, str], bodies: list[bytes], rounds: int) -> dict[str, list[float]]:
@@ -83,8 +62,8 @@ def main() -> None:
         for q in queries(Elasticsearch(args.es_url), 400)
     ]
     procs = [
-        serve(args.tree_a.resolve(), args.port, args.es_url),
-        serve(args.tree_b.resolve(), args.port + 1, args.es_url),
+        start_proxy(args.es_url, args.port, 1, args.tree_a.resolve()),
+        start_proxy(args.es_url, args.port + 1, 1, args.tree_b.resolve()),
     ]
     try:
         urls = {

@@ -241,8 +241,9 @@ def rss_mb(pid: int) -> float:
     return total / 1024
 
 
-def start_proxy(es_url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "ES_URL": es_url}
+def start_proxy(es_url: str, port: int, workers: int, tree: Path = ROOT) -> subprocess.Popen[bytes]:
+    """``python -m collapse`` of the code in ``tree``, ready to answer."""
+    env = {**os.environ, "ES_URL": es_url, "PYTHONPATH": str(tree)}
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -255,7 +256,7 @@ def start_proxy(es_url: str, port: int, workers: int) -> subprocess.Popen[bytes]
             "--log-level",
             "info",  # as deployed: one JSON access line per request (to /dev/null here)
         ],
-        cwd=ROOT,
+        cwd=tree,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -268,7 +269,7 @@ def start_proxy(es_url: str, port: int, workers: int) -> subprocess.Popen[bytes]
         except httpx.HTTPError:
             time.sleep(0.2)
     proc.kill()
-    raise RuntimeError("the proxy did not start")
+    raise RuntimeError(f"the proxy of {tree} did not start")
 
 
 # -- offline measurements on the index's fingerprints ------------------------------------
