@@ -117,7 +117,25 @@ class Grouping:
 
 
 def _long(p: Prints, t: Thresholds) -> np.ndarray:
+    """Long enough to be compared by SimHash and MinHash (fingerprinted, ``min_tokens``)."""
     return p.present & (p.token_count >= max(t.min_tokens, 1))
+
+
+def _exact_keys(p: Prints, missing: int) -> np.ndarray:
+    """Exact-key codes that may match: fingerprinted, non-empty documents' (``missing`` else:
+    give the two sides of a comparison different ones, so that missing never meets missing)."""
+    return np.where(p.present & (p.token_count > 0), p.key, missing)
+
+
+def _second_hash(
+    a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, near: np.ndarray, same: np.ndarray
+) -> np.ndarray:
+    """Similarity of each pair: MinHash where the SimHash is near, 1.0 for an equal exact key
+    that is not near, 0.0 otherwise."""
+    sim = same.astype(np.float64)
+    if near.any():
+        sim[near] = similarity(a.minhash[i[near]], b.minhash[j[near]])
+    return sim
 
 
 def verify(
@@ -125,15 +143,11 @@ def verify(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Whether pairs (a[i], b[j]) verify; also their Hamming distances and similarities."""
     ham = popcount64(a.simhash[i] ^ b.simhash[j]).astype(np.int64)
-    both = a.present[i] & b.present[j]
-    key_eq = both & (a.key[i] >= 0) & (a.key[i] == b.key[j]) & (a.token_count[i] > 0)
+    key_a = _exact_keys(a, -1)[i]
+    same = (key_a >= 0) & (key_a == _exact_keys(b, -2)[j])
     near = _long(a, t)[i] & _long(b, t)[j] & (ham <= t.max_distance)
-    sim = np.zeros(len(ham), dtype=np.float64)
-    if near.any():
-        sim[near] = similarity(a.minhash[i[near]], b.minhash[j[near]])
-    sim[key_eq] = np.where(near[key_eq], sim[key_eq], 1.0)
-    ok = key_eq | (near & (sim >= t.min_similarity))
-    return ok, ham, sim
+    sim = _second_hash(a, i, b, j, near, same)
+    return same | (near & (sim >= t.min_similarity)), ham, sim
 
 
 @functools.lru_cache(maxsize=64)
@@ -155,18 +169,14 @@ def verified_pairs(
     building pair lists first."""
     ham = popcount64(a.simhash[:, None] ^ b.simhash[None, :])
     near = (ham <= t.max_distance) & _long(a, t)[:, None] & _long(b, t)[None, :]
-    # Exact keys: only fingerprinted, non-empty documents' (-1 and -2 never meet).
-    key_a = np.where(a.present & (a.token_count > 0), a.key, -1)
-    key_b = np.where(b.present & (b.token_count > 0), b.key, -2)
-    key_eq = (key_a[:, None] == key_b[None, :]) & (key_a >= 0)[:, None]
+    key_a = _exact_keys(a, -1)
+    key_eq = (key_a[:, None] == _exact_keys(b, -2)[None, :]) & (key_a >= 0)[:, None]
     candidate = near | key_eq
     if earlier_only:
         candidate &= _below_diagonal(len(a))
     i, j = np.nonzero(candidate)
     close, same = near[i, j], key_eq[i, j]
-    sim = same.astype(np.float64)
-    if close.any():
-        sim[close] = similarity(a.minhash[i[close]], b.minhash[j[close]])
+    sim = _second_hash(a, i, b, j, close, same)
     ok = same | (close & (sim >= t.min_similarity))
     i, j = i[ok], j[ok]
     return i, j, ham[i, j].astype(np.int64), sim[ok]
