@@ -16,6 +16,7 @@ from collapse import logging as json_logging
 from collapse import middleware
 from collapse.coalesce import Coalescer
 from collapse.errors import BadRequest, ProxyError
+from collapse.index_fields import IndexFields
 from collapse.routes import admin, documents, expander, health, lookup, page, search, write
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
@@ -28,6 +29,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.upstream = Upstream(settings)
+        app.state.index_fields = IndexFields(app.state.upstream, settings.write_model_cache_seconds)
         inflight = settings.collapse_coalesce
         app.state.coalescer = Coalescer(max_inflight=inflight) if inflight else None
         # Start-up objects (modules, routes, models) leave the cyclic collector's reach: its

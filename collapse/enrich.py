@@ -1,7 +1,8 @@
 """Write-path enrichment: documents on their way to Elasticsearch get ``collapse_fp`` added.
 
 The fingerprint is the one ``indexer ingest`` stores for the same document: the text of the
-configured fields (``indexer.documents.document_text``), the host of ``url``
+fields the target index records (``indexer.documents.document_text``; ``EnrichRules.fields``,
+read by ``collapse.index_fields``), the host of ``url``
 (``indexer.documents.host_of``) and that host's boilerplate model stored by the indexer, all
 fingerprinted as one batch by ``indexer.boilerplate.fingerprint_excluding`` with the indexer's
 ``PrepareConfig`` defaults. Documents without text (no non-empty body field) are forwarded as
@@ -20,9 +21,10 @@ documents the slower way.
 Bulk items (NDJSON action/source pairs):
 
 * ``index`` / ``create``: the source is fingerprinted;
-* ``update`` with ``doc``: when ``doc`` sets a text field or ``url``, the stored document is
-  read (one ``_mget`` for all such items), ``doc`` is merged over it (top level, as the text
-  fields are top-level strings) and the merged text's fingerprint is added to ``doc``; a merged
+* ``update`` with ``doc``: when ``doc`` sets a text field (or an object holding one) or ``url``,
+  the stored document is read (one ``_mget`` for all such items), ``doc`` is merged over it
+  (objects merged recursively, as Elasticsearch does) and the merged text's fingerprint is
+  added to ``doc``; a merged
   document without text gets ``collapse_fp: null`` (its old fingerprint no longer describes it).
   Such an update is sent conditional on the version read (``if_seq_no``/``if_primary_term``,
   :func:`guard_updates`), unless the client set its own; the route retries a refused one.
@@ -47,7 +49,7 @@ from collapse.errors import BadRequest, UpstreamUnavailable
 from collapse.upstream import Upstream
 from indexer.boilerplate import HostModel, fingerprint_excluding
 from indexer.boilerplate_store import DEFAULT_STORE, from_source, model_id
-from indexer.documents import BODY_FIELDS, DEFAULT_TEXT_FIELDS, DocumentError, document_text
+from indexer.documents import DEFAULT_TEXT_FIELDS, DocumentError, TextFields, document_text
 from indexer.documents import host_of as _host_of
 from indexer.fingerprints import FingerprintParams
 from indexer.mapping import FINGERPRINT_FIELD
@@ -59,6 +61,7 @@ __all__ = [
     "EnrichRules",
     "ModelCache",
     "enrich",
+    "merge_partial",
     "parse_bulk",
     "parse_document",
     "render_bulk",
@@ -69,21 +72,25 @@ Doc = dict[str, Any]
 
 
 class EnrichRules(BaseModel):
-    """What to fingerprint and how: the indexer's defaults unless configured otherwise."""
+    """What to fingerprint and how: per target index, the text fields it records (the
+    defaults for the others), fingerprinted with the indexer's defaults."""
 
     model_config = ConfigDict(frozen=True)
 
-    text_fields: tuple[str, ...] = DEFAULT_TEXT_FIELDS
-    required_fields: tuple[str, ...] = BODY_FIELDS
+    fields: dict[str, TextFields] = {}
     prepare: PrepareConfig = PrepareConfig()
 
     @property
     def params(self) -> FingerprintParams:
         return self.prepare.params
 
-    def touches_text(self, partial: Mapping[str, Any]) -> bool:
+    def fields_for(self, index: str | None) -> TextFields:
+        """The text fields of the index a document goes to."""
+        return self.fields.get(index, DEFAULT_TEXT_FIELDS) if index else DEFAULT_TEXT_FIELDS
+
+    def touches_text(self, partial: Mapping[str, Any], index: str | None) -> bool:
         """True when a partial document changes what the fingerprint depends on."""
-        return "url" in partial or any(name in partial for name in self.text_fields)
+        return "url" in partial or not self.fields_for(index).roots.isdisjoint(partial)
 
 
 def host_of(doc: Mapping[str, Any]) -> str | None:
@@ -249,12 +256,14 @@ def update_lookups(
             continue
         doc = item.source.get("doc")
         index, doc_id = item.target(default_index), item.meta.get("_id")
-        if not isinstance(doc, dict) or not rules.touches_text(doc) or not index or not doc_id:
+        if not isinstance(doc, dict) or not index or not doc_id:
+            continue
+        if not rules.touches_text(doc, index):
             continue
         entry: Doc = {
             "_index": index,
             "_id": str(doc_id),
-            "_source": [*rules.text_fields, "url"],
+            "_source": [*rules.fields_for(index).names, "url"],
         }
         routing = item.meta.get("routing", default_routing)
         if routing is not None:
@@ -297,10 +306,23 @@ def targets(
             if src.get("doc_as_upsert") is True:
                 out.append(Target(doc, index, doc, owner=item, doc_id=doc_id))
             continue  # Elasticsearch answers document_missing (or applies the upsert)
-        out.append(
-            Target({**base, **doc}, index, doc, clear_without_text=True, owner=item, doc_id=doc_id)
-        )
+        merged = merge_partial(base, doc)
+        out.append(Target(merged, index, doc, clear_without_text=True, owner=item, doc_id=doc_id))
     return out, skipped
+
+
+def merge_partial(stored: Doc, partial: Doc) -> Doc:
+    """A partial update's ``doc`` merged over the stored source as Elasticsearch merges it:
+    objects key by key, recursively; any other value replaced."""
+    out = dict(stored)
+    for key, value in partial.items():
+        have = out.get(key)
+        out[key] = (
+            merge_partial(have, value)
+            if isinstance(have, dict) and isinstance(value, dict)
+            else value
+        )
+    return out
 
 
 def enrich(
@@ -312,7 +334,7 @@ def enrich(
     chosen: list[Target] = []
     for target in targets_:
         try:
-            texts.append(document_text(target.doc, rules.text_fields, rules.required_fields))
+            texts.append(document_text(target.doc, rules.fields_for(target.index)))
         except DocumentError as exc:
             outcome.skipped += 1
             outcome.reasons.append(str(exc))
@@ -334,7 +356,11 @@ def enrich(
         rules.prepare.min_remaining,
     )
     for i, target in enumerate(chosen):
-        target.put(arrays.record(i).to_es(target.doc_id))
+        fp = arrays.record(i).to_es(target.doc_id)
+        tag = rules.fields_for(target.index).stored_tag
+        if tag is not None:
+            fp["fields"] = tag
+        target.put(fp)
     outcome.fingerprinted = len(chosen)
     return outcome
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -46,19 +46,14 @@ class Settings(BaseSettings):
         None, description="Key that write endpoints require in X-API-Key; unset: writes answer 403."
     )
     # Write-path enrichment (issue 4): on when write_api_key is set; see docs/write-path.md.
-    write_text_fields: Annotated[list[str], NoDecode] = Field(
-        default_factory=lambda: ["title", "body", "text"],
-        description="Fields whose text is fingerprinted on writes, comma-separated, in order.",
-    )
-    write_required_fields: Annotated[list[str], NoDecode] = Field(
-        default_factory=lambda: ["body", "text"],
-        description="Of these, one must hold text for a written document to get a fingerprint.",
-    )
     write_model_store: str = Field(
         "collapse-boilerplate", description="Index where the indexer stores boilerplate models."
     )
     write_model_cache_seconds: float = Field(
-        60.0, ge=0, description="Seconds a loaded (or absent) boilerplate model is reused."
+        60.0,
+        ge=0,
+        description="Seconds a loaded (or absent) boilerplate model, and an index's recorded "
+        "text fields, are reused.",
     )
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Origins allowed by CORS, comma-separated; none default."
@@ -144,21 +139,6 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("write_text_fields", "write_required_fields", mode="before")
-    @classmethod
-    def _split_fields(cls, value: object) -> object:
-        if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
-        if isinstance(value, list | tuple) and not value:
-            raise ValueError("name at least one field")
-        return value
-
-    @model_validator(mode="after")
-    def _required_among_text_fields(self) -> Settings:
-        missing = [f for f in self.write_required_fields if f not in self.write_text_fields]
-        if missing:
-            raise ValueError(f"write_required_fields {missing} must be among write_text_fields")
-        return self
 
 
 @lru_cache(maxsize=1)

@@ -3,8 +3,10 @@
 Two passes, each under a point in time with ``search_after``:
 
 1. the documents whose ``collapse_fp.version`` is not the current one (missing, or an older
-   algorithm): their text fields (minus their host's stored boilerplate) are fingerprinted and
-   the whole ``collapse_fp`` is written back, with ``id`` (the document's ``_id``);
+   algorithm) or whose ``collapse_fp.fields`` are not the text fields their index records
+   (``indexer init --text-field``): those fields' text (minus their host's stored
+   boilerplate) is fingerprinted and the whole ``collapse_fp`` is written back, with ``id``
+   (the document's ``_id``) and ``fields``;
 2. the documents of the current version with tokens but without MinHash band keys
    (``collapse_fp.band``, indexed before bands existed), without ``collapse_fp.id`` (indexed
    before it, or written with an id Elasticsearch generated) or without ``collapse_fp.packed``
@@ -41,11 +43,18 @@ from pydantic import BaseModel
 
 from indexer.boilerplate import fingerprint_excluding
 from indexer.boilerplate_store import DEFAULT_STORE, load_models
-from indexer.documents import DEFAULT_TEXT_FIELDS, DocumentError, document_text, host_of
+from indexer.documents import (
+    DEFAULT_TEXT_FIELDS,
+    DocumentError,
+    TextFields,
+    document_text,
+    host_of,
+    string_fields,
+)
 from indexer.fingerprints import FingerprintParams, encode_id, pack_many, to_unsigned
 from indexer.fingerprints.bands import band_keys
 from indexer.fingerprints.minhash import value_dtype
-from indexer.mapping import FINGERPRINT_FIELD, ensure_index
+from indexer.mapping import FINGERPRINT_FIELD, ensure_index, recorded_fields
 
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
 PACKED_FIELD = f"{FINGERPRINT_FIELD}.packed"
@@ -88,11 +97,22 @@ class BackfillSummary(BaseModel):
     conflicts: int = 0
     failed: int = 0
     seconds: float = 0.0
+    text_fields: list[str] = []  # the fields fingerprinted
+    fields_seen: list[str] = []  # when most had no text: the fields documents have most often
 
 
-def stale_query(version: str) -> dict[str, Any]:
-    """Documents without a fingerprint of ``version``."""
-    return {"bool": {"must_not": [{"term": {f"{FINGERPRINT_FIELD}.version": version}}]}}
+def stale_query(version: str, fields: TextFields = DEFAULT_TEXT_FIELDS) -> dict[str, Any]:
+    """Documents without a fingerprint of ``version`` computed from ``fields`` (a fingerprint
+    without ``fields`` was computed from the defaults)."""
+    fp = FINGERPRINT_FIELD
+    tag = fields.stored_tag
+    same_fields = (
+        {"term": {f"{fp}.fields": tag}}
+        if tag is not None
+        else {"bool": {"must_not": [{"exists": {"field": f"{fp}.fields"}}]}}
+    )
+    current = [{"term": {f"{fp}.version": version}}, same_fields]
+    return {"bool": {"must_not": [{"bool": {"filter": current}}]}}
 
 
 def unbanded_query(version: str) -> dict[str, Any]:
@@ -176,36 +196,56 @@ def backfill(
     index: str,
     params: FingerprintParams | None = None,
     *,
-    fields: tuple[str, ...] = DEFAULT_TEXT_FIELDS,
     page_size: int = 500,
     store: str = DEFAULT_STORE,
     verify: bool = False,
 ) -> BackfillSummary:
-    """Fingerprint every document of ``index`` lacking the current version, and add band
-    keys, ``id`` and ``packed`` to those of the current version lacking them; ``verify``:
-    also rewrite the ones present but stale (module doc)."""
+    """Fingerprint every document of ``index`` lacking the current version computed from the
+    text fields its index records, and add band keys, ``id`` and ``packed`` to those of the
+    current version lacking them; ``verify``: also rewrite the ones present but stale (module
+    doc). Indices of a pattern that record different fields are each read with their own."""
     p = params or FingerprintParams()
     started = time.perf_counter()
     ensure_index(es, index, p)
     summary = BackfillSummary()
-    _refingerprint(es, index, p, fields, page_size, store, summary)
+    by_fields: dict[TextFields, list[str]] = {}
+    for name, recorded in sorted(recorded_fields(es, index).items()):
+        by_fields.setdefault(recorded or DEFAULT_TEXT_FIELDS, []).append(name)
+    for fields, names in by_fields.items():
+        _refingerprint(es, ",".join(names), p, fields, page_size, store, summary)
+        summary.text_fields = sorted({*summary.text_fields, *fields.names})
+    if summary.no_text and 2 * summary.no_text > summary.scanned:
+        summary.fields_seen = _fields_seen(es, index, p, by_fields)
     _complete(es, index, p, page_size, summary, verify=verify)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _fields_seen(
+    es: Elasticsearch, index: str, p: FingerprintParams, by_fields: dict[TextFields, list[str]]
+) -> list[str]:
+    """The fields that documents still lacking a fingerprint have most often (a sample)."""
+    fields, names = next(iter(by_fields.items()))
+    answer = es.search(index=",".join(names), query=stale_query(p.version, fields), size=200)
+    hits = answer.body["hits"]["hits"]
+    return string_fields([hit.get("_source") for hit in hits])
 
 
 def _refingerprint(
     es: Elasticsearch,
     index: str,
     p: FingerprintParams,
-    fields: tuple[str, ...],
+    fields: TextFields,
     page_size: int,
     store: str,
     summary: BackfillSummary,
 ) -> None:
-    """Pass 1: documents of another version (or none) fingerprinted from their text."""
+    """Pass 1: documents of another version or text fields (or none) fingerprinted from the
+    text of ``fields``."""
     models: dict[str, Any] = {}
-    for hits in _pages(es, index, stale_query(p.version), page_size, [*fields, "url"]):
+    query = stale_query(p.version, fields)
+    tag_field = f"{FINGERPRINT_FIELD}.fields"
+    for hits in _pages(es, index, query, page_size, [*fields.names, "url", tag_field]):
         summary.scanned += len(hits)
         good: list[tuple[dict[str, Any], str, str | None]] = []
         for hit in hits:
@@ -224,10 +264,20 @@ def _refingerprint(
             [t for _, t, _ in good], p, [models.get(h) if h else None for _, _, h in good]
         )
         actions = [
-            _guarded_update(hit, arrays.record(i).to_es(hit["_id"]))
+            _guarded_update(hit, _tagged(arrays.record(i).to_es(hit["_id"]), hit, fields))
             for i, (hit, _, _) in enumerate(good)
         ]
         summary.updated += _send(es, actions, summary)
+
+
+def _tagged(fp: dict[str, Any], hit: dict[str, Any], fields: TextFields) -> dict[str, Any]:
+    """``fp`` with the ``fields`` it was computed from; null (the defaults) where the document
+    holds another tag, which a partial update would otherwise keep."""
+    tag = fields.stored_tag
+    had = (hit.get("_source", {}).get(FINGERPRINT_FIELD) or {}).get("fields")
+    if tag is not None or had is not None:
+        fp["fields"] = tag
+    return fp
 
 
 def _guarded_update(

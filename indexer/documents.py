@@ -8,56 +8,176 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
     "DEFAULT_TEXT_FIELDS",
     "MAX_ID_BYTES",
+    "NO_TEXT_REASON",
     "DocumentError",
+    "NoText",
+    "TextFields",
     "content_id",
     "document_text",
     "host_of",
+    "string_fields",
 ]
 
-#: Fields whose text is fingerprinted, joined by newlines in this order (absent ones skipped).
-DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("title", "body", "text")
-#: The fields of which at least one must carry text (a title alone is not a document).
-BODY_FIELDS: tuple[str, ...] = ("body", "text")
 MAX_ID_BYTES = 512  # Elasticsearch's limit on _id
+#: How the reason of a document rejected for lack of text starts.
+NO_TEXT_REASON = "no text field"
 
 
 class DocumentError(ValueError):
     """A document we cannot fingerprint; the message is the reject reason."""
 
 
-def document_text(
-    doc: Mapping[str, Any],
-    fields: Sequence[str] = DEFAULT_TEXT_FIELDS,
-    required: Sequence[str] = BODY_FIELDS,
-) -> str:
-    """The text to fingerprint: the string ``fields`` present, newline-joined.
+class NoText(DocumentError):
+    """A document none of whose required text fields holds text."""
 
-    Raises DocumentError when a field is not a string, or when none of ``required`` has text.
+
+@dataclass(frozen=True)
+class TextFields:
+    """The fields whose text is fingerprinted, in order, and which of them must hold text.
+
+    A name is a field of ``_source`` or a dot path into objects (``article.body``); arrays
+    along the path and array values are followed and their strings joined by newlines. The
+    defaults (``title``, ``body``, ``text``) require a body: a title alone is not a document.
+    Named fields require text in any one of them.
+    """
+
+    names: tuple[str, ...]
+    required: tuple[str, ...]
+
+    @classmethod
+    def of(cls, names: Sequence[str] | None) -> TextFields:
+        """Fields named by a user (None or empty: the defaults); ValueError saying what to fix."""
+        if not names:
+            return DEFAULT_TEXT_FIELDS
+        names = tuple(names)
+        if names == DEFAULT_TEXT_FIELDS.names:
+            return DEFAULT_TEXT_FIELDS
+        for name in names:
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError("a text field name must be a non-empty string")
+            if name != name.strip() or "," in name or any(not p for p in name.split(".")):
+                raise ValueError(
+                    f"text field {name!r}: use a field name or a dot path (article.body), "
+                    "without commas, spaces around it or empty parts"
+                )
+        if len(set(names)) != len(names):
+            raise ValueError(f"text fields {list(names)} name a field twice")
+        return cls(names, names)
+
+    @classmethod
+    def from_tag(cls, tag: str) -> TextFields:
+        """The fields of a stored ``tag`` (:attr:`tag`)."""
+        return cls.of(tag.split(","))
+
+    @property
+    def tag(self) -> str:
+        """The names joined by commas: what the index and each fingerprint record."""
+        return ",".join(self.names)
+
+    @property
+    def stored_tag(self) -> str | None:
+        """What ``collapse_fp.fields`` holds for fingerprints of these fields: the
+        :attr:`tag`, or nothing (None) for the defaults, which a fingerprint without it means."""
+        return None if self == DEFAULT_TEXT_FIELDS else self.tag
+
+    @property
+    def html_field(self) -> str:
+        """Where the main text of an HTML page goes: the first named field that is not the
+        page's ``title`` (``body`` by default)."""
+        return next((n for n in self.names if n != "title"), self.names[0])
+
+    @property
+    def roots(self) -> frozenset[str]:
+        """Top-level ``_source`` keys the fields live under (a partial update touching one of
+        them may change the text)."""
+        return frozenset(n.split(".", 1)[0] for n in self.names)
+
+    def __str__(self) -> str:
+        return ", ".join(self.names)
+
+
+#: title + body/text, as documents without a recorded choice are read.
+DEFAULT_TEXT_FIELDS = TextFields(("title", "body", "text"), ("body", "text"))
+
+
+def _values(doc: Any, path: Sequence[str]) -> list[Any]:
+    """Every value at ``path`` below ``doc``, following arrays of objects on the way.
+
+    A key holding the dotted rest of the path (``{"article.body": ...}``, as Elasticsearch
+    also accepts) is found too."""
+    if not path:
+        return doc if isinstance(doc, list) else [doc]
+    if isinstance(doc, list):
+        return [v for item in doc for v in _values(item, path)]
+    if not isinstance(doc, Mapping):
+        return []
+    out: list[Any] = []
+    for i in range(len(path), 0, -1):
+        key = ".".join(path[:i])
+        if key in doc:
+            out += _values(doc[key], path[i:])
+    return out
+
+
+def _field_text(doc: Mapping[str, Any], name: str) -> str | None:
+    """The text of one field: its strings joined by newlines (None when absent)."""
+    values = [v for v in _values(doc, name.split(".")) if v is not None]
+    if not values:
+        return None
+    for v in values:
+        if not isinstance(v, str):
+            raise DocumentError(f"field {name!r} must be a string, got {type(v).__name__}")
+    return "\n".join(v for v in values if v.strip())
+
+
+def document_text(doc: Mapping[str, Any], fields: TextFields = DEFAULT_TEXT_FIELDS) -> str:
+    """The text to fingerprint: the named fields' text, newline-joined in order.
+
+    Raises :class:`DocumentError` when a field holds something other than strings, and
+    :class:`NoText` when none of the required fields has text.
     """
     parts: list[str] = []
-    has_body = not required
-    for name in fields:
-        value = doc.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            raise DocumentError(f"field {name!r} must be a string, got {type(value).__name__}")
-        if value.strip():
-            parts.append(value)
-            has_body = has_body or name in required
+    has_body = False
+    for name in fields.names:
+        text = _field_text(doc, name)
+        if text and text.strip():
+            parts.append(text)
+            has_body = has_body or name in fields.required
     if not has_body:
-        raise DocumentError(
-            f"no text field: expected a non-empty {' or '.join(repr(f) for f in required)}"
-            + (" (or 'html')" if "html" not in required else "")
-        )
+        wanted = " or ".join(repr(f) for f in fields.required)
+        raise NoText(f"{NO_TEXT_REASON}: expected a non-empty {wanted}")
     return "\n".join(parts)
+
+
+def string_fields(docs: Sequence[Any], limit: int = 5) -> list[str]:
+    """The dot paths holding non-empty strings in the most of ``docs`` (most often first):
+    what a user probably meant when the configured text fields found nothing."""
+    seen: Counter[str] = Counter()
+    for doc in docs:
+        paths: set[str] = set()
+        _string_paths(doc, "", paths)
+        seen.update(paths)
+    return [path for path, _ in seen.most_common(limit)]
+
+
+def _string_paths(value: Any, prefix: str, out: set[str]) -> None:
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            _string_paths(inner, f"{prefix}{key}.", out)
+    elif isinstance(value, list):
+        for inner in value:
+            _string_paths(inner, prefix, out)
+    elif isinstance(value, str) and value.strip() and prefix:
+        out.add(prefix[:-1])
 
 
 _HAS_URL_JUNK = re.compile(r"[\x00-\x20\x7f]").search  # urlsplit strips or drops these

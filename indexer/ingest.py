@@ -10,6 +10,7 @@ worker are in flight, so memory stays bounded whatever the input size.
 from __future__ import annotations
 
 import contextlib
+import json
 import multiprocessing as mp
 import os
 import pickle
@@ -33,9 +34,10 @@ from indexer.boilerplate import BoilerplateConfig, HostModel, Learner, merge_mod
 from indexer.boilerplate_store import DEFAULT_STORE, load_models, save_models
 from indexer.bulk import BulkConfig, send_lines
 from indexer.checkpoint import Checkpoint, SeqWatermark
+from indexer.documents import NO_TEXT_REASON, TextFields, string_fields
 from indexer.fingerprints.compute import enable_arrow
 from indexer.lines import LineBatch
-from indexer.mapping import ensure_index
+from indexer.mapping import ensure_index, text_fields_for
 from indexer.prepare import (
     Featured,
     PrepareConfig,
@@ -64,6 +66,8 @@ class IngestOptions(BaseModel):
     rejects_path: Path
     state_path: Path
     resume: bool = False
+    #: the text fields the user named (None: those the index records, else the defaults)
+    text_fields: TextFields | None = None
     prepare: PrepareConfig = PrepareConfig()
     bulk: BulkConfig = BulkConfig()
     boilerplate: bool = True
@@ -86,6 +90,10 @@ class Summary(BaseModel):
     skipped: int = 0  # settled by an earlier, interrupted run (--resume)
     seconds: float = 0.0
     boilerplate_hosts: int = 0
+    text_fields: list[str] = []  # the fields fingerprinted
+    no_text: int = 0  # rejected for lack of text in those fields
+    #: the fields that documents rejected for lack of text have most often
+    fields_seen: list[str] = []
 
     @property
     def rate(self) -> float:
@@ -378,7 +386,11 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     else:
         state = Checkpoint(index=opts.index, inputs=specs)
     start = state.done
-    ensure_index(es, opts.index, opts.prepare.params)
+    ensure_index(es, opts.index, opts.prepare.params, opts.text_fields)
+    fields = text_fields_for(es, opts.index, opts.text_fields)
+    opts = opts.model_copy(
+        update={"prepare": opts.prepare.model_copy(update={"text_fields": fields})}
+    )
     inflight = _Inflight()
     rows = read_rows(opts.inputs)
     pool = _Pool(opts.workers, opts.prepare)
@@ -390,7 +402,8 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
         pool.close()
         raise
     pool.set_models(models)
-    summary = Summary(skipped=start, boilerplate_hosts=len(models))
+    summary = Summary(skipped=start, boilerplate_hosts=len(models), text_fields=list(fields.names))
+    without_text: list[Any] = []  # a sample of the documents rejected for lack of text
     rejects = RejectsFile(opts.rejects_path, append=opts.resume)
     watermark = SeqWatermark(start)
 
@@ -416,6 +429,10 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
             for out in prepared.rejects:
                 rejects.write(out)
                 watermark.settle(out.seq)
+                if out.reason.startswith(NO_TEXT_REASON):
+                    summary.no_text += 1
+                    if len(without_text) < _FIELDS_SAMPLE and out.original is not None:
+                        without_text.append(_loads_or_none(out.original))
             if prepared.rejects:
                 summary.rejected += len(prepared.rejects)
                 bar.update(len(prepared.rejects))
@@ -448,5 +465,17 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
         rejects.close()
         state.done = watermark.value
         state.save(opts.state_path)
+    summary.fields_seen = string_fields(without_text)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+#: Documents rejected for lack of text whose fields are counted for the hint.
+_FIELDS_SAMPLE = 200
+
+
+def _loads_or_none(original: str) -> Any:
+    try:
+        return json.loads(original)
+    except ValueError:
+        return None

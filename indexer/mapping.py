@@ -43,14 +43,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from elasticsearch import Elasticsearch, NotFoundError
+from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 from pydantic import BaseModel
 
+from indexer.documents import DEFAULT_TEXT_FIELDS, TextFields
 from indexer.fingerprints import FingerprintParams
 
 __all__ = [
     "ADDED_FIELDS",
     "FINGERPRINT_FIELD",
+    "META_KEY",
+    "FieldsConflict",
     "InitResult",
     "MappingConflict",
     "conflicts",
@@ -59,17 +62,27 @@ __all__ = [
     "index_mappings",
     "init",
     "missing_added",
+    "recorded_fields",
+    "text_fields_for",
 ]
 
 FINGERPRINT_FIELD = "collapse_fp"
 
 #: Sub-fields of ``collapse_fp`` newer than the first mapping: an index lacking them is
 #: upgraded in place, not refused (adding a field never changes the existing ones).
-ADDED_FIELDS: tuple[str, ...] = ("band", "id", "packed")
+ADDED_FIELDS: tuple[str, ...] = ("band", "id", "packed", "fields")
 
 
 class MappingConflict(Exception):
     """An existing index maps ``collapse_fp`` differently; the message lists each difference."""
+
+
+class FieldsConflict(MappingConflict):
+    """A writer was given other text fields than the index records (or indices disagree)."""
+
+
+#: Key of our entry in the index mapping's ``_meta``: ``{"text_fields": [...], "version": ...}``.
+META_KEY = "collapse_fp"
 
 
 class InitResult(BaseModel):
@@ -78,6 +91,9 @@ class InitResult(BaseModel):
     kind: str  # "index" | "template"
     name: str
     action: str  # "created" | "updated" | "compatible"
+    text_fields: list[str] = []
+    #: the fields recorded before, when this init changed them (then: run ``backfill``)
+    fields_before: list[str] | None = None
 
 
 #: ``band``: only ``terms`` lookups of exact values; no sorting or aggregating on it. Its
@@ -112,6 +128,8 @@ def fingerprint_mapping(
     props["exact_key"] = {"type": "keyword"}
     props["token_count"] = {"type": "integer"}
     props["version"] = {"type": "keyword"}
+    if not indexed_blocks:
+        props["fields"] = {"type": "keyword", **_NO_DV}
     if indexed_blocks:
         return {"type": "object", "properties": props}
     # dynamic false: the block fields (and anything else unmapped) stay in _source only
@@ -119,14 +137,107 @@ def fingerprint_mapping(
 
 
 def index_mappings(
-    params: FingerprintParams | None = None, *, indexed_blocks: bool = False
+    params: FingerprintParams | None = None,
+    *,
+    indexed_blocks: bool = False,
+    text_fields: TextFields | None = None,
 ) -> dict[str, Any]:
-    """Index ``mappings`` holding only the fingerprint object (see :func:`fingerprint_mapping`)."""
-    return {
+    """Index ``mappings`` holding only the fingerprint object (see :func:`fingerprint_mapping`)
+    and, with ``text_fields``, the ``_meta`` entry that records them."""
+    out: dict[str, Any] = {
         "properties": {
             FINGERPRINT_FIELD: fingerprint_mapping(params, indexed_blocks=indexed_blocks)
         }
     }
+    if text_fields is not None:
+        out["_meta"] = {META_KEY: _meta_entry(text_fields, params)}
+    return out
+
+
+def _meta_entry(fields: TextFields, params: FingerprintParams | None) -> dict[str, Any]:
+    return {
+        "text_fields": list(fields.names),
+        "version": (params or FingerprintParams()).version,
+    }
+
+
+def _fields_in(meta: Any) -> TextFields | None:
+    """The text fields a mapping's ``_meta`` records (None: none recorded, or unreadable)."""
+    entry = meta.get(META_KEY) if isinstance(meta, dict) else None
+    names = entry.get("text_fields") if isinstance(entry, dict) else None
+    if not isinstance(names, list) or not names:
+        return None
+    try:
+        return TextFields.of(names)
+    except ValueError:
+        return None
+
+
+def recorded_fields(es: Elasticsearch, index: str) -> dict[str, TextFields | None]:
+    """Per concrete index matching ``index``: the text fields its mapping records (None if
+    none: such an index is read with the defaults)."""
+    try:
+        answer = es.indices.get_mapping(index=index, allow_no_indices=True)
+    except NotFoundError:
+        return {}
+    return {
+        name: _fields_in(body.get("mappings", {}).get("_meta"))
+        for name, body in answer.body.items()
+    }
+
+
+def text_fields_for(es: Elasticsearch, index: str, given: TextFields | None = None) -> TextFields:
+    """The text fields a writer of ``index`` uses: those the index records (the defaults when
+    it records none, or does not exist yet and none are ``given``).
+
+    Raises :class:`FieldsConflict` when ``given`` differs from what the index records, or when
+    the indices ``index`` matches record different fields, naming both.
+    """
+    recorded = {
+        name: fields or DEFAULT_TEXT_FIELDS for name, fields in recorded_fields(es, index).items()
+    }
+    if not recorded:
+        return given or DEFAULT_TEXT_FIELDS
+    distinct = sorted({f.tag for f in recorded.values()})
+    if len(distinct) > 1:
+        by = {tag: sorted(n for n, f in recorded.items() if f.tag == tag) for tag in distinct}
+        raise FieldsConflict(
+            f"the indices of {index!r} record different text fields ("
+            + "; ".join(f"{', '.join(names)}: {tag}" for tag, names in by.items())
+            + "): run the command per index"
+        )
+    have = next(iter(recorded.values()))
+    if given is not None and given != have:
+        raise FieldsConflict(
+            f"index {index!r} records the text fields {have}, but {given} were given. "
+            f"To fingerprint other fields, run `indexer init --index {index}"
+            + "".join(f" --text-field {n}" for n in given.names)
+            + f"`, then `indexer backfill --index {index}`; or leave the fields out"
+        )
+    return have
+
+
+def _record_fields(
+    es: Elasticsearch, index: str, fields: TextFields, params: FingerprintParams | None
+) -> tuple[bool, TextFields | None]:
+    """Record ``fields`` in the ``_meta`` of every index ``index`` names (their other
+    ``_meta`` entries kept). Returns whether anything was written, and the fields recorded
+    before where they differ from ``fields`` (None when none did)."""
+    answer = es.indices.get_mapping(index=index).body
+    wrote = False
+    before: TextFields | None = None
+    want = _meta_entry(fields, params)
+    for name, body in answer.items():
+        meta = dict(body.get("mappings", {}).get("_meta") or {})
+        if meta.get(META_KEY) == want:
+            continue
+        have = _fields_in(meta) or DEFAULT_TEXT_FIELDS
+        if have != fields:
+            before = have
+        meta[META_KEY] = want
+        es.indices.put_mapping(index=name, meta=meta)
+        wrote = True
+    return wrote, before
 
 
 def _normalise(name: str, field: dict[str, Any]) -> dict[str, Any]:
@@ -232,17 +343,32 @@ def _refuse_conflicts(
     return existing
 
 
-def ensure_index(es: Elasticsearch, index: str, params: FingerprintParams | None = None) -> str:
+def ensure_index(
+    es: Elasticsearch,
+    index: str,
+    params: FingerprintParams | None = None,
+    text_fields: TextFields | None = None,
+) -> str:
     """Create ``index`` with the fingerprint mapping, or add it to an existing index.
 
-    Returns "created", "updated" (``collapse_fp`` added, or the :data:`ADDED_FIELDS` it
-    lacked) or "compatible" (already there). Raises :class:`MappingConflict` when the
-    existing mapping differs otherwise.
+    A created index records ``text_fields`` (default: the defaults); an existing one keeps
+    what it records. Returns "created", "updated" (``collapse_fp`` added, or the
+    :data:`ADDED_FIELDS` it lacked) or "compatible" (already there). Raises
+    :class:`MappingConflict` when the existing mapping differs otherwise. An index that
+    another process creates at the same moment counts as existing.
     """
     existing = _refuse_conflicts(es, index, params)
     if not existing:
-        es.indices.create(index=index, mappings=index_mappings(params))
-        return "created"
+        try:
+            es.indices.create(
+                index=index,
+                mappings=index_mappings(params, text_fields=text_fields or DEFAULT_TEXT_FIELDS),
+            )
+            return "created"
+        except BadRequestError as exc:
+            if exc.error != "resource_already_exists_exception":
+                raise
+        existing = _refuse_conflicts(es, index, params)
     changed = [_complete(es, name, fp, params) for name, fp in existing.items()]
     return "updated" if any(changed) else "compatible"
 
@@ -275,30 +401,59 @@ def init(
     name: str,
     params: FingerprintParams | None = None,
     *,
+    text_fields: TextFields | None = None,
     template_name: str | None = None,
     priority: int = 200,
 ) -> InitResult:
-    """Create the index ``name``, or for a pattern (``*``) an index template.
+    """Create the index ``name``, or for a pattern (``*``) an index template, recording the
+    text fields to fingerprint (``text_fields``; None: keep what is recorded, else the
+    defaults).
 
-    The template carries only ``collapse_fp``; existing indices matching the pattern are
-    checked too, so a conflict shows now rather than at the first write, and those lacking
-    only :data:`ADDED_FIELDS` get them.
+    ``init`` is where the fields change: given other fields than an existing index records,
+    it records the new ones and reports the old (``fields_before``): ``indexer backfill`` then
+    re-fingerprints the documents. The template carries only ``collapse_fp`` and the record;
+    existing indices matching the pattern are checked (and recorded) too, so a conflict shows
+    now rather than at the first write, and those lacking only :data:`ADDED_FIELDS` get them.
     """
     if "*" not in name:
-        return InitResult(kind="index", name=name, action=ensure_index(es, name, params))
+        action = ensure_index(es, name, params, text_fields)
+        fields = text_fields or text_fields_for(es, name)
+        wrote, before = _record_fields(es, name, fields, params)
+        if wrote and action == "compatible":
+            action = "updated"
+        return InitResult(
+            kind="index",
+            name=name,
+            action=action,
+            text_fields=list(fields.names),
+            fields_before=list(before.names) if before is not None else None,
+        )
+    tname = template_name or template_name_for(name)
+    exists = es.indices.exists_index_template(name=tname).body
+    if text_fields is None and exists:
+        templates = es.indices.get_index_template(name=tname).body["index_templates"]
+        mappings = templates[0]["index_template"].get("template", {}).get("mappings", {})
+        text_fields = _fields_in(mappings.get("_meta"))
+    fields = text_fields or DEFAULT_TEXT_FIELDS
+    before = None
     for index, fp in _refuse_conflicts(es, name, params).items():
         if missing_added(fp):
             _complete(es, index, fp, params)
-    tname = template_name or template_name_for(name)
-    exists = es.indices.exists_index_template(name=tname).body
+        before = _record_fields(es, index, fields, params)[1] or before
     es.indices.put_index_template(
         name=tname,
         index_patterns=[name],
         priority=priority,
-        template={"mappings": index_mappings(params)},
+        template={"mappings": index_mappings(params, text_fields=fields)},
         meta={
             "managed_by": "neardup-collapse",
             "fingerprint_version": (params or FingerprintParams()).version,
         },
     )
-    return InitResult(kind="template", name=tname, action="updated" if exists else "created")
+    return InitResult(
+        kind="template",
+        name=tname,
+        action="updated" if exists else "created",
+        text_fields=list(fields.names),
+        fields_before=list(before.names) if before is not None else None,
+    )

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
@@ -27,12 +27,24 @@ from indexer.boilerplate import (
     fingerprint_features,
     shingle_sets,
 )
-from indexer.documents import MAX_ID_BYTES, DocumentError, content_id, document_text, host_of
+from indexer.documents import (
+    DEFAULT_TEXT_FIELDS,
+    MAX_ID_BYTES,
+    DocumentError,
+    TextFields,
+    content_id,
+    document_text,
+    host_of,
+)
+from indexer.encoding import NotTextError, decode_html
 from indexer.fingerprints import FingerprintParams
 from indexer.lines import LineBatch, action_line
 from indexer.mapping import FINGERPRINT_FIELD
 from indexer.rejects import Reject
 from indexer.sources import RawItem
+
+if TYPE_CHECKING:
+    from indexer.extract import Extracted
 
 __all__ = [
     "Featured",
@@ -48,6 +60,7 @@ __all__ = [
     "prepare_batch",
     "prepare_lines",
     "sample_batch",
+    "tagged",
 ]
 
 
@@ -55,6 +68,7 @@ class PrepareConfig(BaseModel):
     """Everything a worker needs besides the items (picklable)."""
 
     params: FingerprintParams = FingerprintParams()
+    text_fields: TextFields = DEFAULT_TEXT_FIELDS
     max_doc_bytes: int = 10 * 1024 * 1024
     max_removed: float = 0.9
     min_remaining: int = 50
@@ -111,16 +125,42 @@ def pack(outcomes: Sequence[Ready | Reject]) -> Prepared:
     return Prepared(LineBatch(seqs, ids, lines), rejects)
 
 
-def _from_html(html: str) -> dict[str, Any]:
+def _page(html: str) -> Extracted:
     from indexer.extract import extract  # the extractor only where HTML is seen
 
-    page = extract(html)
-    doc: dict[str, Any] = {"body": page.text}
+    return extract(html)
+
+
+def _from_html(html: str, fields: TextFields) -> dict[str, Any]:
+    """A page's main text in the first named text field that is not ``title``, its title in
+    ``title`` and its canonical URL in ``url``."""
+    page = _page(html)
+    doc: dict[str, Any] = {}
     if page.title:
         doc["title"] = page.title
+    _put(doc, fields.html_field, page.text)
     if page.canonical_url:
         doc["url"] = page.canonical_url
     return doc
+
+
+def _put(doc: dict[str, Any], path: str, value: Any) -> None:
+    """Set the dot path ``path`` of ``doc`` to ``value`` (objects made on the way)."""
+    *parents, last = path.split(".")
+    for key in parents:
+        inner = doc.get(key)
+        if not isinstance(inner, dict):
+            inner = doc[key] = {}
+        doc = inner
+    doc[last] = value
+
+
+def _has_text(doc: dict[str, Any], fields: TextFields) -> bool:
+    try:
+        document_text(doc, fields)
+    except DocumentError:
+        return False
+    return True
 
 
 _FAILED: Any = object()
@@ -141,8 +181,11 @@ def _dumps(source: dict[str, Any]) -> bytes:
         return json.dumps(source, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
-def parse(item: RawItem, max_doc_bytes: int) -> Parsed | Reject:
-    """Validate one raw item (size, UTF-8, JSON, text) or say why it is rejected."""
+def parse(
+    item: RawItem, max_doc_bytes: int, fields: TextFields = DEFAULT_TEXT_FIELDS
+) -> Parsed | Reject:
+    """Validate one raw item (size, encoding, JSON, text in ``fields``) or say why it is
+    rejected."""
 
     def reject(reason: str) -> Reject:
         return Reject.of(item.seq, item.source, item.line, reason, item.data)
@@ -158,11 +201,13 @@ def parse(item: RawItem, max_doc_bytes: int) -> Parsed | Reject:
     doc = _fast_json(item.data) if item.kind == "jsonl" else _FAILED
     if doc is _FAILED:
         try:
-            raw = item.data.decode("utf-8")
+            raw = decode_html(item.data) if item.kind == "html" else item.data.decode("utf-8")
+        except NotTextError as exc:
+            return reject(str(exc))
         except UnicodeDecodeError as exc:
             return reject(f"invalid UTF-8 at byte {exc.start}")
         if item.kind == "html":
-            doc = _from_html(raw)
+            doc = _from_html(raw, fields)
             doc.setdefault("url", Path(item.source).resolve().as_uri())
             doc["source_path"] = item.source
         else:
@@ -174,17 +219,13 @@ def parse(item: RawItem, max_doc_bytes: int) -> Parsed | Reject:
         if not isinstance(doc, dict):
             return reject(f"not a JSON object (got {type(doc).__name__})")
         html = doc.get("html")
-        if (
-            isinstance(html, str)
-            and html.strip()
-            and not any(isinstance(doc.get(f), str) and doc[f].strip() for f in ("body", "text"))
-        ):
-            extracted = _from_html(html)
-            doc["body"] = extracted["body"]
-            if "title" not in doc and "title" in extracted:
-                doc["title"] = extracted["title"]
+        if isinstance(html, str) and html.strip() and not _has_text(doc, fields):
+            page = _page(html)
+            _put(doc, fields.html_field, page.text)
+            if "title" not in doc and page.title:
+                doc["title"] = page.title
     try:
-        text = document_text(doc)
+        text = document_text(doc, fields)
     except DocumentError as exc:
         return reject(str(exc))
     raw_id = doc.get("id")
@@ -209,7 +250,7 @@ def _prepare(
     """Parse and fingerprint a batch: outcomes in order (Parsed or Reject), the Parsed ones,
     their ``collapse_fp`` JSON (with ``id``: each one's ``_id``) and the share of shingles
     removed as boilerplate."""
-    out: list[Any] = [parse(it, config.max_doc_bytes) for it in items]
+    out: list[Any] = [parse(it, config.max_doc_bytes, config.text_fields) for it in items]
     good = [o for o in out if isinstance(o, Parsed)]
     if not good:
         return out, good, [], []
@@ -220,7 +261,8 @@ def _prepare(
         config.max_removed,
         config.min_remaining,
     )
-    return out, good, arrays.to_es_json_many([g.id for g in good]), removed.tolist()
+    fps = tagged(arrays.to_es_json_many([g.id for g in good]), config.text_fields)
+    return out, good, fps, removed.tolist()
 
 
 def prepare_batch(
@@ -237,6 +279,17 @@ def prepare_lines(
     """``pack(prepare_batch(...))`` without the intermediate objects (the workers' form)."""
     out, good, fps, _ = _prepare(items, config, models)
     return _lines(out, good, fps)
+
+
+def tagged(fps: list[bytes], fields: TextFields) -> list[bytes]:
+    """Compact ``collapse_fp`` JSON objects with ``"fields"`` added last when ``fields`` are
+    not the defaults (:attr:`~indexer.documents.TextFields.stored_tag`): the text fields a
+    fingerprint was computed from, so that ``indexer backfill`` redoes the others."""
+    tag = fields.stored_tag
+    if tag is None:
+        return fps
+    tail = b',"fields":' + orjson.dumps(tag) + b"}"
+    return [fp[:-1] + tail for fp in fps]
 
 
 _FP_KEY = b',"' + FINGERPRINT_FIELD.encode("ascii") + b'":'
@@ -309,7 +362,7 @@ def sample_batch(
     ``start``, already settled by an earlier run) and the items at or after ``start`` ready
     for :func:`finish_batch` once the models are known.
     """
-    parsed = [parse(it, config.max_doc_bytes) for it in items]
+    parsed = [parse(it, config.max_doc_bytes, config.text_fields) for it in items]
     good = [p for p in parsed if isinstance(p, Parsed)]
     feats = features([g.text for g in good], config.params) if good else None
     learn: list[tuple[str, np.ndarray, np.ndarray]] = []
@@ -349,7 +402,8 @@ def _finish(
         config.max_removed,
         config.min_remaining,
     )
-    return arrays.to_es_json_many([g.id for g in batch.good]), removed.tolist()
+    fps = tagged(arrays.to_es_json_many([g.id for g in batch.good]), config.text_fields)
+    return fps, removed.tolist()
 
 
 def finish_batch(
@@ -374,7 +428,8 @@ def learn_batch(
     items: Sequence[RawItem], config: PrepareConfig
 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """For the learning pass: (host, unique SimHash shingles, unique MinHash shingles) per page."""
-    parsed = [p for p in (parse(it, config.max_doc_bytes) for it in items) if isinstance(p, Parsed)]
+    outcomes = (parse(it, config.max_doc_bytes, config.text_fields) for it in items)
+    parsed = [p for p in outcomes if isinstance(p, Parsed)]
     hosted = [p for p in parsed if p.host]
     sets = doc_shingle_sets([p.text for p in hosted], config.params)
     return [(p.host, s, m) for p, (s, m) in zip(hosted, sets, strict=True)]  # type: ignore[misc]

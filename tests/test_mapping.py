@@ -186,7 +186,7 @@ def test_conflicts_accept_the_layouts_before_packed() -> None:
     for layout, lacking in (
         (before_packed(), ["packed"]),
         (before_id(), ["id", "packed"]),
-        (old, ["id", "packed"]),
+        (old, ["id", "packed", "fields"]),
     ):
         assert conflicts(layout) == [] and missing_added(layout) == lacking
     assert missing_added(fingerprint_mapping()) == []
@@ -208,8 +208,12 @@ def test_init_adds_id_and_packed_to_older_indices(
     ``id``; the one before ``packed``, whose ``minhash`` has doc values) and changes nothing
     else: ``minhash`` keeps its mapping, with or without doc values."""
     dv = {"type": "binary", "doc_values": True}
+    tag = {"type": "keyword", "doc_values": False}
     layouts = {
-        f"{index_name}-old": (fingerprint_mapping(indexed_blocks=True), {"id": dv, "packed": dv}),
+        f"{index_name}-old": (
+            fingerprint_mapping(indexed_blocks=True),
+            {"id": dv, "packed": dv, "fields": tag},
+        ),
         f"{index_name}-before-id": (before_id(), {"id": dv, "packed": dv}),
         f"{index_name}-before-packed": (before_packed(), {"packed": dv}),
     }
@@ -256,7 +260,8 @@ def test_new_index_keeps_blocks_in_source_only(es: Elasticsearch, index_name: st
     stored = es.get(index=index_name, id="1")["_source"][FINGERPRINT_FIELD]
     assert stored == fp and stored["block_0"] == fp["block_0"]
     assert set(_fp(es, index_name)) == {
-        "simhash", "minhash", "packed", "id", "band", "exact_key", "token_count", "version"
+        "simhash", "minhash", "packed", "id", "band", "exact_key", "token_count", "version",
+        "fields",
     }  # fmt: skip
 
     def hits(query: dict) -> list[str]:
@@ -290,6 +295,7 @@ def test_old_layouts_stay_usable_beside_new_indices(es: Elasticsearch, index_nam
                 **mapped_old["properties"],
                 "id": {"type": "binary", "doc_values": True},
                 "packed": {"type": "binary", "doc_values": True},
+                "fields": {"type": "keyword", "doc_values": False},
             },
         }
         assert ensure_index(es, old) == "compatible"

@@ -427,17 +427,3 @@ def test_unchanged_lines_are_forwarded_byte_for_byte() -> None:
     with pytest.raises(BadRequest):
         parse_bulk(b'{"index":{}}\n')
 
-
-def test_text_fields_are_configurable(es: Elasticsearch, es_url: str, index: str) -> None:
-    settings = Settings(
-        es_url=[es_url],
-        write_api_key=KEY,
-        write_text_fields="headline,content",
-        write_required_fields="content",
-    )
-    page = {"headline": "Big news", "content": prose(3, 100), "body": "not fingerprinted"}
-    with ServerThread(create_app(settings)) as server:
-        answer = httpx.put(f"{server.url}/{index}/_doc/h", json=page, headers=AUTH)
-    assert answer.status_code == 201
-    expected = fingerprint(f"{page['headline']}\n{page['content']}").to_es("h")
-    assert stored(es, index, "h")[FINGERPRINT_FIELD] == expected

@@ -1,7 +1,7 @@
 """ "Content seen?" on the proxy: ``POST /{index}/_collapse/lookup``.
 
-Body: ``{"text": "..."}`` or ``{"doc": {"title", "body"|"text", ...}}`` (the configured text
-fields, ``write_text_fields``... default title + body/text), optional ``"size"`` (candidates
+Body: ``{"text": "..."}`` or ``{"doc": {...}}`` (its text: the fields the index records,
+``indexer init --text-field``, default title + body/text), optional ``"size"`` (candidates
 fetched, default 100). Answer: ``{"took", "fingerprint": {simhash, token_count, version},
 "candidates", "matches": [{"_id", "_index", "hamming", "similarity", "exact", "title", "url"}]}``,
 closest first. Candidates come from the block fields (terms lookups, no scan) and are verified
@@ -19,8 +19,9 @@ from fastapi.responses import JSONResponse
 
 from collapse.errors import BadRequest
 from collapse.grouping import Thresholds
+from collapse.index_fields import IndexFields
 from collapse.settings import Settings
-from collapse.upstream import Upstream, forwarded_response_headers
+from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
 from indexer.documents import DocumentError, document_text
 from indexer.fingerprints import fingerprint
 from indexer.lookup import matches, search_body
@@ -28,7 +29,7 @@ from indexer.lookup import matches, search_body
 router = APIRouter(tags=["lookup"])
 
 
-def _text(body: Any) -> str:
+async def _text(request: Request, index: str, body: Any) -> str:
     if not isinstance(body, dict):
         raise BadRequest("the lookup body must be a JSON object with 'text' or 'doc'")
     if isinstance(body.get("text"), str) and body["text"].strip():
@@ -36,8 +37,10 @@ def _text(body: Any) -> str:
     doc = body.get("doc")
     if not isinstance(doc, dict):
         raise BadRequest("the lookup body needs a non-empty 'text' or a 'doc' object")
+    cache: IndexFields = request.app.state.index_fields
+    fields = await cache.get([index], forwarded_request_headers(request.headers))
     try:
-        return document_text(doc)
+        return document_text(doc, fields[index])
     except DocumentError as exc:
         raise BadRequest(f"doc: {exc}") from exc
 
@@ -49,7 +52,7 @@ async def lookup(index: str, request: Request) -> Response:
         body = json.loads(await request.body() or b"{}")
     except json.JSONDecodeError as exc:
         raise BadRequest(f"request body is not JSON: {exc.msg}") from exc
-    text = _text(body)
+    text = await _text(request, index, body)
     size = body.get("size", 100)
     if not isinstance(size, int) or not 1 <= size <= 10_000:
         raise BadRequest("size must be an integer between 1 and 10000")

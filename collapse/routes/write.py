@@ -43,6 +43,7 @@ from collapse.enrich import (
 from collapse.errors import UpstreamUnavailable
 from collapse.filter_path import FilterPath
 from collapse.filter_path import take as take_filter_path
+from collapse.index_fields import IndexFields
 from collapse.routes.passthrough import elasticsearch_params, forward
 from collapse.settings import Settings
 from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
@@ -63,13 +64,17 @@ WRITE_DOCUMENTS = Counter(
 def _rules(request: Request) -> EnrichRules:
     rules = getattr(request.app.state, "write_rules", None)
     if rules is None:
-        settings: Settings = request.app.state.settings
-        rules = EnrichRules(
-            text_fields=tuple(settings.write_text_fields),
-            required_fields=tuple(settings.write_required_fields),
-        )
-        request.app.state.write_rules = rules
+        rules = request.app.state.write_rules = EnrichRules()
     return rules
+
+
+async def _with_fields(request: Request, rules: EnrichRules, indices: set[str]) -> EnrichRules:
+    """``rules`` knowing the text fields each of ``indices`` records."""
+    if not indices:
+        return rules
+    cache: IndexFields = request.app.state.index_fields
+    fields = await cache.get(indices, _internal_headers(request))
+    return rules.model_copy(update={"fields": {**rules.fields, **fields}})
 
 
 def _models(request: Request, rules: EnrichRules) -> ModelCache:
@@ -166,6 +171,8 @@ async def _items_enriched(
     """Fingerprint the items in place; with ``guard``, updates computed from a stored document
     are made conditional on it (:func:`collapse.enrich.guard_updates`): their positions."""
     routing = request.query_params.get("routing")
+    named = {t for item in items if item.source is not None and (t := item.target(index))}
+    rules = await _with_fields(request, rules, named)
     lookups = update_lookups(items, index, routing, rules)
     upstream = request.app.state.upstream
     stored, versions = await _stored_sources(upstream, lookups, _internal_headers(request))
@@ -244,7 +251,8 @@ async def _document(request: Request, index: str, path: str, doc_id: str | None)
         return await forward(request, path)
     doc = parse_document(body)
     target = Target(doc, index, doc, doc_id=doc_id or None)
-    outcome = await _fingerprint(request, [target], _rules(request))
+    rules = await _with_fields(request, _rules(request), {index})
+    outcome = await _fingerprint(request, [target], rules)
     return await _send(request, request.method, path, jsonio.dumps(doc), outcome)
 
 

@@ -8,7 +8,14 @@ import click
 from elasticsearch import TransportError
 
 from indexer.backfill import backfill
-from indexer.commands.common import EXIT_REJECTED, Fatal, client, es_url_option
+from indexer.commands.common import (
+    EXIT_NO_TEXT,
+    EXIT_REJECTED,
+    Fatal,
+    client,
+    es_url_option,
+    no_text_warning,
+)
 from indexer.mapping import MappingConflict
 
 
@@ -24,8 +31,9 @@ from indexer.mapping import MappingConflict
 )
 @es_url_option
 def backfill_command(index: str, page_size: int, verify: bool, es_url: str) -> None:
-    """Add fingerprints to documents lacking them or carrying an older algorithm version,
-    and MinHash band keys (from the stored sketch), collapse_fp.id (the document's _id) and
+    """Add fingerprints to documents lacking them, carrying an older algorithm version or
+    computed from other text fields than INDEX records (``init --text-field``), and MinHash
+    band keys (from the stored sketch), collapse_fp.id (the document's _id) and
     collapse_fp.packed (from the stored values) to current ones stored without them.
 
     Point in time + search_after, bulk partial updates; run it again after an interruption
@@ -50,5 +58,9 @@ def backfill_command(index: str, page_size: int, verify: bool, es_url: str) -> N
         + (f", found right {s.verified}" if verify else "")
         + f" in {s.seconds:.1f} s"
     )
+    warning = no_text_warning(index, s.scanned, s.no_text, s.text_fields, s.fields_seen)
+    if warning is not None:
+        click.echo(f"error: {warning}", err=True)
+        sys.exit(EXIT_NO_TEXT)
     if s.failed:
         sys.exit(EXIT_REJECTED)

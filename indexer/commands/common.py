@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
 from elasticsearch import Elasticsearch
 
+from indexer.documents import TextFields
 from indexer.es import DEFAULT_ES_URL, ClusterUnavailable, connect
 
 __all__ = [
     "EXIT_FATAL",
+    "EXIT_NO_TEXT",
     "EXIT_OK",
     "EXIT_REJECTED",
     "EXIT_USAGE",
     "Fatal",
     "client",
     "es_url_option",
+    "no_text_warning",
+    "text_field_option",
+    "text_fields_given",
 ]
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
 EXIT_FATAL = 3
+#: Most documents had no text in the fields fingerprinted: nothing (or little) will collapse.
+EXIT_NO_TEXT = 4
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,3 +58,41 @@ def client(es_url: str) -> Elasticsearch:
         return connect(es_url)
     except ClusterUnavailable as exc:
         raise Fatal(str(exc)) from exc
+
+
+def text_field_option(fn: F) -> F:
+    """``--text-field NAME`` (repeatable): the fields whose text is fingerprinted."""
+    return click.option(
+        "--text-field",
+        "text_fields",
+        multiple=True,
+        help="A field whose text is fingerprinted: a name or a dot path into objects "
+        "(article.body); repeat for several, joined in the order given. Default: the fields "
+        "the index records (init), else title, body and text.",
+    )(fn)
+
+
+def text_fields_given(names: tuple[str, ...]) -> TextFields | None:
+    """The ``--text-field`` values as :class:`TextFields` (None when none were given)."""
+    if not names:
+        return None
+    try:
+        return TextFields.of(names)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--text-field") from exc
+
+
+def no_text_warning(
+    index: str, read: int, no_text: int, fields: Sequence[str], seen: Sequence[str]
+) -> str | None:
+    """What to tell the user when no text was found in most documents read (more than half,
+    or all when nothing was fingerprinted), else None."""
+    if read == 0 or no_text == 0 or 2 * no_text <= read:
+        return None
+    hint = f"; the documents have most often: {', '.join(seen)}" if seen else ""
+    named = "".join(f" --text-field {name}" for name in (seen[:2] or ["FIELD"]))
+    return (
+        f"{no_text} of {read} documents have no text in the fields fingerprinted "
+        f"({', '.join(fields)}){hint}. Name the fields with "
+        f"`indexer init --index {index}{named}`, then run `indexer backfill --index {index}`."
+    )

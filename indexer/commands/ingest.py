@@ -11,7 +11,16 @@ from elasticsearch import TransportError
 from indexer.boilerplate import BoilerplateConfig
 from indexer.bulk import BulkConfig
 from indexer.checkpoint import ResumeMismatch
-from indexer.commands.common import EXIT_REJECTED, Fatal, client, es_url_option
+from indexer.commands.common import (
+    EXIT_NO_TEXT,
+    EXIT_REJECTED,
+    Fatal,
+    client,
+    es_url_option,
+    no_text_warning,
+    text_field_option,
+    text_fields_given,
+)
 from indexer.ingest import DEFAULT_BOILERPLATE_SAMPLE, IngestOptions, ingest
 from indexer.mapping import MappingConflict
 from indexer.prepare import PrepareConfig
@@ -117,10 +126,12 @@ from indexer.prepare import PrepareConfig
     default=None,
     help="Progress bar [default: when stderr is a terminal].",
 )
+@text_field_option
 @es_url_option
 def ingest_command(
     index: str,
     inputs: tuple[str, ...],
+    text_fields: tuple[str, ...],
     rejects_path: Path | None,
     state_path: Path | None,
     resume: bool,
@@ -141,13 +152,16 @@ def ingest_command(
 ) -> None:
     """Fingerprint JSON Lines files and folders of .html files into INDEX.
 
-    JSON Lines: one object per line with id, title, body or text, url, optional html; other
-    fields are kept as they are. Bad documents go to the rejects file with the reason and the
-    original; exit 1 when any was rejected (0 with --allow-rejects), 3 when the cluster is
-    unreachable or the index is mapped differently.
+    JSON Lines: one object per line with id, url, the text fields (those INDEX records, else
+    title and body or text), optional html; other fields are kept as they are. An HTML page's
+    main text goes to the first text field other than title. Bad documents go to the rejects
+    file with the reason and the original; exit 1 when any was rejected (0 with
+    --allow-rejects), 3 when the cluster is unreachable, the index is mapped differently or
+    records other text fields, 4 when most documents had no text in the text fields.
     """
     opts = IngestOptions(
         index=index,
+        text_fields=text_fields_given(text_fields),
         inputs=list(inputs),
         rejects_path=rejects_path or Path(f"{index}.rejects.jsonl"),
         state_path=state_path or Path(f".{index}.ingest-state.json"),
@@ -193,5 +207,11 @@ def ingest_command(
     )
     if summary.rejected:
         click.echo(f"rejects: {opts.rejects_path}", err=True)
-        if not allow_rejects:
-            sys.exit(EXIT_REJECTED)
+    warning = no_text_warning(
+        index, summary.read, summary.no_text, summary.text_fields, summary.fields_seen
+    )
+    if warning is not None:
+        click.echo(f"error: {warning}", err=True)
+        sys.exit(EXIT_NO_TEXT)
+    if summary.rejected and not allow_rejects:
+        sys.exit(EXIT_REJECTED)

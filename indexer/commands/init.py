@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from indexer.commands.common import Fatal, client, es_url_option
+from indexer.commands.common import (
+    Fatal,
+    client,
+    es_url_option,
+    text_field_option,
+    text_fields_given,
+)
 from indexer.fingerprints import FingerprintParams
 from indexer.mapping import MappingConflict, init
 
@@ -24,21 +30,31 @@ from indexer.mapping import MappingConflict, init
     show_default=True,
     help="SimHash blocks (one keyword field each).",
 )
+@text_field_option
 @es_url_option
 def init_command(
-    index: str, template_name: str | None, priority: int, blocks: str, es_url: str
+    index: str,
+    template_name: str | None,
+    priority: int,
+    blocks: str,
+    text_fields: tuple[str, ...],
+    es_url: str,
 ) -> None:
-    """Create INDEX with the fingerprint fields (your own fields keep their mapping).
+    """Create INDEX with the fingerprint fields (your own fields keep their mapping), and record
+    which fields' text is fingerprinted (--text-field; kept when not given).
 
     With a pattern (``logs-*``) an index template is created instead. An existing index whose
-    fingerprint fields are mapped differently is refused (exit 3) and left unchanged.
+    fingerprint fields are mapped differently is refused (exit 3) and left unchanged. Naming
+    other text fields than an existing index records changes them: run ``backfill`` next.
     """
+    given = text_fields_given(text_fields)
     es = client(es_url)
     try:
         result = init(
             es,
             index,
             FingerprintParams(blocks=int(blocks)),
+            text_fields=given,
             template_name=template_name,
             priority=priority,
         )
@@ -46,4 +62,12 @@ def init_command(
         raise Fatal(str(exc)) from exc
     finally:
         es.close()
-    click.echo(f"{result.kind} {result.name}: {result.action}")
+    click.echo(
+        f"{result.kind} {result.name}: {result.action}; text fields: "
+        + ", ".join(result.text_fields)
+    )
+    if result.fields_before is not None:
+        click.echo(
+            f"text fields changed (were {', '.join(result.fields_before)}): run "
+            f"`indexer backfill --index {index}` to fingerprint the documents from the new ones"
+        )

@@ -15,6 +15,7 @@ from indexer.commands.common import client, es_url_option
 from indexer.documents import DocumentError, document_text, host_of
 from indexer.fingerprints import FingerprintParams
 from indexer.lookup import matches, search_body
+from indexer.mapping import FieldsConflict, text_fields_for
 
 
 @click.command("lookup")
@@ -25,7 +26,8 @@ from indexer.lookup import matches, search_body
     "doc_path",
     type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
     default=None,
-    help="A JSON document (title, body/text, url).",
+    help="A JSON document (its text: the fields the index records, default title and "
+    "body/text; its url).",
 )
 @click.option("--max-distance", type=click.IntRange(0, 64), default=18, show_default=True)
 @click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.5, show_default=True)
@@ -49,20 +51,28 @@ def lookup_command(
     """Print (JSON) the stored near-duplicates of a text or document, with Hamming distance and
     MinHash similarity; exit 0 whether or not any was found."""
     url = None
+    doc = None
     if doc_path is not None:
         raw = sys.stdin.read() if str(doc_path) == "-" else doc_path.read_text(encoding="utf-8")
         try:
             doc = json.loads(raw)
-            text = document_text(doc)
-        except (json.JSONDecodeError, DocumentError, AttributeError) as exc:
+        except json.JSONDecodeError as exc:
             raise click.UsageError(f"--doc: {exc}") from exc
+        if not isinstance(doc, dict):
+            raise click.UsageError("--doc: expected a JSON object")
         url = doc.get("url")
     elif text is None:
         text = sys.stdin.read()
-    if not text or not text.strip():
+    if doc is None and (not text or not text.strip()):
         raise click.UsageError("no text to look up")
     es = client(es_url)
     try:
+        if doc is not None:
+            try:
+                text = document_text(doc, text_fields_for(es, index))
+            except (DocumentError, FieldsConflict) as exc:
+                raise click.UsageError(f"--doc: {exc}") from exc
+        assert text is not None
         params = FingerprintParams()
         host = host_of(url)
         model = load_models(es, index, params.version, [host]).get(host) if host else None
