@@ -213,7 +213,7 @@ def backfill(
         by_fields.setdefault(recorded or DEFAULT_TEXT_FIELDS, []).append(name)
     for fields, names in by_fields.items():
         _refingerprint(es, ",".join(names), p, fields, page_size, store, summary)
-        summary.text_fields = sorted({*summary.text_fields, *fields.names})
+        summary.text_fields = list(dict.fromkeys([*summary.text_fields, *fields.names]))
     if summary.no_text and 2 * summary.no_text > summary.scanned:
         summary.fields_seen = _fields_seen(es, index, p, by_fields)
     _complete(es, index, p, page_size, summary, verify=verify)

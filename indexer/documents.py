@@ -166,7 +166,8 @@ def string_fields(docs: Sequence[Any], limit: int = 5) -> list[str]:
         paths: set[str] = set()
         _string_paths(doc, "", paths)
         seen.update(paths)
-    return [path for path, _ in seen.most_common(limit)]
+    ranked = sorted(seen.items(), key=lambda item: (-item[1], item[0]))
+    return [path for path, _ in ranked[:limit]]
 
 
 def _string_paths(value: Any, prefix: str, out: set[str]) -> None:
