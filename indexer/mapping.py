@@ -11,7 +11,12 @@ Field by field (shape in ``docs/CONTRACTS.md``), as ``init`` creates them::
     exact_key    keyword                 so Elasticsearch's own ``collapse`` can use it too
     token_count  integer
     version      keyword                 algorithm + parameters
+    fields       keyword, no doc values  the text fields fingerprinted, when not the defaults
     block_0..    not mapped              SimHash blocks: in _source only (``dynamic: false``)
+
+The index also records which of its fields hold the text to fingerprint, in its mapping's
+``_meta`` (:data:`META_KEY`: ``{"text_fields": [...], "version": ...}``): ``init`` writes it,
+every writer reads it (:func:`text_fields_for`).
 
 ``packed`` and ``id`` have doc values so that the proxy can fetch hits beyond its first
 window with ``stored_fields: "_none_"`` and ``docvalue_fields`` of these two alone (every
@@ -70,7 +75,7 @@ FINGERPRINT_FIELD = "collapse_fp"
 
 #: Sub-fields of ``collapse_fp`` newer than the first mapping: an index lacking them is
 #: upgraded in place, not refused (adding a field never changes the existing ones).
-ADDED_FIELDS: tuple[str, ...] = ("band", "id", "packed", "fields")
+ADDED_FIELDS: tuple[str, ...] = ("band", "id", "packed", "fields", "numbers")
 
 
 class MappingConflict(Exception):
@@ -121,6 +126,7 @@ def fingerprint_mapping(
         for i in range(p.blocks):
             props[f"block_{i}"] = {"type": "keyword"}
     props["minhash"] = {"type": "binary"}
+    props["numbers"] = {"type": "binary"}  # the number sketch: in _source, read with the rest
     if not indexed_blocks:
         props["packed"] = {"type": "binary", **_DV}
         props["id"] = {"type": "binary", **_DV}

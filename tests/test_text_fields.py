@@ -98,9 +98,9 @@ def test_named_fields_read_dot_paths_arrays_and_several_fields_in_order() -> Non
     assert document_text({"article.body": "flat"}, fields) == "flat"
     # any one named field with text is a document; none is not
     assert document_text({"tags": ["only tags"]}, fields) == "only tags"
-    with pytest.raises(NoText, match="'headline' or 'article.body' or 'tags'"):
+    with pytest.raises(NoText, match=r"'headline' or 'article\.body' or 'tags'"):
         document_text({"article": {"author": "x"}, "title": "t"}, fields)
-    with pytest.raises(DocumentError, match="'article.body' must be a string, got int"):
+    with pytest.raises(DocumentError, match=r"'article\.body' must be a string, got int"):
         document_text({"article": {"body": 3}}, fields)
 
 
