@@ -12,7 +12,7 @@ import asyncio
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from collapse import jsonio
 from collapse.upstream import Upstream, forwarded_request_headers
@@ -132,8 +132,8 @@ class Executor:
             self.coalescer.run(("internal", self.coalesce_key), internal, self.send),
             *(self.search(s) for s in alone),
         )
-        answers = dict(zip(map(id, windows), got[0], strict=True))
-        answers.update(zip(map(id, internal), got[1], strict=True))
+        answers = dict(zip(map(id, windows), cast(list[Any], got[0]), strict=True))
+        answers.update(zip(map(id, internal), cast(list[Any], got[1]), strict=True))
         answers.update(zip(map(id, alone), got[2:], strict=True))
         return [answers[id(s)] for s in searches]
 

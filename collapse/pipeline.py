@@ -479,13 +479,13 @@ class CollapsedSearch:
             if not result.ok or result.body is None:
                 self.degraded.append("probe failed")
                 continue
-            got = result.body.get("hits", {}).get("hits", [])
+            fetched = result.body.get("hits", {}).get("hits", [])
             total, exact = total_of(result.body)
             if result.body.get("timed_out"):
                 self.probe_truncated = True
-            if not exact or (total is not None and total > len(got)):
+            if not exact or (total is not None and total > len(fetched)):
                 self.probe_truncated = True
-            for h in got:
+            for h in fetched:
                 cands.setdefault(key(h), h)
         hits = list(cands.values())
         if not hits or not self.page:
@@ -722,7 +722,7 @@ async def run(
     # The fill travels beside the probe (in its _msearch when it may), and is never abandoned:
     # the page needs its hits. Past the budget the probe is given up and the fill sent alone.
     fill_subs = [sub for _, sub in fills]
-    got: list[object]
+    got: list[Any] | tuple[Any, ...]
     if probes and fills and executor.may_share:
         try:
             answers = await probe_round(probes, fill_subs)

@@ -26,7 +26,7 @@ lower bound.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, cast
 
 from collapse.fingerprints import FINGERPRINT_FIELD
 
@@ -78,8 +78,8 @@ def candidates_query(
     (``terms``: one list of (field, value) per representative, or one flat list for a single
     document — MinHash bands or SimHash blocks, see :func:`collapse.fingerprints.probe_keys`)
     or an exact key with one."""
-    rep_terms: list[list[tuple[str, str]]] = (
-        [terms] if terms and isinstance(terms[0], tuple) else terms  # type: ignore[list-item]
+    rep_terms = cast(
+        list[list[tuple[str, str]]], [terms] if terms and isinstance(terms[0], tuple) else terms
     )
     by_field: dict[str, set[str]] = defaultdict(set)
     for rep in rep_terms:

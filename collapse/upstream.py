@@ -30,7 +30,7 @@ import itertools
 import random
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
@@ -196,7 +196,7 @@ class Upstream:
         return await self.client.request(
             method,
             self._url(self._node_base[node] + path),
-            params=params or None,  # an empty list would still re-parse the URL
+            params=cast(Any, params) or None,  # an empty list would still re-parse the URL
             content=content,
             headers=headers,
         )

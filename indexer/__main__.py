@@ -7,7 +7,7 @@ import sys
 # proxy's dependencies): aiohttp and httpx cost ~0.4 s of start-up, a third of it building an
 # SSL context at import. Marking them absent (for this command's process only) skips that.
 for _name in ("aiohttp", "httpx"):
-    sys.modules.setdefault(_name, None)  # type: ignore[assignment]
+    sys.modules.setdefault(_name, None)  # type: ignore[arg-type]
 
 from indexer.cli import main  # noqa: E402
 

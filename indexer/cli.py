@@ -86,6 +86,8 @@ def fingerprint(
     estimate and the exact Jaccard of their --shingle word shingle sets (what the MinHash
     estimates when --minhash-shingle is left at its default).
     """
+    import numpy as np
+
     from indexer.fingerprints import FingerprintParams, fingerprint_batch, hamming, similarity
     from indexer.text import jaccard
 
@@ -107,7 +109,7 @@ def fingerprint(
         a, b = records
         out: dict[str, Any] = {
             "hamming": int(hamming(a.simhash, b.simhash)),
-            "similarity": round(float(similarity(a.minhash, b.minhash)), 4),
+            "similarity": round(float(similarity(np.array(a.minhash), np.array(b.minhash))), 4),
             "jaccard": round(jaccard(inputs[0], inputs[1], params.shingle), 4),
             "simhash": [a.simhash_hex, b.simhash_hex],
             "shared_blocks": sum(x == y for x, y in zip(a.blocks, b.blocks, strict=True)),

@@ -202,7 +202,7 @@ def _codecs(label: str) -> tuple[str, ...]:
             info = codecs.lookup(label)
         except LookupError:
             return ()
-        if not info._is_text_encoding:  # type: ignore[attr-defined]
+        if not info._is_text_encoding:
             return ()
         name = info.name
     return _WIDER.get(name, (name,))

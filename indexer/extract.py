@@ -24,11 +24,14 @@ class Extracted(BaseModel):
 
 
 def _canonical(tree: HTMLTree) -> str | None:
-    for link in tree.document.query_selector_all('link[rel="canonical"]'):
+    document = tree.document
+    if document is None:
+        return None
+    for link in document.query_selector_all('link[rel="canonical"]'):
         href = link.getattr("href")
         if href:
             return href.strip()
-    for meta in tree.document.query_selector_all('meta[property="og:url"]'):
+    for meta in document.query_selector_all('meta[property="og:url"]'):
         content = meta.getattr("content")
         if content:
             return content.strip()

@@ -228,7 +228,7 @@ class _Pool:
             if "forkserver" in methods
             else "spawn"
         )
-        ctx = mp.get_context(method)
+        ctx: Any = mp.get_context(method)  # a concrete context (typed as the base class)
         for _ in range(workers):
             mine, theirs = ctx.Pipe()
             proc = ctx.Process(target=_serve, args=(theirs, config), daemon=True)

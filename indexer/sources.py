@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -77,9 +77,9 @@ def describe_inputs(paths: Sequence[str]) -> list[InputSpec]:
     return specs
 
 
-def _lines(stream: object, source: str, start: int) -> Iterator[RawItem]:
+def _lines(stream: Iterable[bytes], source: str, start: int) -> Iterator[RawItem]:
     seq = start
-    for number, line in enumerate(stream, start=1):  # type: ignore[call-overload]
+    for number, line in enumerate(stream, start=1):
         data = line.rstrip(b"\r\n")
         if not data.strip():
             continue  # blank lines are not documents
@@ -147,7 +147,7 @@ class RawBatch:
     kinds: list[str]
     datas: list[bytes]
 
-    def __reduce__(self) -> tuple[type[RawBatch], tuple[list, list, list, list, list]]:  # type: ignore[type-arg]
+    def __reduce__(self) -> tuple[type[RawBatch], tuple[list, list, list, list, list]]:
         return RawBatch, (self.seqs, self.sources, self.lines, self.kinds, self.datas)
 
     def __len__(self) -> int:
@@ -182,4 +182,4 @@ def take(rows: Iterator[Row], n: int) -> RawBatch | None:
     if not got:
         return None
     seqs, sources, lines, kinds, datas = map(list, zip(*got, strict=True))
-    return RawBatch(seqs, sources, lines, kinds, datas)  # type: ignore[arg-type]
+    return RawBatch(seqs, sources, lines, kinds, datas)

@@ -125,6 +125,7 @@ class AccessControlMiddleware:
         if kind == "read" or (kind == "other" and self.admin_passthrough):
             await self.app(scope, receive, send)
             return
+        error: Forbidden | Unauthorized
         if kind == "other":
             error = Forbidden(
                 f"{method} {path} is not exposed by the collapsing proxy "

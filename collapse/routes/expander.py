@@ -109,7 +109,11 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     }
     if me.params is None or not me.prints.present[0]:
         info.update(degraded=True, reason="the document has no fingerprint")
-        empty = {"total": {"value": 0, "relation": "eq"}, "max_score": None, "hits": []}
+        empty: dict[str, Any] = {
+            "total": {"value": 0, "relation": "eq"},
+            "max_score": None,
+            "hits": [],
+        }
         return _answer(
             200, {"took": 0, "hits": empty, "collapse": info}, found.headers, filter_path
         )
