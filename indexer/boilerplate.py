@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerprint_arrays
 from indexer.fingerprints.compute import tokenise
-from indexer.fingerprints.features import Segments, shingle_hashes
+from indexer.fingerprints.features import WEIGHT, Segments, content_units, shingle_hashes
 from indexer.fingerprints.minhash import sketch_segments
 from indexer.fingerprints.simhash import simhash_segments
 
@@ -93,11 +93,11 @@ class Features:
 
 def features(texts: Sequence[str], p: FingerprintParams) -> Features:
     """The :class:`Features` of ``texts``."""
-    (sim_tok, min_tok), lengths, keys = tokenise(texts, (p.hash, "minhash"))
+    (sim_tok, min_tok, weights), lengths, keys = tokenise(texts, (p.hash, "minhash", WEIGHT))
     seg = Segments(lengths)
     sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
-    return Features(sh, scounts, mh, mcounts, keys, seg.lengths)
+    return Features(sh, scounts, mh, mcounts, keys, content_units(weights, lengths))
 
 
 def _split(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:

@@ -1,26 +1,104 @@
-"""Text to features: normalisation, word tokens, word shingles and exact Jaccard.
+"""Text to features: normalisation, tokens for every script, word shingles and exact Jaccard.
 
-Every fingerprint is computed from the token sequence produced here, so this module
-defines what "the same text" means: NFKC-normalised, case-folded, Unicode ``\\w+`` words.
+Every fingerprint is computed from the token sequence produced here, so this module defines
+what "the same text" means. The text is NFKC-normalised and case-folded (full-width and
+half-width forms, ligatures and case disappear); every character that is neither a word
+character (``str.isalnum()``, ``_``) nor a combining mark separates tokens (punctuation and
+spaces of every script). Then:
+
+* scripts written with spaces give **words**: maximal runs of word characters and marks
+  (marks keep Devanagari, Bengali, ... words whole);
+* scripts written without spaces (:data:`DENSE_RANGES`: Han, Hiragana, Katakana, Bopomofo,
+  Hangul; Thai, Lao, Khmer, Myanmar) give **character bigrams**, as Lucene's ``CJKBigramFilter``
+  does: each character with the next one of its run, a run of one character its unigram. A run
+  is a maximal sequence of such characters with only separators between them (spaces and
+  punctuation inside it are ignored, so adding or removing them changes nothing); a word
+  character of another script (Latin, a digit) ends it.
+
+Each token carries a **content weight** (:func:`token_weight`, in eighths of a word) so that a
+count of tokens means the same amount of text in every script (docs/fingerprints.md).
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
+import operator
 import re
 import unicodedata
 from collections.abc import Sequence
 
+import numpy as np
+
 __all__ = [
+    "DENSE_RANGES",
+    "WEIGHT_UNIT",
     "jaccard",
     "normalize",
     "shingle_set",
     "shingles",
     "token_bytes",
+    "token_weight",
     "tokenize",
     "word_bytes",
 ]
 
-_WORD = re.compile(r"\w+")
+#: Content weight of one word token; bigram weights are in the same unit (:func:`token_weight`).
+WEIGHT_UNIT = 8
+
+#: Code point ranges (inclusive) of the scripts written without spaces, with the content weight
+#: of one character in eighths of a word. Measured on the Debian Reference in English, Chinese
+#: and Japanese (docs/fingerprints.md): a word is ~1.75 Han characters and ~3.5 kana.
+DENSE_RANGES: tuple[tuple[int, int, int], ...] = (
+    (0x0E00, 0x0E7F, 2),  # Thai
+    (0x0E80, 0x0EFF, 2),  # Lao
+    (0x1000, 0x109F, 2),  # Myanmar
+    (0x1100, 0x11FF, 4),  # Hangul Jamo
+    (0x1780, 0x17FF, 2),  # Khmer
+    (0x19E0, 0x19FF, 2),  # Khmer symbols
+    (0x2E80, 0x2FDF, 4),  # CJK and Kangxi radicals
+    (0x3005, 0x3007, 4),  # 々 〆 〇
+    (0x3021, 0x3029, 4),  # Hangzhou numerals
+    (0x3031, 0x3035, 2),  # kana repeat marks
+    (0x3038, 0x303C, 4),  # Han repeat marks
+    (0x3040, 0x30FF, 2),  # Hiragana, Katakana
+    (0x3100, 0x312F, 4),  # Bopomofo
+    (0x3130, 0x318F, 4),  # Hangul compatibility Jamo
+    (0x31A0, 0x31BF, 4),  # Bopomofo extended
+    (0x31F0, 0x31FF, 2),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF, 4),  # CJK extension A
+    (0x4E00, 0x9FFF, 4),  # CJK unified ideographs
+    (0xA960, 0xA97F, 4),  # Hangul Jamo extended A
+    (0xA9E0, 0xA9FF, 2),  # Myanmar extended B
+    (0xAA60, 0xAA7F, 2),  # Myanmar extended A
+    (0xAC00, 0xD7FF, 4),  # Hangul syllables, Jamo extended B
+    (0xF900, 0xFAFF, 4),  # CJK compatibility ideographs
+    (0x1B000, 0x1B16F, 2),  # kana supplement and extensions
+    (0x20000, 0x3FFFF, 4),  # CJK extensions B to I
+)
+_STARTS = [lo for lo, _, _ in DENSE_RANGES]
+
+
+def _dense_weight(ch: str) -> int:
+    """Content weight of a character of a dense script (eighths of a word), 0 for any other."""
+    c = ord(ch)
+    i = bisect.bisect_right(_STARTS, c) - 1
+    if i >= 0 and c <= DENSE_RANGES[i][1]:
+        return DENSE_RANGES[i][2]
+    return 0
+
+
+def _class_of(ch: str) -> str:
+    r"""``"w"`` word character, ``"m"`` combining mark, ``"d"`` dense script, ``" "`` separator."""
+    if _dense_weight(ch):
+        return "d" if ch.isalnum() or unicodedata.category(ch)[0] == "M" else " "
+    if ch.isalnum():
+        return "w"
+    return "m" if unicodedata.category(ch)[0] == "M" else " "
+
+
+_class = functools.lru_cache(maxsize=1 << 16)(_class_of)
+
 # ASCII fast path: lower-case letters, keep [0-9_a-z], every other byte becomes a space.
 _ASCII_WORDS = bytes(
     (c | 0x20) if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95) else 32
@@ -28,6 +106,11 @@ _ASCII_WORDS = bytes(
 )
 _UTF8_WORDS = _ASCII_WORDS[:128] + bytes(range(128, 256))  # non-ASCII bytes kept as they are
 _ASCII_BYTES = bytes(range(128))
+_DENSE_CLASS = "".join(
+    f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in DENSE_RANGES
+)  # no range starts with a character special inside [...]
+_NUMPY_BYTES = 1500  # texts from this size (UTF-8) find their bigrams with numpy (faster there)
+_DENSE_RUN = re.compile(f"[{_DENSE_CLASS}](?: *[{_DENSE_CLASS}])*")
 
 
 def normalize(text: str) -> str:
@@ -35,22 +118,70 @@ def normalize(text: str) -> str:
     if text.isascii():
         # NFKC is the identity on ASCII and casefold() equals lower() there; skip the work.
         return text.lower()
-    return unicodedata.normalize("NFKC", text).casefold()
+    if not unicodedata.is_normalized("NFKC", text):  # a fast check: most text already is
+        text = unicodedata.normalize("NFKC", text)
+    return text.casefold()
 
 
 def tokenize(text: str) -> list[str]:
-    """Return the Unicode word tokens (``\\w+``) of the normalised text."""
-    return _WORD.findall(normalize(text))
+    """Return the tokens of the normalised text (module docstring) as strings."""
+    return word_bytes(text).decode("utf-8").split()
 
 
 def token_bytes(text: str) -> list[bytes]:
-    """Return the tokens of :func:`tokenize` as UTF-8 bytes (the hot-path form).
-
-    ASCII text (where NFKC is the identity, case folding is lower-casing and ``\\w`` is
-    ``[0-9A-Za-z_]``) takes one ``bytes.translate`` and ``split``, which yields exactly the
-    tokens of the regex several times faster. Other text: see :func:`word_bytes`.
-    """
+    """Return the tokens of :func:`tokenize` as UTF-8 bytes (the hot-path form)."""
     return word_bytes(text).split()
+
+
+def _bigrams(m: re.Match[str]) -> str:
+    """The tokens of one dense run: its characters' bigrams, or its lone character."""
+    s = m.group().replace(" ", "")
+    if len(s) == 1:
+        return f" {s} "
+    return " " + " ".join(map(operator.add, s, s[1:])) + " "
+
+
+@functools.cache
+def _dense_table() -> np.ndarray:
+    """Bool per code point up to the last dense range (and one False beyond): dense or not."""
+    table = np.zeros(DENSE_RANGES[-1][1] + 2, dtype=bool)
+    for lo, hi, _ in DENSE_RANGES:
+        table[lo : hi + 1] = True
+    return table
+
+
+def _dense_tokens(text: str) -> str:
+    """``_DENSE_RUN.sub(_bigrams, text)`` with numpy (text: separators already spaces).
+
+    Per code point: spaces inside a dense run are dropped, then each character writes up to
+    four code points: a word character itself, a separator a space, a dense character its
+    bigram with the next one between spaces (its unigram if alone, nothing if last of its
+    run). One pass of array operations instead of a regex callback per run.
+    """
+    cp = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    table = _dense_table()
+    dense = table[np.minimum(cp, len(table) - 1)]
+    # spaces between two dense characters (nothing else between them) are dropped
+    solid = np.flatnonzero(cp != 32)
+    gap = dense[solid[:-1]] & dense[solid[1:]] & (np.diff(solid) > 1)
+    if gap.any():
+        step = np.zeros(len(cp) + 1, dtype=np.int8)
+        step[solid[:-1][gap] + 1] = 1
+        step[solid[1:][gap]] = -1
+        keep = np.cumsum(step[:-1], dtype=np.int8) == 0
+        cp, dense = cp[keep], dense[keep]
+    nxt = np.append(dense[1:], False)  # the next character is dense too
+    prv = np.insert(dense[:-1], 0, False)
+    pair = dense & nxt
+    first = dense & ~prv  # the first character of a run
+    columns = (
+        np.where(dense, 32, cp),
+        np.where(pair | first, cp, 0),  # a bigram's first character, or a lone one
+        np.where(pair, np.append(cp[1:], 0), first * np.uint32(32)),
+        pair * np.uint32(32),
+    )
+    flat = np.stack(columns, axis=1).astype(np.uint32, copy=False).ravel()
+    return flat[flat != 0].tobytes().decode("utf-32-le")
 
 
 def word_bytes(text: str) -> bytes:
@@ -58,23 +189,52 @@ def word_bytes(text: str) -> bytes:
 
     Every byte that is not part of a token is a space, so a byte never in any token (such as
     ``\\x00``) can be put between the outputs of several texts to tokenise them in one go.
+    ASCII text (NFKC is the identity there, case folding lower-casing, word characters
+    ``[0-9A-Za-z_]``) takes one ``bytes.translate``. Other text: ASCII bytes the same way,
+    then each distinct non-ASCII character that is a separator becomes a space, and dense
+    runs, if any, become their bigrams (one regex substitution).
     """
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_WORDS)
-    norm = normalize(text)
-    try:
-        data = norm.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: the regex path, as before
-        return b" ".join(t.encode("utf-8") for t in _WORD.findall(norm))
-    # Same tokens without a regex scan over the whole text: ASCII bytes as in the fast path
-    # (already case-folded), non-ASCII characters kept when they are word characters (what
-    # ``\\w`` matches: ``str.isalnum()``) and otherwise replaced by a space. UTF-8 is
-    # self-synchronising, so replacing one character's bytes never touches another's.
+    # lone surrogates become "?", a separator, as they would be in the text itself
+    data = normalize(text).encode("utf-8", "replace")
+    # UTF-8 is self-synchronising: replacing one character's bytes never touches another's.
     out = data.translate(_UTF8_WORDS)
+    dense = False
     for ch in set(data.translate(None, _ASCII_BYTES).decode("utf-8")):
-        if not ch.isalnum():
+        kind = _class(ch)
+        if kind == " ":
             out = out.replace(ch.encode("utf-8"), b" ")
-    return out
+        elif kind == "d":
+            dense = True
+    if not dense:
+        return out
+    if len(out) < _NUMPY_BYTES:
+        return _DENSE_RUN.sub(_bigrams, out.decode("utf-8")).encode("utf-8")
+    return _dense_tokens(out.decode("utf-8")).encode("utf-8")
+
+
+def _weight_of(token: bytes) -> int:
+    first = token.decode("utf-8", "replace")[:2]
+    w = _dense_weight(first[0]) if first else 0
+    if not w:
+        return WEIGHT_UNIT
+    if len(first) == 1:
+        return w
+    return (w + _dense_weight(first[1])) // 2
+
+
+def token_weight(token: bytes) -> int:
+    """Content of one token in eighths of a word (:data:`WEIGHT_UNIT` = one word).
+
+    A word of a spaced script weighs a word; a dense-script token weighs its characters'
+    mean weight (a run of n characters gives n - 1 bigrams, together about the weight of its
+    n characters): a Han or Hangul character 4 (half a word), a kana, Thai, Lao, Khmer or
+    Myanmar character 2.
+    """
+    if token[:1].isascii():
+        return WEIGHT_UNIT
+    return _weight_of(token)
 
 
 def shingles(tokens: Sequence[str], k: int) -> list[str]:

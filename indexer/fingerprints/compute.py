@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from indexer.fingerprints.features import (
+    WEIGHT,
     Segments,
+    content_units,
     distinct_token_ids,
     separated_token_hashes,
     shingle_hashes,
@@ -52,8 +54,9 @@ _SEP = b"\x00"  # never in a token (word_bytes turns it into a space): separates
 def tokenise(
     texts: Sequence[str], names: Sequence[str]
 ) -> tuple[list[np.ndarray], np.ndarray, list[str]]:
-    """Tokenise texts in one go: per hash name the token hashes of all of them (concatenated),
-    each text's token count, and each text's exact key (sha256 of its space-joined tokens).
+    """Tokenise texts in one go: per hash name the token hashes of all of them (concatenated;
+    ``features.WEIGHT``: content weights), each text's number of tokens, and each text's
+    exact key (sha256 of its space-joined tokens).
 
     One ``split`` and one ``join`` for the batch instead of one of each per text.
     """
@@ -137,10 +140,11 @@ def fingerprint_arrays(
     keys: list[str] = []
     token_count = np.zeros(n, dtype=np.int64)
     for a, b in _chunks(texts):
-        (sim_tok, min_tok), lengths, chunk_keys = tokenise(texts[a:b], (params.hash, "minhash"))
+        names = (params.hash, "minhash", WEIGHT)
+        (sim_tok, min_tok, weights), lengths, chunk_keys = tokenise(texts[a:b], names)
         simhash[a:b], sketch[a:b] = _arrays_for(sim_tok, min_tok, lengths, params)
         keys += chunk_keys
-        token_count[a:b] = lengths
+        token_count[a:b] = content_units(weights, lengths)
     return FingerprintArrays(
         params=params,
         simhash=simhash,

@@ -13,6 +13,8 @@ Definitions (stable across processes, machines and Python versions; never ``hash
 
 Hashing each distinct token once (memoised per process in :class:`_Vocabulary`) and mixing
 shingles in numpy avoids one Python-level hash call per shingle, the dominant cost otherwise.
+The same memo holds each token's content weight (:data:`WEIGHT`, ``indexer.text.token_weight``),
+from which :func:`content_units` counts a document's words without a loop over its tokens.
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import xxhash
 
+from indexer.text import WEIGHT_UNIT, token_weight
+
 __all__ = [
     "MINHASH_SEED",
+    "WEIGHT",
     "Segments",
+    "content_units",
     "distinct_token_ids",
     "fmix64",
     "separated_token_hashes",
@@ -55,6 +61,11 @@ _TOKEN_HASHES: dict[str, Callable[[bytes], int]] = {
     "xxh3": xxhash.xxh3_64_intdigest,
     "minhash": lambda b: xxhash.xxh3_64_intdigest(b, MINHASH_SEED),
 }
+
+
+#: The per-token table of content weights (a name like a hash's for the tables below).
+WEIGHT = "weight"
+_PER_TOKEN: dict[str, Callable[[bytes], int]] = {**_TOKEN_HASHES, WEIGHT: token_weight}
 
 
 def token_hash(name: str, token: bytes) -> int:
@@ -94,7 +105,8 @@ class _Vocabulary(dict[bytes, int]):
         return np.fromiter(map(self.__getitem__, tokens), dtype=np.int64, count=len(tokens))
 
     def table(self, name: str) -> np.ndarray:
-        """Token hashes for every known id (computes the ones not yet hashed).
+        """Token hashes (or weights: :data:`WEIGHT`) for every known id (computes the ones
+        not yet known).
 
         Kept in a buffer grown by doubling, so new tokens cost their hashes only (not a copy
         of the whole table per batch).
@@ -109,7 +121,7 @@ class _Vocabulary(dict[bytes, int]):
             if have is not None:
                 grown[:done] = have[:done]
             have = self.tables[name] = grown
-        fn = _TOKEN_HASHES[name]
+        fn = _PER_TOKEN[name]
         have[done:n] = np.fromiter(map(fn, self.tokens[done:n]), dtype=np.uint64, count=n - done)
         self.done[name] = n
         return have[:n]
@@ -157,6 +169,16 @@ def separated_token_hashes(
     lengths = np.diff(bounds) - 1
     ids = ids[~is_sep]
     return [_vocab.table(name)[ids] for name in names], lengths
+
+
+def content_units(weights: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Each document's content in words: its tokens' :data:`WEIGHT` values (concatenated,
+    ``lengths[d]`` per document) summed and rounded up to whole words (a document with
+    tokens has at least 1, one without 0)."""
+    ends = np.cumsum(np.asarray(lengths, dtype=np.int64))
+    total = np.concatenate(([0], np.cumsum(weights, dtype=np.int64)))
+    sums = total[ends] - total[ends - lengths]
+    return (sums + (WEIGHT_UNIT - 1)) // WEIGHT_UNIT
 
 
 class Segments:
