@@ -286,7 +286,7 @@ def fingerprints_of_index(es: Elasticsearch) -> tuple[list[str], Prints]:
 
     a = decode_many(fps, PARAMS)
     keys = np.array([key_code(k) for k in a.exact_keys], dtype=np.int64)
-    return families, Prints(a.simhash, a.minhash, keys, a.token_count, a.present)
+    return families, Prints(a.simhash, a.minhash, keys, a.token_count, a.present, a.numbers)
 
 
 def block_table_pairs(p: Prints, blocks: int) -> tuple[np.ndarray, np.ndarray]:

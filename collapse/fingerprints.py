@@ -17,6 +17,7 @@ import numpy as np
 from collapse.grouping import Prints
 from indexer.fingerprints.bands import packed_band_keys
 from indexer.fingerprints.minhash import value_dtype
+from indexer.fingerprints.numbers import CELLS
 from indexer.fingerprints.packed import unpack_many
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import decode_many
@@ -25,6 +26,12 @@ from indexer.fingerprints.record import decode_many
 FINGERPRINT_FIELD = "collapse_fp"
 #: The MinHash band keys (``indexer.fingerprints.bands``): what the probe looks copies up by.
 BAND_FIELD = f"{FINGERPRINT_FIELD}.band"
+#: The ``collapse_fp`` sub-fields the grouping rule reads from a hit's ``_source`` (probes,
+#: ``collapse_total``): every value :func:`decode` needs, not the blocks or bands.
+VERIFY_SOURCE = [
+    f"{FINGERPRINT_FIELD}.{name}"
+    for name in ("version", "simhash", "minhash", "exact_key", "token_count", "numbers")
+]
 #: Where a hit read from doc values (``collapse.slim``) keeps its ``collapse_fp.packed`` value
 #: ("" when it has none): never answered.
 SLIM_KEY = "_collapse_fp"
@@ -97,13 +104,19 @@ def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Deco
             np.full(n, -1, np.int64),
             np.zeros(n, np.int64),
             np.zeros(n, bool),
+            np.zeros((n, CELLS), np.uint32),
         )
         return Decoded(empty, None)
     if not slim_rows:
         return Decoded(_from_objects(fps, params), params)
     packed = unpack_many([hits[i][SLIM_KEY] for i in slim_rows], params)
     from_packed = Prints(
-        packed.simhash, packed.minhash, packed.key_codes(), packed.token_count, packed.present
+        packed.simhash,
+        packed.minhash,
+        packed.key_codes(),
+        packed.token_count,
+        packed.present,
+        packed.numbers,
     )
     if len(slim_rows) == n:
         return Decoded(from_packed, params)
@@ -118,7 +131,14 @@ def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Deco
 def _from_objects(fps: list[dict[str, Any] | None], params: FingerprintParams) -> Prints:
     arrays = decode_many(fps, params)
     keys = np.array([key_code(k) if k else -1 for k in arrays.exact_keys], dtype=np.int64)
-    return Prints(arrays.simhash, arrays.minhash, keys, arrays.token_count, arrays.present.copy())
+    return Prints(
+        arrays.simhash,
+        arrays.minhash,
+        keys,
+        arrays.token_count,
+        arrays.present.copy(),
+        arrays.numbers,
+    )
 
 
 def exact_keys_of(hits: list[Hit], params: FingerprintParams | None) -> list[str]:

@@ -4,8 +4,10 @@ Pure numpy, no I/O. Input: fingerprints of hits in rank order (:class:`Prints`) 
 :class:`Thresholds`. A pair *verifies* when
 
 * both have an exact key and the keys are equal (documents below ``min_tokens`` group only so), or
-* both are long enough, their SimHash differ in at most ``max_distance`` bits **and** their
-  MinHash similarity is at least ``min_similarity``.
+* both are long enough, their SimHash differ in at most ``max_distance`` bits, their
+  MinHash similarity is at least ``min_similarity`` **and** their numbers do not conflict
+  (:func:`indexer.fingerprints.numbers.conflicts`: a context both have holds other numbers —
+  a version, a year, a price changed — so the copy is another document, however similar).
 
 A hit joins the group of the best-ranked *representative* it verifies against, else it founds
 a group. Every member is thus verified against its own representative, and groups never grow by
@@ -30,6 +32,7 @@ import numpy as np
 from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
+from indexer.fingerprints.numbers import conflicts
 
 __all__ = [
     "Grouping",
@@ -61,6 +64,7 @@ class Prints:
     """Fingerprints of n hits in rank order (a hit without one has ``present`` False).
 
     ``key`` is the exact key as a small integer code (-1 none); equal codes mean equal keys.
+    ``numbers``: the number sketches (``indexer.fingerprints.numbers``).
     """
 
     simhash: np.ndarray  # (n,) uint64
@@ -68,6 +72,7 @@ class Prints:
     key: np.ndarray  # (n,) int64
     token_count: np.ndarray  # (n,) int64
     present: np.ndarray  # (n,) bool
+    numbers: np.ndarray  # (n, CELLS) uint32
 
     def __len__(self) -> int:
         return len(self.simhash)
@@ -80,6 +85,7 @@ class Prints:
             self.key[rows],
             self.token_count[rows],
             self.present[rows],
+            self.numbers[rows],
         )
 
     @staticmethod
@@ -90,6 +96,7 @@ class Prints:
             np.concatenate([p.key for p in parts]),
             np.concatenate([p.token_count for p in parts]),
             np.concatenate([p.present for p in parts]),
+            np.concatenate([p.numbers for p in parts]),
         )
 
 
@@ -138,6 +145,17 @@ def _second_hash(
     return sim
 
 
+def _numbers_agree(
+    a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, similar: np.ndarray
+) -> np.ndarray:
+    """``similar`` less the pairs whose number sketches conflict (compared only there)."""
+    if similar.any():
+        k = np.flatnonzero(similar)
+        similar = similar.copy()
+        similar[k] = ~conflicts(a.numbers[i[k]], b.numbers[j[k]])
+    return similar
+
+
 def verify(
     a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, t: Thresholds
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -147,7 +165,7 @@ def verify(
     same = (key_a >= 0) & (key_a == _exact_keys(b, -2)[j])
     near = _long(a, t)[i] & _long(b, t)[j] & (ham <= t.max_distance)
     sim = _second_hash(a, i, b, j, near, same)
-    return same | (near & (sim >= t.min_similarity)), ham, sim
+    return same | _numbers_agree(a, i, b, j, near & (sim >= t.min_similarity)), ham, sim
 
 
 @functools.lru_cache(maxsize=64)
@@ -177,7 +195,7 @@ def verified_pairs(
     i, j = np.nonzero(candidate)
     close, same = near[i, j], key_eq[i, j]
     sim = _second_hash(a, i, b, j, close, same)
-    ok = same | (close & (sim >= t.min_similarity))
+    ok = same | _numbers_agree(a, i, b, j, close & (sim >= t.min_similarity))
     i, j = i[ok], j[ok]
     return i, j, ham[i, j].astype(np.int64), sim[ok]
 

@@ -24,6 +24,7 @@ from collapse.executor import HEADER_PARAMS, Executor, SubResult, SubSearch
 from collapse.fingerprints import (
     FINGERPRINT_FIELD,
     SLIM_KEY,
+    VERIFY_SOURCE,
     Decoded,
     decode,
     exact_keys_of,
@@ -57,10 +58,7 @@ _Q_PARAMS = {
 }
 #: Parts of a body that only the first window fetch needs.
 _FIRST_ONLY = ("aggs", "aggregations", "suggest", "profile")
-_TOTAL_SOURCE = [
-    f"{FINGERPRINT_FIELD}.{name}"
-    for name in ("version", "simhash", "minhash", "exact_key", "token_count")
-]
+_TOTAL_SOURCE = VERIFY_SOURCE
 
 
 def key(hit: Hit) -> DocKey:

@@ -28,15 +28,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, cast
 
-from collapse.fingerprints import FINGERPRINT_FIELD
+from collapse.fingerprints import FINGERPRINT_FIELD, VERIFY_SOURCE
 
 DocKey = tuple[str, str]
 
 #: Fields the probe reads back from each candidate: what verification needs (not the blocks).
-PROBE_SOURCE = [
-    f"{FINGERPRINT_FIELD}.{name}"
-    for name in ("version", "simhash", "minhash", "exact_key", "token_count")
-]
+PROBE_SOURCE = VERIFY_SOURCE
 
 
 def probe_can_match(body: dict[str, Any]) -> bool:

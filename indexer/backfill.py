@@ -54,6 +54,7 @@ from indexer.documents import (
 from indexer.fingerprints import FingerprintParams, encode_id, pack_many, to_unsigned
 from indexer.fingerprints.bands import band_keys
 from indexer.fingerprints.minhash import value_dtype
+from indexer.fingerprints.record import decode_numbers
 from indexer.mapping import FINGERPRINT_FIELD, ensure_index, recorded_fields
 
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
@@ -61,7 +62,7 @@ PACKED_FIELD = f"{FINGERPRINT_FIELD}.packed"
 _EXACT_KEY = re.compile(r"[0-9a-f]{64}")
 #: A stored fingerprint's values as pass 2 reads them: unsigned simhash, token_count, exact
 #: key, the sketch's packed bytes.
-Stored = tuple[int, int, str, bytes]
+Stored = tuple[int, int, str, bytes, np.ndarray]
 
 __all__ = [
     "BackfillSummary",
@@ -313,7 +314,7 @@ def _complete(
     their ``_id`` and ``packed`` from their stored values, each where missing (``verify``:
     or present and wrong)."""
     fp = FINGERPRINT_FIELD
-    names = ("simhash", "minhash", "band", "exact_key", "token_count")
+    names = ("simhash", "minhash", "band", "exact_key", "token_count", "numbers")
     source = [f"{fp}.{name}" for name in names]
     docvalues = [ID_FIELD, PACKED_FIELD]
     query = current_query(p.version) if verify else incomplete_query(p.version)
@@ -381,7 +382,8 @@ def _derived(
     sketches = np.frombuffer(raw, dtype=le).reshape(len(good), p.minhash_size)
     simhash = np.array([v[0] for v in good], dtype=np.uint64)
     counts = np.array([v[1] for v in good], dtype=np.int64)
-    new = pack_many(p, simhash, counts, [v[2] for v in good], sketches)
+    numbers = np.array([v[4] for v in good], dtype=np.uint32)
+    new = pack_many(p, simhash, counts, [v[2] for v in good], sketches, numbers)
     keys = band_keys(sketches, p.minhash_bits)
     for i, value, row_keys in zip(rows, new, keys, strict=True):
         packed[i], bands[i] = value, row_keys
@@ -389,8 +391,8 @@ def _derived(
 
 
 def _stored_values(stored: dict[str, Any], p: FingerprintParams) -> Stored | None:
-    """(unsigned simhash, token_count, exact key, raw sketch) of a stored ``collapse_fp`` of
-    version ``p``, or None when any of them is missing or malformed."""
+    """(unsigned simhash, token_count, exact key, raw sketch, number sketch) of a stored
+    ``collapse_fp`` of version ``p``, or None when any of them is missing or malformed."""
     try:
         simhash = to_unsigned(int(stored["simhash"]))
         count = int(stored["token_count"])
@@ -402,7 +404,10 @@ def _stored_values(stored: dict[str, Any], p: FingerprintParams) -> Stored | Non
         return None
     if len(blob) != p.minhash_size * p.minhash_bits // 8:
         return None
-    return simhash, count, key, blob
+    numbers = decode_numbers(stored.get("numbers"))
+    if numbers is None:
+        return None
+    return simhash, count, key, blob, numbers
 
 
 def _has_tokens(stored: dict[str, Any]) -> bool:

@@ -29,6 +29,7 @@ from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerpri
 from indexer.fingerprints.compute import tokenise
 from indexer.fingerprints.features import WEIGHT, Segments, content_units, shingle_hashes
 from indexer.fingerprints.minhash import sketch_segments
+from indexer.fingerprints.numbers import number_sketches
 from indexer.fingerprints.simhash import simhash_segments
 
 __all__ = [
@@ -74,7 +75,8 @@ class HostModel:
 
 @dataclass
 class Features:
-    """Shingle hashes of a batch of texts (both families), exact keys and token counts.
+    """Shingle hashes of a batch of texts (both families), exact keys, token counts and number
+    sketches.
 
     Everything a fingerprint needs after tokenisation, so a batch can be featurised once,
     learnt from, and fingerprinted later (once the host models are known).
@@ -86,6 +88,7 @@ class Features:
     mcounts: np.ndarray
     exact_keys: list[str]
     token_count: np.ndarray
+    numbers: np.ndarray  # (n, CELLS) uint32 (indexer.fingerprints.numbers)
 
     def __len__(self) -> int:
         return len(self.scounts)
@@ -97,7 +100,8 @@ def features(texts: Sequence[str], p: FingerprintParams) -> Features:
     seg = Segments(lengths)
     sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
-    return Features(sh, scounts, mh, mcounts, keys, content_units(weights, lengths))
+    units = content_units(weights, lengths)
+    return Features(sh, scounts, mh, mcounts, keys, units, number_sketches(texts))
 
 
 def _split(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
@@ -291,6 +295,7 @@ def fingerprint_features(
         params=params,
         simhash=simhash,
         minhash=sketch,
+        numbers=f.numbers,
         exact_keys=list(f.exact_keys),
         token_count=np.asarray(f.token_count, dtype=np.int64),
         present=np.ones(n, dtype=bool),

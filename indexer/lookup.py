@@ -72,6 +72,7 @@ def matches(record: FingerprintRecord, hits: list[dict[str, Any]], t: Thresholds
         np.array([key_code(record.exact_key)], dtype=np.int64),
         np.array([record.token_count], dtype=np.int64),
         np.ones(1, dtype=bool),
+        np.array([record.numbers], dtype=np.uint32),
     )
     found: list[LookupMatch] = []
     if hits:

@@ -382,6 +382,7 @@ def sample_batch(
                     feats.mcounts[keep],
                     [k for k, ok in zip(feats.exact_keys, keep.tolist(), strict=True) if ok],
                     feats.token_count[keep],
+                    feats.numbers[keep],
                 )
                 good = [g for g in good if g.seq >= start]
     for g in good:

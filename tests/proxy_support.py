@@ -15,8 +15,15 @@ from elasticsearch import Elasticsearch, helpers
 
 from indexer.fingerprints import FingerprintParams, fingerprint_batch, split, to_signed, to_unsigned
 from indexer.fingerprints.blocks import block_hex
+from indexer.fingerprints.numbers import CELLS
 from indexer.fingerprints.packed import pack_many
-from indexer.fingerprints.record import encode_id, pack_minhash, unpack_minhash
+from indexer.fingerprints.record import (
+    decode_numbers,
+    encode_id,
+    encode_numbers,
+    pack_minhash,
+    unpack_minhash,
+)
 from indexer.mapping import index_mappings
 
 PARAMS = FingerprintParams()
@@ -58,6 +65,22 @@ def text(rng: random.Random, words: int, topic: str = "") -> str:
     return " ".join(out)
 
 
+_OUTLETS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+]
+
+
 def variants(base: str, n: int, rng: random.Random, changes: int = 3) -> list[str]:
     """``n`` syndicated copies of ``base``: an outlet header and footer, a few words changed."""
     words = base.split()
@@ -66,7 +89,10 @@ def variants(base: str, n: int, rng: random.Random, changes: int = 3) -> list[st
         copy = list(words)
         for _ in range(changes):
             copy[rng.randrange(len(copy))] = rng.choice(_WORDS)
-        out.append(f"Outlet {k} news desk. " + " ".join(copy) + f" Copyright outlet {k}.")
+        # outlets by name: a number in the same frame words on every copy would make the
+        # copies documents of their own (collapse.grouping: numbers keep their meaning)
+        name = _OUTLETS[k % len(_OUTLETS)] + "x" * (k // len(_OUTLETS))
+        out.append(f"Outlet {name} news desk. " + " ".join(copy) + f" Copyright outlet {name}.")
     return out
 
 
@@ -76,15 +102,23 @@ def fingerprints(texts: list[str]) -> list[dict[str, Any]]:
 
 
 def synthetic_fp(
-    simhash: int, minhash: np.ndarray, *, token_count: int = 200, exact_key: str | None = None
+    simhash: int,
+    minhash: np.ndarray,
+    *,
+    token_count: int = 200,
+    exact_key: str | None = None,
+    numbers: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """A ``collapse_fp`` with chosen values (exact distances for tests of the grouping rule)."""
+    """A ``collapse_fp`` with chosen values (exact distances for tests of the grouping rule;
+    no numbers unless ``numbers`` is given)."""
     doc: dict[str, Any] = {"version": PARAMS.version, "simhash": to_signed(simhash)}
     for i, block in enumerate(split(simhash, PARAMS.blocks)):
         doc[f"block_{i}"] = block_hex(block, PARAMS.blocks)
     doc["minhash"] = pack_minhash(minhash, PARAMS.minhash_bits)
     doc["exact_key"] = exact_key or format(simhash, "064x")
     doc["token_count"] = token_count
+    cells = np.zeros(CELLS, dtype=np.uint32) if numbers is None else numbers
+    doc["numbers"] = encode_numbers(np.asarray(cells, dtype=np.uint32)[None, :])[0]
     return doc
 
 
@@ -103,6 +137,7 @@ def packed_of(fp: dict[str, Any]) -> str:
         np.array([fp["token_count"]]),
         [fp["exact_key"]],
         unpack_minhash(fp["minhash"], PARAMS.minhash_bits)[None, :],
+        decode_numbers(fp["numbers"])[None, :],
     )[0]
 
 

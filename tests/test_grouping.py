@@ -13,6 +13,7 @@ from collapse import grouping
 from collapse.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
+from indexer.fingerprints.numbers import CELLS
 
 T = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=50)
 BASE = 0x0123_4567_89AB_CDEF
@@ -25,6 +26,7 @@ def prints(
     keys: list[int] | None = None,
     tokens: list[int] | None = None,
     present: list[bool] | None = None,
+    numbers: list[np.ndarray] | None = None,
 ) -> Prints:
     n = len(simhashes)
     sketch = np.arange(64, dtype=np.uint16)
@@ -34,6 +36,7 @@ def prints(
         key=np.array(keys if keys is not None else range(100, 100 + n), dtype=np.int64),
         token_count=np.array(tokens or [200] * n, dtype=np.int64),
         present=np.array(present or [True] * n, dtype=bool),
+        numbers=np.stack(numbers) if numbers else np.zeros((n, CELLS), dtype=np.uint32),
     )
 
 
@@ -86,6 +89,22 @@ def test_the_second_hash_vetoes_close_simhashes() -> None:
     other = np.arange(64, 128, dtype=np.uint16)
     p = prints([BASE, flip(BASE, [1])], sketches=[same, other])
     assert group(p, T).rep.tolist() == [0, 1]
+
+
+def test_numbers_that_conflict_veto_a_close_pair_but_not_an_equal_exact_key() -> None:
+    cells = np.arange(CELLS, dtype=np.uint32) << 8  # contexts, values 0
+    other = cells.copy()
+    other[5] += 7  # the same contexts in cell 5, another value there
+    framed = cells.copy()
+    framed[9] += 1 << 8  # another context in cell 9 (a frame's number): no conflict
+    p = prints([BASE, BASE, BASE], numbers=[cells, other, framed])
+    assert group(p, T).rep.tolist() == [0, 1, 0]
+    ok, _, _ = grouping.verify(p, np.array([1, 2]), p, np.array([0, 0]), T)
+    assert ok.tolist() == [False, True]
+    i, j, _, _ = grouping.verified_pairs(p, p, T, earlier_only=True)
+    assert list(zip(i.tolist(), j.tolist(), strict=True)) == [(2, 0)]
+    same = prints([BASE, BASE], keys=[7, 7], numbers=[cells, other])  # equal exact keys
+    assert group(same, T).rep.tolist() == [0, 0]
 
 
 def test_short_documents_group_only_by_exact_key() -> None:
@@ -153,7 +172,12 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
     same_key = both and a.key[i] >= 0 and a.key[i] == b.key[r] and a.token_count[i] > 0
     d = bin(int(a.simhash[i]) ^ int(b.simhash[r])).count("1")
     s = float(similarity(a.minhash[i], b.minhash[r]))  # the second hash's estimate
-    close = both and long_enough and d <= t.max_distance and s >= t.min_similarity
+    # the numbers: no cell with the same contexts (top 16 bits) holding other values (low 8)
+    agree = not any(
+        int(x) >> 8 == int(y) >> 8 and int(x) != int(y)
+        for x, y in zip(a.numbers[i], b.numbers[r], strict=True)
+    )
+    close = both and long_enough and d <= t.max_distance and s >= t.min_similarity and agree
     return bool(same_key or close)
 
 
@@ -185,11 +209,13 @@ HITS = st.lists(
 
 def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
     """SimHash clusters around a few centres, three sketch families, repeated exact keys,
-    short and unfingerprinted hits among them."""
+    short and unfingerprinted hits among them; in each family, number sketches that agree,
+    conflict (a value sum changed) or differ without conflict (a context sum changed)."""
     rng = np.random.default_rng(seed)
     centres = [flip(BASE, range(c * 16, c * 16 + 7)) for c in range(4)]
     families = [rng.integers(0, 2**16, 64, dtype=np.uint16) for _ in range(3)]
-    simhashes, sketches, keys, tokens, present = [], [], [], [], []
+    figures = [rng.integers(0, 2**24, CELLS, dtype=np.uint32) for _ in range(3)]
+    simhashes, sketches, keys, tokens, present, numbers = [], [], [], [], [], []
     for offset, centre, family, short in hits:
         bits = [b % 64 for b in range(offset, offset + offset % 12)]
         simhashes.append(flip(centres[centre], bits))
@@ -199,7 +225,16 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
         keys.append(family if offset % 5 == 0 else 1000 + len(keys))
         tokens.append(10 if short else 200)
         present.append(offset % 17 != 0)
-    return prints(simhashes, sketches=sketches, keys=keys, tokens=tokens, present=present)
+        cells = figures[family].copy()
+        k = offset % CELLS
+        if offset % 4 == 1:  # another value in one cell: conflicts with the family's
+            cells[k] = cells[k] & ~np.uint32(0xFF) | (cells[k] + np.uint32(1)) & np.uint32(0xFF)
+        elif offset % 4 == 2:  # another context in one cell: no conflict
+            cells[k] = (cells[k] + np.uint32(1 << 8)) & np.uint32(0xFFFFFF)
+        numbers.append(cells)
+    return prints(
+        simhashes, sketches=sketches, keys=keys, tokens=tokens, present=present, numbers=numbers
+    )
 
 
 @settings(max_examples=200, deadline=None)

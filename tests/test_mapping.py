@@ -261,7 +261,7 @@ def test_new_index_keeps_blocks_in_source_only(es: Elasticsearch, index_name: st
     assert stored == fp and stored["block_0"] == fp["block_0"]
     assert set(_fp(es, index_name)) == {
         "simhash", "minhash", "packed", "id", "band", "exact_key", "token_count", "version",
-        "fields",
+        "fields", "numbers",
     }  # fmt: skip
 
     def hits(query: dict) -> list[str]:

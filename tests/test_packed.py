@@ -27,6 +27,7 @@ from indexer.fingerprints import (
     unpack_many,
 )
 from indexer.fingerprints.minhash import value_dtype
+from indexer.fingerprints.numbers import CELLS
 from indexer.fingerprints.packed import HEADER_BYTES, pack_base64, record_bytes, tag_of
 from indexer.mapping import FINGERPRINT_FIELD, ensure_index
 from tests.test_ingest import ID_FIELD, PACKED_FIELD, prose
@@ -43,7 +44,12 @@ TEXTS = ["", "one", "a b c d e f", prose(1, 30), prose(2, 200), prose(3, 600)]
 
 
 def reference(
-    p: FingerprintParams, simhash: int, token_count: int, key: str, sketch: list[int]
+    p: FingerprintParams,
+    simhash: int,
+    token_count: int,
+    key: str,
+    sketch: list[int],
+    numbers: list[int],
 ) -> bytes:
     """One record spelled out field by field (the layout table of ``packed.py``)."""
     fmt = {8: "B", 16: "H", 32: "I"}[p.minhash_bits]
@@ -52,6 +58,7 @@ def reference(
         + struct.pack("<QI", simhash, token_count)
         + bytes.fromhex(key)
         + struct.pack(f"<{len(sketch)}{fmt}", *sketch)
+        + b"".join(v.to_bytes(3, "little") for v in numbers)
     )
     return raw + b"\0" * (-len(raw) % 3)
 
@@ -69,6 +76,7 @@ def assert_same(got: Unpacked, arrays: FingerprintArrays, rows: list[int] | None
     assert [got.exact_key_hex(i) for i in rows] == arrays.exact_keys
     assert got.minhash[rows].tolist() == arrays.minhash.tolist()
     assert got.minhash.dtype == value_dtype(arrays.params.minhash_bits)
+    assert got.numbers[rows].tolist() == arrays.numbers.tolist()
 
 
 # --- layout ---------------------------------------------------------------------------------
@@ -77,7 +85,9 @@ def assert_same(got: Unpacked, arrays: FingerprintArrays, rows: list[int] | None
 @pytest.mark.parametrize("p", PARAMS, ids=IDS)
 def test_round_trip_and_layout(p: FingerprintParams) -> None:
     arrays = arrays_of(p)
-    values = pack_many(p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash)
+    values = pack_many(
+        p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash, arrays.numbers
+    )
     size = record_bytes(p)
     assert size % 3 == 0 and HEADER_BYTES + p.minhash_size * p.minhash_bits // 8 <= size
     assert {len(v) for v in values} == {size // 3 * 4}
@@ -88,31 +98,47 @@ def test_round_trip_and_layout(p: FingerprintParams) -> None:
             int(arrays.token_count[i]),
             arrays.exact_keys[i],
             arrays.minhash[i].tolist(),
+            arrays.numbers[i].tolist(),
         )
         assert base64.b64decode(value) == reference(p, *row)
     assert pack_base64(
-        p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash
+        p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash, arrays.numbers
     ) == "".join(values).encode("ascii")
     assert_same(unpack_many(values, p), arrays)
-    assert pack_many(p, arrays.simhash[:0], arrays.token_count[:0], [], arrays.minhash[:0]) == []
+    assert (
+        pack_many(
+            p,
+            arrays.simhash[:0],
+            arrays.token_count[:0],
+            [],
+            arrays.minhash[:0],
+            arrays.numbers[:0],
+        )
+        == []
+    )
     assert unpack_many([], p).present.shape == (0,)
 
 
 def test_default_size_and_worked_example() -> None:
     p = FingerprintParams()
     assert (
-        record_bytes(p) == 177
+        record_bytes(p) == 273
         and tag_of(p.version)
-        == hashlib.blake2b(b"sh1-k4-blake2b-count-b8-mh128x8k4", digest_size=4).digest()
+        == hashlib.blake2b(b"sh2-k4-blake2b-count-b8-mh128x8k4", digest_size=4).digest()
     )
     key = "0123456789abcdef" * 4
     sketch = np.arange(128, dtype=np.uint8)[None, :]
-    (value,) = pack_many(p, np.array([2**64 - 1], dtype=np.uint64), np.array([600]), [key], sketch)
+    numbers = (np.arange(32, dtype=np.uint32) * 0x010203)[None, :]
+    (value,) = pack_many(
+        p, np.array([2**64 - 1], dtype=np.uint64), np.array([600]), [key], sketch, numbers
+    )
     raw = base64.b64decode(value)
-    assert len(value) == 236 and raw[:4] == tag_of(p.version)
+    assert len(value) == 364 and raw[:4] == tag_of(p.version)
     assert raw[4:12] == b"\xff" * 8 and raw[12:16] == (600).to_bytes(4, "little")
     assert raw[16:48] == bytes.fromhex(key) and raw[48:176] == bytes(range(128))
-    assert raw[176:] == b"\0"
+    assert raw[176:179] == b"\0\0\0" and raw[179:182] == b"\x03\x02\x01"  # cell 1: 0x010203
+    assert raw[176:272] == b"".join((k * 0x010203).to_bytes(3, "little") for k in range(32))
+    assert raw[272:] == b"\0"
 
 
 def test_exact_keys_must_be_digests() -> None:
@@ -120,7 +146,7 @@ def test_exact_keys_must_be_digests() -> None:
     arrays = arrays_of(p, ["a b c"])
     for key in ("abcd", "abc", "", "zz" * 32):
         with pytest.raises(ValueError):
-            pack_many(p, arrays.simhash, arrays.token_count, [key], arrays.minhash)
+            pack_many(p, arrays.simhash, arrays.token_count, [key], arrays.minhash, arrays.numbers)
 
 
 sketch_params = st.builds(
@@ -142,20 +168,23 @@ def batches(draw: st.DrawFn) -> tuple[FingerprintParams, tuple[np.ndarray, ...],
         st.lists(st.integers(0, top), min_size=n * p.minhash_size, max_size=n * p.minhash_size)
     )
     sketch = np.array(flat, dtype=value_dtype(p.minhash_bits)).reshape(n, p.minhash_size)
-    arrays = (np.array(simhash, dtype=np.uint64), np.array(counts, dtype=np.int64), sketch)
+    cells = draw(st.lists(st.integers(0, 2**24 - 1), min_size=n * CELLS, max_size=n * CELLS))
+    numbers = np.array(cells, dtype=np.uint32).reshape(n, CELLS)
+    arrays = (np.array(simhash, dtype=np.uint64), np.array(counts, dtype=np.int64), sketch, numbers)
     return p, arrays, keys
 
 
 @settings(max_examples=150, deadline=None)
 @given(batches())
 def test_any_values_round_trip(batch: tuple[FingerprintParams, tuple, list[str]]) -> None:
-    p, (simhash, counts, sketch), keys = batch
-    got = unpack_many(pack_many(p, simhash, counts, keys, sketch), p)
+    p, (simhash, counts, sketch, numbers), keys = batch
+    got = unpack_many(pack_many(p, simhash, counts, keys, sketch, numbers), p)
     assert got.present.all()
     assert got.simhash.tolist() == simhash.tolist()
     assert got.token_count.tolist() == counts.tolist()
     assert [got.exact_key_hex(i) for i in range(len(keys))] == keys
     assert got.minhash.tolist() == sketch.tolist()
+    assert got.numbers.tolist() == numbers.tolist()
     assert got.key_codes().tolist() == [key_code(k) for k in keys]
 
 
@@ -164,8 +193,14 @@ def test_any_values_round_trip(batch: tuple[FingerprintParams, tuple, list[str]]
 
 def bad_values(p: FingerprintParams) -> list[object]:
     """Values a reader may meet that are not a packed fingerprint of ``p``."""
+    cells = np.full((1, CELLS), 5, dtype=np.uint32)
     good = pack_many(
-        p, np.array([7], dtype=np.uint64), np.array([9]), ["ab" * 32], np.ones((1, p.minhash_size))
+        p,
+        np.array([7], dtype=np.uint64),
+        np.array([9]),
+        ["ab" * 32],
+        np.ones((1, p.minhash_size)),
+        cells,
     )[0]
     other = p.model_copy(update={"shingle": p.shingle + 1})  # same length, another tag
     (foreign,) = pack_many(
@@ -174,6 +209,7 @@ def bad_values(p: FingerprintParams) -> list[object]:
         np.array([9]),
         ["ab" * 32],
         np.ones((1, p.minhash_size)),
+        cells,
     )
     assert len(foreign) == len(good) and foreign != good
     return [
@@ -193,7 +229,9 @@ def bad_values(p: FingerprintParams) -> list[object]:
 @pytest.mark.parametrize("p", PARAMS, ids=IDS)
 def test_bad_values_are_not_present_and_spoil_nothing(p: FingerprintParams) -> None:
     arrays = arrays_of(p)
-    values = pack_many(p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash)
+    values = pack_many(
+        p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash, arrays.numbers
+    )
     bad = bad_values(p)
     for one in bad:  # each alone, then each among good rows
         alone = unpack_many([one], p)
@@ -216,7 +254,9 @@ def test_bad_values_are_not_present_and_spoil_nothing(p: FingerprintParams) -> N
 def test_good_rows_survive_any_mix(data: st.DataObject) -> None:
     p = data.draw(st.sampled_from(PARAMS))
     arrays = arrays_of(p, TEXTS[:4])
-    good = pack_many(p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash)
+    good = pack_many(
+        p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash, arrays.numbers
+    )
     bad = bad_values(p)
     picks = data.draw(st.lists(st.integers(0, len(good) + len(bad) - 1), max_size=20))
     values = [good[i] if i < len(good) else bad[i - len(good)] for i in picks]
@@ -234,7 +274,9 @@ def test_good_rows_survive_any_mix(data: st.DataObject) -> None:
 def test_key_codes_are_the_proxys() -> None:
     p = FingerprintParams()
     arrays = arrays_of(p)
-    values = pack_many(p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash)
+    values = pack_many(
+        p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash, arrays.numbers
+    )
     got = unpack_many([*values, None], p)
     assert got.key_codes().tolist() == [key_code(k) for k in arrays.exact_keys] + [-1]
     assert got.key_codes().dtype == np.int64
@@ -254,7 +296,7 @@ def test_three_writers_agree_and_hold_the_records_values(p: FingerprintParams) -
     assert arrays.to_es_json_many() == [orjson.dumps(d) for d in arrays.to_es_many()]
     for doc in many:
         keys = list(doc)
-        assert keys[keys.index("token_count") + 1 :] == ["packed", "id"]
+        assert keys[keys.index("token_count") + 1 :] == ["numbers", "packed", "id"]
     assert [d["packed"] for d in arrays.to_es_many()] == [d["packed"] for d in many]  # no id in it
     assert_same(unpack_many([d["packed"] for d in many], p), arrays)
     # readers ignore it, as they ignore id and band

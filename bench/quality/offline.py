@@ -135,7 +135,12 @@ def prints_for(arrays):
     codes: dict[str, int] = {}
     key = np.array([codes.setdefault(k, len(codes)) if k else -1 for k in arrays.exact_keys])
     return Prints(
-        arrays.simhash, arrays.minhash, key.astype(np.int64), arrays.token_count, arrays.present
+        arrays.simhash,
+        arrays.minhash,
+        key.astype(np.int64),
+        arrays.token_count,
+        arrays.present,
+        arrays.numbers,
     )
 
 

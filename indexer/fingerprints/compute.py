@@ -24,6 +24,7 @@ from indexer.fingerprints.features import (
     token_tables,
 )
 from indexer.fingerprints.minhash import sketch_segments, value_dtype
+from indexer.fingerprints.numbers import number_sketches
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord
 from indexer.fingerprints.simhash import simhash_segments
@@ -145,10 +146,12 @@ def fingerprint_arrays(
         simhash[a:b], sketch[a:b] = _arrays_for(sim_tok, min_tok, lengths, params)
         keys += chunk_keys
         token_count[a:b] = content_units(weights, lengths)
+    numbers = number_sketches(texts)  # what the numbers say (collapse.grouping's verification)
     return FingerprintArrays(
         params=params,
         simhash=simhash,
         minhash=sketch,
+        numbers=numbers,
         exact_keys=keys,
         token_count=token_count,
         present=np.ones(n, dtype=bool),

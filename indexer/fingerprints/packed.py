@@ -12,16 +12,17 @@ proxy ~4 ms to parse and decode; as one binary field beside ``id``, 0.95 ms and 
     12      4      token_count, uint32
     16      32     exact_key, the sha256 digest (its 64 hex digits as bytes)
     48      M      the MinHash sketch, as ``collapse_fp.minhash`` (M = size x bits / 8)
-    48 + M  0-2    zero bytes: the record is a multiple of 3 bytes
+    48 + M  96     the number sketch, as ``collapse_fp.numbers`` (32 cells x 3 bytes)
+    144 + M 0-2    zero bytes: the record is a multiple of 3 bytes
 
 then standard base64. A multiple of 3 bytes has no base64 padding, so the base64 of n records
 joined is the base64 of their bytes joined: a batch encodes (:func:`pack_many`) and decodes
 (:func:`unpack_many`) in one call each, with no per-document Python beyond slicing.
 
 Guarantees: :func:`unpack_many` gives back exactly what :func:`pack_many` was given (simhash,
-token_count, exact key, sketch) for every value whose tag is ``params``' version; any other
-value (another version, a wrong length, not base64) is marked not present, never guessed.
-Derived from the other fields, so it is not part of the version.
+token_count, exact key, sketch, number sketch) for every value whose tag is ``params``'
+version; any other value (another version, a wrong length, not base64) is marked not
+present, never guessed. Derived from the other fields, so it is not part of the version.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from functools import lru_cache
 import numpy as np
 
 from indexer.fingerprints.minhash import value_dtype
+from indexer.fingerprints.numbers import CELLS, cells_from_bytes, cells_to_bytes
 from indexer.fingerprints.params import FingerprintParams
 
 __all__ = [
@@ -58,8 +60,13 @@ def tag_of(version: str) -> bytes:
 
 def record_bytes(params: FingerprintParams) -> int:
     """Length of one packed record in bytes (a multiple of 3)."""
-    raw = HEADER_BYTES + params.minhash_size * params.minhash_bits // 8
+    raw = _numbers_at(params) + 3 * CELLS
     return -(-raw // 3) * 3
+
+
+def _numbers_at(params: FingerprintParams) -> int:
+    """Offset of the number sketch: right after the MinHash sketch."""
+    return HEADER_BYTES + params.minhash_size * params.minhash_bits // 8
 
 
 @lru_cache(maxsize=64)
@@ -67,9 +74,16 @@ def _dtype(params: FingerprintParams) -> np.dtype:
     sketch = np.dtype(value_dtype(params.minhash_bits)).newbyteorder("<")
     return np.dtype(
         {
-            "names": ["tag", "simhash", "token_count", "exact_key", "minhash"],
-            "formats": ["V4", "<u8", "<u4", "V32", (sketch, (params.minhash_size,))],
-            "offsets": [0, 4, 12, 16, HEADER_BYTES],
+            "names": ["tag", "simhash", "token_count", "exact_key", "minhash", "numbers"],
+            "formats": [
+                "V4",
+                "<u8",
+                "<u4",
+                "V32",
+                (sketch, (params.minhash_size,)),
+                ("u1", (CELLS, 3)),
+            ],
+            "offsets": [0, 4, 12, 16, HEADER_BYTES, _numbers_at(params)],
             "itemsize": record_bytes(params),
         }
     )
@@ -81,12 +95,14 @@ def pack_base64(
     token_count: np.ndarray,
     exact_keys: Sequence[str],
     minhash: np.ndarray,
+    numbers: np.ndarray,
 ) -> bytes:
     """The packed values of n documents joined: n x ``record_bytes(params) // 3 * 4`` base64
     characters, no separators (the bulk JSON slices it; :func:`pack_many` for strings).
 
     ``simhash``: (n,) uint64; ``token_count``: (n,); ``exact_keys``: n sha256 hex digests;
-    ``minhash``: (n, minhash_size) sketch values of ``minhash_bits`` bits.
+    ``minhash``: (n, minhash_size) sketch values of ``minhash_bits`` bits; ``numbers``: (n,
+    CELLS) number sketches (:mod:`indexer.fingerprints.numbers`).
     """
     n = len(simhash)
     if n == 0:
@@ -100,6 +116,7 @@ def pack_base64(
         raise ValueError("every exact key must be 64 hex digits")
     records["exact_key"] = np.frombuffer(keys, dtype="V32")
     records["minhash"] = minhash
+    records["numbers"] = cells_to_bytes(numbers)
     return binascii.b2a_base64(records.tobytes(), newline=False)
 
 
@@ -109,10 +126,11 @@ def pack_many(
     token_count: np.ndarray,
     exact_keys: Sequence[str],
     minhash: np.ndarray,
+    numbers: np.ndarray,
 ) -> list[str]:
     """The ``collapse_fp.packed`` value of each document (base64 strings, one per row;
     arguments as :func:`pack_base64`)."""
-    text = pack_base64(params, simhash, token_count, exact_keys, minhash).decode("ascii")
+    text = pack_base64(params, simhash, token_count, exact_keys, minhash, numbers).decode("ascii")
     width = record_bytes(params) // 3 * 4
     return [text[i : i + width] for i in range(0, len(text), width)]
 
@@ -120,7 +138,7 @@ def pack_many(
 class Unpacked:
     """Packed values decoded into arrays (rows in the order given)."""
 
-    __slots__ = ("exact_key", "minhash", "present", "simhash", "token_count")
+    __slots__ = ("exact_key", "minhash", "numbers", "present", "simhash", "token_count")
 
     def __init__(
         self,
@@ -128,12 +146,14 @@ class Unpacked:
         token_count: np.ndarray,
         exact_key: np.ndarray,
         minhash: np.ndarray,
+        numbers: np.ndarray,
         present: np.ndarray,
     ) -> None:
         self.simhash = simhash  # (n,) uint64
         self.token_count = token_count  # (n,) int64
         self.exact_key = exact_key  # (n, 32) uint8: the sha256 digests
         self.minhash = minhash  # (n, minhash_size) native unsigned
+        self.numbers = numbers  # (n, CELLS) uint32: the number sketches
         self.present = present  # (n,) bool
 
     def exact_key_hex(self, row: int) -> str:
@@ -184,5 +204,6 @@ def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked
         token_count=records["token_count"].astype(np.int64),
         exact_key=records["exact_key"].copy().view(np.uint8).reshape(n, 32),
         minhash=records["minhash"].astype(value_dtype(params.minhash_bits)),
+        numbers=cells_from_bytes(records["numbers"]),
         present=present,
     )

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["ALGORITHM", "HASH_NAMES", "FingerprintParams", "HashName", "Weights"]
 
-ALGORITHM = "sh1"
+ALGORITHM = "sh2"
 HashName = Literal["blake2b", "md5", "sha1", "xxh64", "xxh3"]
 HASH_NAMES: tuple[str, ...] = ("blake2b", "md5", "sha1", "xxh64", "xxh3")
 Weights = Literal["count", "presence"]

@@ -2,13 +2,14 @@
 
 Stored shape, produced by :meth:`FingerprintRecord.to_es`::
 
-    {"version": "sh1-k4-blake2b-count-b8-mh128x8k4",
+    {"version": "sh2-k4-blake2b-count-b8-mh128x8k4",
      "simhash": <int64>,          # ES long: the 64 bits read as signed two's complement
      "block_0": "9d", ..., "block_{B-1}": "93",   # lowercase hex, block 0 = low bits
      "minhash": "<base64>",       # ES binary (stored, not indexed)
      "band": ["00<hex>", ..., "0f<hex>"],   # keyword, MinHash band keys (see ``bands``)
      "exact_key": "<sha256 hex>",
      "token_count": 1234,
+     "numbers": "<base64>",       # the number sketch (see ``numbers``), in _source only
      "packed": "<base64>",        # ES binary with doc values: the values a search reads, packed
      "id": "<base64>"}            # ES binary with doc values: the document's own _id
 
@@ -19,8 +20,11 @@ Default 128 values x 8 bits: 128 bytes, 172 base64 characters.
 ``band``: :func:`~indexer.fingerprints.bands.band_keys` of the sketch (16 keys of 10
 characters by default), absent when ``token_count == 0``; derived from ``minhash``, so not
 part of the version, and ignored when reading (``from_es``, ``decode_many``).
+``numbers``: the number sketch (:mod:`~indexer.fingerprints.numbers`): its 32 cells as 3
+little-endian bytes each, base64 (96 bytes, 128 characters, no padding).
 ``packed``: :func:`~indexer.fingerprints.packed.pack_many` of the record's own values (tag of
-the version, simhash, token_count, exact key, sketch: 236 characters by default), so that a
+the version, simhash, token_count, exact key, sketch, number sketch: 364 characters by
+default), so that a
 search reads them from one binary doc value; derived, so not part of the version, and
 ignored when reading here (``unpack_many`` decodes it).
 ``id``: :func:`encode_id` of the document's ``_id`` (standard padded base64 of its UTF-8
@@ -45,6 +49,7 @@ from indexer.fingerprints.bands import band_chars, band_keys, packed_band_keys
 from indexer.fingerprints.bits import to_signed, to_unsigned
 from indexer.fingerprints.blocks import block_hex, split, split_many
 from indexer.fingerprints.minhash import value_dtype
+from indexer.fingerprints.numbers import CELLS, cells_from_bytes, cells_to_bytes
 from indexer.fingerprints.packed import pack_base64, pack_many, record_bytes
 from indexer.fingerprints.params import FingerprintParams
 
@@ -53,7 +58,9 @@ __all__ = [
     "FingerprintRecord",
     "decode_id",
     "decode_many",
+    "decode_numbers",
     "encode_id",
+    "encode_numbers",
     "pack_minhash",
     "unpack_minhash",
 ]
@@ -81,6 +88,25 @@ def decode_id(value: str) -> str:
     return binascii.a2b_base64(value, strict_mode=True).decode("utf-8")
 
 
+def encode_numbers(cells: np.ndarray) -> list[str]:
+    """``collapse_fp.numbers`` of each row of (n, CELLS) number sketches (base64, no padding)."""
+    raw = cells_to_bytes(cells).tobytes()
+    text = binascii.b2a_base64(raw, newline=False).decode("ascii")
+    width = CELLS * 4  # 3 bytes a cell: 4 base64 characters
+    return [text[i : i + width] for i in range(0, len(text), width)]
+
+
+def decode_numbers(value: object) -> np.ndarray | None:
+    """(CELLS,) uint32 of a ``collapse_fp.numbers`` value; None when it is not one."""
+    if not isinstance(value, str) or len(value) != CELLS * 4:
+        return None
+    try:
+        raw = binascii.a2b_base64(value, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return None
+    return cells_from_bytes(np.frombuffer(raw, dtype=np.uint8).reshape(1, CELLS, 3))[0]
+
+
 def unpack_minhash(data: str, bits: int) -> np.ndarray:
     """base64 of packed little-endian values -> sketch array (native byte order)."""
     le = np.dtype(value_dtype(bits)).newbyteorder("<")
@@ -95,6 +121,7 @@ class FingerprintRecord(BaseModel):
     simhash: int = Field(ge=0, lt=1 << 64, description="unsigned SimHash-64")
     blocks: list[int] = Field(description="SimHash blocks, block 0 = least significant bits")
     minhash: list[int] = Field(description="b-bit MinHash sketch")
+    numbers: list[int] = Field(description="number sketch: CELLS values of 24 bits")
     exact_key: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the token sequence")
     token_count: int = Field(ge=0)
     version: str
@@ -111,6 +138,8 @@ class FingerprintRecord(BaseModel):
             raise ValueError(f"minhash has {len(self.minhash)} values, expected {p.minhash_size}")
         if any(not 0 <= v < 1 << p.minhash_bits for v in self.minhash):
             raise ValueError(f"minhash values must fit in {p.minhash_bits} bits")
+        if len(self.numbers) != CELLS or any(not 0 <= v < 1 << 24 for v in self.numbers):
+            raise ValueError(f"numbers must be {CELLS} values of 24 bits")
         return self
 
     @property
@@ -136,12 +165,15 @@ class FingerprintRecord(BaseModel):
             doc["band"] = packed_band_keys(packed, bits)
         doc["exact_key"] = self.exact_key
         doc["token_count"] = self.token_count
+        numbers = np.array([self.numbers], dtype=np.uint32)
+        doc["numbers"] = encode_numbers(numbers)[0]
         doc["packed"] = pack_many(
             self.params,
             np.array([self.simhash], dtype=np.uint64),
             np.array([self.token_count]),
             [self.exact_key],
             np.array([self.minhash], dtype=value_dtype(bits)),
+            numbers,
         )[0]
         if doc_id is not None:
             doc["id"] = encode_id(doc_id)
@@ -155,10 +187,14 @@ class FingerprintRecord(BaseModel):
         blocks = [int(doc[f"block_{i}"], 16) for i in range(params.blocks)]
         if blocks != split(simhash, params.blocks):
             raise ValueError("stored blocks do not match stored simhash")
+        numbers = decode_numbers(doc["numbers"])
+        if numbers is None:
+            raise ValueError("stored numbers are not a number sketch")
         return cls(
             simhash=simhash,
             blocks=blocks,
             minhash=unpack_minhash(doc["minhash"], params.minhash_bits).tolist(),
+            numbers=numbers.tolist(),
             exact_key=doc["exact_key"],
             token_count=int(doc["token_count"]),
             version=doc["version"],
@@ -177,6 +213,7 @@ class FingerprintArrays:
     params: FingerprintParams
     simhash: np.ndarray  # (n,) uint64
     minhash: np.ndarray  # (n, minhash_size) uint8 | uint16 | uint32
+    numbers: np.ndarray  # (n, CELLS) uint32: number sketches
     exact_keys: list[str]  # n hex strings ("" when not present)
     token_count: np.ndarray  # (n,) int64
     present: np.ndarray  # (n,) bool
@@ -207,6 +244,7 @@ class FingerprintArrays:
             simhash=simhash,
             blocks=split(simhash, p.blocks),
             minhash=self.minhash[i].tolist(),
+            numbers=self.numbers[i].tolist(),
             exact_key=self.exact_keys[i],
             token_count=int(self.token_count[i]),
             version=p.version,
@@ -242,7 +280,8 @@ class FingerprintArrays:
         keys = self.exact_keys
         counts = self.token_count.tolist()
         bands = band_keys(self.minhash, p.minhash_bits)
-        packed = pack_many(p, self.simhash, self.token_count, keys, self.minhash)
+        numbers = encode_numbers(self.numbers)
+        packed = pack_many(p, self.simhash, self.token_count, keys, self.minhash, self.numbers)
         if ids is not None and len(ids) != n:
             raise ValueError(f"{len(ids)} ids for {n} fingerprints")
         out: list[dict[str, Any]] = []
@@ -254,6 +293,7 @@ class FingerprintArrays:
                 doc["band"] = bands[i]
             doc["exact_key"] = keys[i]
             doc["token_count"] = counts[i]
+            doc["numbers"] = numbers[i]
             doc["packed"] = packed[i]
             doc_id = ids[i] if ids is not None else None
             if doc_id is not None:
@@ -283,14 +323,18 @@ class FingerprintArrays:
         width = len(raw) // n
         bands = _band_json(self.minhash, p.minhash_bits)
         bw = len(bands) // n
-        packs = pack_base64(p, self.simhash, self.token_count, self.exact_keys, self.minhash)
+        packs = pack_base64(
+            p, self.simhash, self.token_count, self.exact_keys, self.minhash, self.numbers
+        )
+        nums = binascii.b2a_base64(cells_to_bytes(self.numbers).tobytes(), newline=False)
+        nw = CELLS * 4
         pw = record_bytes(p) // 3 * 4
         b64 = base64.b64encode
         head = b'{"version":' + orjson.dumps(p.version) + b',"simhash":%d%b,"minhash":"%b"%b'
         signed = self.simhash.view(np.int64).tolist()
         counts = self.token_count.tolist()
         keys = self.exact_keys
-        tail = b',"exact_key":"%b","token_count":%d,"packed":"%b"'
+        tail = b',"exact_key":"%b","token_count":%d,"numbers":"%b","packed":"%b"'
         if ids is None:  # the last %b is then empty
             fmt = head + tail + b"%b}"
             last = [b""] * n
@@ -306,6 +350,7 @@ class FingerprintArrays:
                 bands[i * bw : (i + 1) * bw] if counts[i] > 0 else b"",
                 keys[i].encode("ascii"),
                 counts[i],
+                nums[i * nw : (i + 1) * nw],
                 packs[i * pw : (i + 1) * pw],
                 last[i],
             )
@@ -371,7 +416,7 @@ def decode_many(
     """Decode a page of stored ``collapse_fp`` objects into arrays in one pass.
 
     Entries that are None, of a version other than ``params.version`` (default params if
-    not given), or malformed are marked not present.
+    not given), or malformed (``numbers`` included) are marked not present.
     """
     p = params or FingerprintParams()
     n = len(docs)
@@ -381,6 +426,7 @@ def decode_many(
     keys = [""] * n
     nbytes = p.minhash_size * p.minhash_bits // 8
     blobs = [b"\0" * nbytes] * n
+    numbers = np.zeros((n, CELLS), dtype=np.uint32)
     version = p.version
     for i, doc in enumerate(docs):
         if not doc or doc.get("version") != version:
@@ -392,6 +438,9 @@ def decode_many(
             blob = binascii.a2b_base64(sketch, strict_mode=True)
             if len(blob) != nbytes:
                 continue
+            cells = decode_numbers(doc["numbers"])
+            if cells is None:
+                continue
             simhash[i] = int(doc["simhash"])
             token_count[i] = int(doc["token_count"])
             keys[i] = str(doc["exact_key"])
@@ -400,6 +449,7 @@ def decode_many(
             keys[i] = ""
             continue
         blobs[i] = blob
+        numbers[i] = cells
         present[i] = True
     le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
     minhash = np.frombuffer(b"".join(blobs), dtype=le).reshape(n, p.minhash_size)
@@ -407,6 +457,7 @@ def decode_many(
         params=p,
         simhash=simhash.view(np.uint64),
         minhash=minhash.astype(value_dtype(p.minhash_bits)),
+        numbers=numbers,
         exact_keys=keys,
         token_count=token_count,
         present=present,
