@@ -9,11 +9,15 @@ this script. It exists to regenerate or extend the corpus:
 
 The text is real: man pages (``/usr/share/man``, roff stripped by a small converter here, no
 ``groff`` needed), package documentation (``/usr/share/doc``) and license texts
-(``/usr/share/common-licenses``). Only the wrapping is made up: fictitious sites under the
-reserved ``.example`` domain, their headers and footers, category paths and corrections.
-The build is deterministic on one machine (one seeded RNG, sorted file lists, sources named
-explicitly); another machine with other package versions has other man pages, so its corpus
-may differ.
+(``/usr/share/common-licenses``); the Chinese story comes from the Simplified Chinese man pages
+(``/usr/share/man/zh_CN``, UTF-8 roff), so building needs the Debian package ``manpages-zh``
+(``apt-get install manpages-zh``; the script exits naming it when it is missing). Only the
+wrapping is made up: fictitious sites under the reserved ``.example`` domain, their headers and
+footers, category paths and corrections; the short product listings are invented outright.
+The build is deterministic on one machine (seeded RNGs, sorted file lists, sources named
+explicitly; cases added after the first seven draw from RNGs of their own, so adding one never
+shifts the others); another machine with other packages has other man pages, so its corpus may
+differ.
 
 Each line is one document: ``id``, ``title``, ``body``, ``url``, ``site`` (the host), and two
 labels for explaining the demo: ``case`` (which situation it shows) and ``group`` (documents
@@ -27,7 +31,12 @@ hard negative has a ``group`` of its own). The files, one per case:
 - ``template.jsonl``    hard negative: different pages of one site sharing a long template;
 - ``vocabulary.jsonl``  hard negative: pages sharing vocabulary but not text (licenses, man
   pages of one family);
-- ``unique.jsonl``      ordinary pages with no duplicate, so queries also find singletons.
+- ``unique.jsonl``      ordinary pages with no duplicate, so queries also find singletons;
+- ``multilingual.jsonl`` a Chinese story (gzip's DESCRIPTION from ``manpages-zh``) republished by
+  five Chinese sites, some with a misprint corrected or the last paragraph cut, and a different
+  page of one of those sites (hard negative);
+- ``listings.jsonl``    a short product listing (10-40 words) on four shops, reformatted, and the
+  same listing for another capacity (128GB vs 256GB), which is another product.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import json
 import random
 import re
 import sys
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -282,7 +292,8 @@ def read_man(path: Path) -> ManPage | None:
     flush()
     if heading or paragraphs:
         sections.append((heading, list(paragraphs)))
-    name_lines = [p for title, ps in sections if title.upper() == "NAME" for p in ps]
+    # "NAME" alone, or followed by a translation ("NAME 命令名" in some Chinese pages).
+    name_lines = [p for title, ps in sections if title.upper().split()[:1] == ["NAME"] for p in ps]
     if not name_lines:
         return None
     name_line = name_lines[0]
@@ -999,6 +1010,272 @@ def unique(rng: random.Random, used: set[str], count: int) -> Iterator[Doc]:
         )
 
 
+# --------------------------------------------------------------------------- Chinese syndication
+
+ZH_MAN = MAN / "zh_CN"
+#: Characters of scripts written without spaces (CJK ideographs, kana, CJK and full-width
+#: punctuation): roff joins source lines with a space, which Chinese text does not have.
+_DENSE = "\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uff00-\uffef"
+_DENSE_GAP = re.compile(f"(?<=[{_DENSE}])\\s+(?=[{_DENSE}])")
+
+
+@dataclass(frozen=True)
+class ZhOutlet:
+    """A fictitious Chinese news site: masthead, navigation, source line style and footer."""
+
+    name: str
+    host: str
+    tagline: str
+    sections: tuple[str, ...]
+    footer: str
+    path: str
+
+    def url(self, month: int, day: int, number: int) -> str:
+        return f"https://{self.host}/{self.path}/2026/{month:02d}{day:02d}/{number}.html"
+
+
+ZH_OUTLETS = [
+    ZhOutlet(
+        "晨星科技网",
+        "chenxing-tech.example",
+        "专注开源与软件的科技媒体",
+        ("首页", "新闻", "科技", "软件", "开源", "论坛"),
+        "© 2026 晨星科技网 版权所有 | 关于我们 | 联系我们 | 广告服务 | 隐私政策",
+        "news",
+    ),
+    ZhOutlet(
+        "东方资讯港",
+        "dongfang-zixun.example",
+        "每日资讯，一网打尽",
+        ("首页", "新闻", "财经", "科技", "体育", "娱乐"),
+        "东方资讯港 版权所有 © 2026。未经书面授权，不得转载、摘编或以其他方式使用本网内容。",
+        "tech",
+    ),
+    ZhOutlet(
+        "码农时报",
+        "manong-times.example",
+        "写给程序员的新闻",
+        ("首页", "资讯", "编程", "运维", "数据库", "招聘"),
+        "码农时报 © 2026 版权所有。本站转载文章仅供参考，版权归原作者所有。"
+        "投稿邮箱：tougao@manong-times.example",
+        "article",
+    ),
+    ZhOutlet(
+        "云帆日报",
+        "yunfan-daily.example",
+        "数字生活，从这里起航",
+        ("首页", "新闻", "科技", "数码", "评测", "视频"),
+        "© 2026 云帆日报 版权所有 | 网站地图 | 意见反馈 | 违法和不良信息举报",
+        "keji",
+    ),
+    ZhOutlet(
+        "开源周刊",
+        "kaiyuan-weekly.example",
+        "自由软件新闻与分析",
+        ("首页", "新闻", "发布", "访谈", "教程", "活动"),
+        "开源周刊由读者支持。除特别注明外，本站内容采用 CC BY-SA 许可。© 2026 开源周刊 版权所有",
+        "p",
+    ),
+]
+ZH_AGENCY = "开源技术通讯社"
+ZH_EDITORS = ("王芳", "李明", "张伟", "陈静", "刘洋")
+#: The story (an agency's release, republished by every outlet above) and the hard negative (a
+#: different page of the first outlet, on the same subject and with the same site template).
+ZH_STORY = "man1/gzip.1.gz"
+ZH_NEGATIVE = "man1/bzip2.1.gz"
+#: Related-story links under the copies: other Chinese man pages' one-line summaries.
+ZH_RELATED = [
+    "man1/find.1.gz",
+    "man1/grep.1.gz",
+    "man8/cron.8.gz",
+    "man8/mkswap.8.gz",
+    "man1/file.1.gz",
+    "man1/diff.1.gz",
+    "man8/fdisk.8.gz",
+    "man1/cal.1.gz",
+    "man1/dd.1.gz",
+    "man8/zic.8.gz",
+]
+#: A real misprint of the translation (a doubled 将), corrected by some of the outlets.
+ZH_MISPRINT = ("将将用于", "将用于")
+
+
+def zh_man(rel: str) -> ManPage:
+    """A Chinese man page (``manpages-zh``, UTF-8 roff), or exit saying what to install."""
+    path = ZH_MAN / rel
+    page = read_man(path) if path.is_file() else None
+    if page is None:
+        raise SystemExit(f"{path}: missing; apt-get install manpages-zh")
+    return page
+
+
+def zh_text(text: str) -> str:
+    """Chinese text as written: no space between two CJK characters (roff's line joins)."""
+    if "\ufffd" in text:
+        raise SystemExit("a Chinese man page is not UTF-8")
+    return _DENSE_GAP.sub("", text).strip()
+
+
+def zh_prose(page: ManPage, max_chars: int) -> list[str]:
+    """The DESCRIPTION (描述) as paragraphs, whole, up to ``max_chars`` characters; one long
+    paragraph is cut after its last full stop (。) that fits."""
+    paragraphs = [zh_text(p) for p in page.section("描述") or page.section("DESCRIPTION")]
+    out: list[str] = []
+    for p in paragraphs:
+        if sum(map(len, out)) + len(p) > max_chars:
+            if not out:
+                out.append(p[: p.rfind("。", 0, max_chars) + 1])
+            break
+        out.append(p)
+    return out
+
+
+def zh_headline(page: ManPage) -> str:
+    name = page.name.split(",")[0].strip()
+    summary = re.sub(r"[，,]\s*v[\d.]+$", "", zh_text(page.summary)).rstrip("。")
+    return f"{name}：{summary}"
+
+
+def zh_page(
+    outlet: ZhOutlet, title: str, byline: str, paragraphs: list[str], related: list[str]
+) -> str:
+    return "\n\n".join(
+        [
+            f"{outlet.name} — {outlet.tagline}",
+            " | ".join(outlet.sections),
+            title,
+            byline,
+            *paragraphs,
+            "相关阅读：" + "；".join(related),
+            outlet.footer,
+        ]
+    )
+
+
+def multilingual(rng: random.Random) -> Iterator[Doc]:
+    """A Chinese story republished by every outlet of :data:`ZH_OUTLETS` (some correct the
+    misprint, some cut the last paragraph), and a different page of the first outlet."""
+    related = [zh_headline(zh_man(rel)) for rel in ZH_RELATED]
+    page = zh_man(ZH_STORY)
+    story = zh_prose(page, 900)
+    if ZH_MISPRINT[0] not in "".join(story):
+        raise SystemExit(f"{ZH_STORY}: the misprint {ZH_MISPRINT[0]} is gone; pick another")
+    title = zh_headline(page)
+    key = "gzip-zh"
+    # Which outlets fix the misprint and which cut the last paragraph: at least one of each,
+    # and the first outlet (the hard negative's site) runs the agency's text unchanged.
+    fixes = [False, True, False, True, True]
+    cuts = [False, False, True, True, False]
+    for outlet, fix, cut in zip(ZH_OUTLETS, fixes, cuts, strict=True):
+        paragraphs = [p.replace(*ZH_MISPRINT) if fix else p for p in story]
+        if cut:
+            paragraphs = paragraphs[:-1]
+        month, day = rng.randint(1, 12), rng.randint(1, 28)
+        byline = rng.choice(
+            (
+                f"来源：{ZH_AGENCY}　发布时间：2026年{month}月{day}日",
+                f"2026-{month:02d}-{day:02d} {rng.randint(8, 22):02d}:{rng.randint(0, 59):02d}"
+                f"　（来源：{ZH_AGENCY}）",
+                f"（来源：{ZH_AGENCY}）　编辑：{rng.choice(ZH_EDITORS)}",
+            )
+        )
+        yield Doc(
+            f"zh-{key}-{slug(outlet.host.split('.')[0])}",
+            f"{title} | {outlet.name}",
+            zh_page(outlet, title, byline, paragraphs, rng.sample(related, 3)),
+            outlet.url(month, day, rng.randint(10000, 99999)),
+            outlet.host,
+            "multilingual",
+            f"multilingual/{key}",
+        )
+    negative = zh_man(ZH_NEGATIVE)
+    outlet = ZH_OUTLETS[0]
+    title = zh_headline(negative)
+    month, day = rng.randint(1, 12), rng.randint(1, 28)
+    yield Doc(
+        f"zh-bzip2-zh-{slug(outlet.host.split('.')[0])}",
+        f"{title} | {outlet.name}",
+        zh_page(
+            outlet,
+            title,
+            f"来源：{ZH_AGENCY}　发布时间：2026年{month}月{day}日",
+            zh_prose(negative, 700),
+            rng.sample(related, 3),
+        ),
+        outlet.url(month, day, rng.randint(10000, 99999)),
+        outlet.host,
+        "multilingual",
+        "multilingual/bzip2-zh",
+    )
+
+
+# --------------------------------------------------------------------------- short listings
+
+#: One product listing as four shops show it, and the same listing for the other capacity: a
+#: different product that differs in one number. The copies are reformatted, never reworded in
+#: substance, one kind of change each: punctuation and spacing ("128 GB"); full-width
+#: characters; the shipping note's word order with "two days" for "2 days".
+LISTING_TITLE = "Tidewater T3 USB-C flash drive, {gb}GB"
+LISTING = (
+    "Tidewater T3 USB-C flash drive, {gb}GB. Brushed aluminium case, reads up to 400MB/s, "
+    "fits phones, tablets and laptops. Free shipping, arrives in 2 days."
+)
+LISTING_COPIES = [
+    # (shop host, title, body): the first is the original wording (the variant's too).
+    ("gadgetbarn.example", LISTING_TITLE, LISTING),
+    (
+        "voltmart.example",
+        "Tidewater T3 USB-C Flash Drive – {gb} GB",
+        "Tidewater T3 USB-C flash drive – {gb} GB – brushed aluminium case · reads up to "
+        "400 MB/s · fits phones, tablets and laptops · free shipping, arrives in 2 days",
+    ),
+    (
+        "pixelbazaar.example",
+        "Tidewater T3 USB-C flash drive，{gb_wide}GB",
+        "Tidewater T3 USB-C flash drive，{gb_wide}GB。Brushed aluminium case，reads up to "
+        "４００MB/s，fits phones，tablets and laptops。Free shipping，arrives in ２ days。",
+    ),
+    (
+        "dealharbor.example",
+        LISTING_TITLE,
+        "Tidewater T3 USB-C flash drive, {gb}GB. Brushed aluminium case, reads up to 400MB/s, "
+        "fits phones, tablets and laptops. Arrives in two days, free shipping.",
+    ),
+]
+LISTING_GB, LISTING_VARIANT_GB = 128, 256
+_FULL_WIDTH_DIGITS = str.maketrans("0123456789", "０１２３４５６７８９")
+
+
+def listings() -> Iterator[Doc]:
+    """Short listings (10-40 words): the copies of one listing, and its other capacity."""
+
+    def fill(template: str, gb: int) -> str:
+        return template.format(gb=gb, gb_wide=str(gb).translate(_FULL_WIDTH_DIGITS))
+
+    key = f"tidewater-t3-{LISTING_GB}gb"
+    for host, title, body in LISTING_COPIES:
+        yield Doc(
+            f"lst-{key}-{slug(host.split('.')[0])}",
+            fill(title, LISTING_GB),
+            fill(body, LISTING_GB),
+            f"https://{host}/p/{key}",
+            host,
+            "listing",
+            f"listing/{key}",
+        )
+    key = f"tidewater-t3-{LISTING_VARIANT_GB}gb"
+    host = LISTING_COPIES[0][0]
+    yield Doc(
+        f"lst-{key}-{slug(host.split('.')[0])}",
+        LISTING_TITLE.format(gb=LISTING_VARIANT_GB),
+        LISTING.format(gb=LISTING_VARIANT_GB),
+        f"https://{host}/p/{key}",
+        host,
+        "listing",
+        f"listing/{key}",
+    )
+
+
 def build() -> dict[str, list[Doc]]:
     """All documents by output file name, in a fixed order."""
     rng = random.Random(SEED)
@@ -1012,6 +1289,13 @@ def build() -> dict[str, list[Doc]]:
     used = {n for n, _, _ in STORIES} | set(CORRECTED) | {n for n, _ in PRODUCTS}
     used |= set(TEMPLATE_PAGES) | set(FAMILY_PAGES)
     files["unique.jsonl"] = list(unique(rng, used, 220))
+    # Cases added later draw from RNGs of their own, so the files above keep their sequence.
+    files["multilingual.jsonl"] = list(multilingual(random.Random(f"{SEED}/multilingual")))
+    files["listings.jsonl"] = list(listings())
+    for doc in files["listings.jsonl"]:
+        words = len(re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", doc.body)))
+        if not 10 <= words <= 40:
+            raise SystemExit(f"{doc.id}: {words} words, a short listing has 10-40")
     seen: set[str] = set()
     for docs in files.values():
         for doc in docs:

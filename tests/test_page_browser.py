@@ -3,13 +3,16 @@
 Part of the demo corpus (``data/demo``) is ingested with ``python -m indexer`` into a fresh index;
 the proxy (``collapse.app.create_app``) serves the page on a real port, and Debian's Chromium,
 driven by Playwright, searches it: fewer results than with collapsing off, an expander opened
-in place, a page forward that never repeats a group, and the "show all results" switch.
+in place, a page forward that never repeats a group, and the "show all results" switch; a
+Chinese story folded behind one copy beside a hard negative of the same site; short listings
+folded, their other-capacity listing apart.
 Playwright's own browser download does not work on our machines: ``scripts/bootstrap`` installs
 ``chromium`` with apt-get. The screenshot goes to ``docs/screenshot.png`` when ``SCREENSHOT=docs``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -36,14 +39,33 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-#: The cases ingested: every kind of duplicate, and the shared-template hard negative.
-SUBSET = ["syndicated.jsonl", "product.jsonl", "corrected.jsonl", "template.jsonl"]
+#: The cases ingested: every kind of duplicate, the shared-template hard negative, the Chinese
+#: story with its hard negative, and the short listings with their other-capacity variant.
+SUBSET = [
+    "syndicated.jsonl",
+    "product.jsonl",
+    "corrected.jsonl",
+    "template.jsonl",
+    "multilingual.jsonl",
+    "listings.jsonl",
+]
 QUERY = "files"
 PAGE_SIZE = 10  # collapse/static/app.js
+#: The Chinese query ("compress"): Elasticsearch's standard analyzer makes each Han character a
+#: term, so it finds every Chinese document of the corpus and no other.
+ZH_QUERY = "压缩"
+ZH_STORY = "multilingual/gzip-zh"
+LISTING_QUERY = "flash drive"
+LISTING = "listing/tidewater-t3-128gb"
+LISTING_VARIANT = "listing/tidewater-t3-256gb"
 
 
 def _lines(name: str) -> int:
     return sum(1 for line in (ROOT / "data" / "demo" / name).open() if line.strip())
+
+
+def _corpus(name: str) -> list[dict[str, str]]:
+    return [json.loads(line) for line in (ROOT / "data" / "demo" / name).open() if line.strip()]
 
 
 @pytest.fixture(scope="module")
@@ -241,4 +263,81 @@ def test_search_expand_page_and_show_all(
 
     assert not errors, errors
     assert all(url.startswith(page_url) or url.startswith("data:") for url in requests), requests
+    context.close()
+
+
+def _search(browser: object, page_url: str, index: str, query: str) -> tuple[object, object]:
+    """A new page that searched ``query`` as a user would (typed, Enter), idle on page 1."""
+    context = browser.new_context(viewport={"width": 1100, "height": 1300})  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.goto(f"{page_url}/?index={index}")
+    page.wait_for_function(
+        f"() => [...document.querySelectorAll('#index option')].some(o => o.value === {index!r})"
+    )
+    box = page.get_by_label("Search", exact=True)
+    box.fill(query)
+    box.press("Enter")
+    _wait_idle(page, "Page 1")
+    return context, page
+
+
+def _expand(page: object, row: object) -> set[str]:
+    """Open a result's expander; the ids of the members it lists."""
+    row.locator("button.expander").click()  # type: ignore[attr-defined]
+    members = row.locator("li.member")  # type: ignore[attr-defined]
+    members.first.wait_for()
+    return set(members.evaluate_all("els => els.map(e => e.dataset.id)"))
+
+
+def test_chinese_story_folds_behind_one_copy(
+    browser: object, page_url: str, demo_subset: str
+) -> None:
+    """The Chinese story republished by five sites is one result with "4 similar results
+    omitted"; the other page of one of those sites (same template, same subject) stays apart."""
+    docs = _corpus("multilingual.jsonl")
+    copies = {d["id"] for d in docs if d["group"] == ZH_STORY}
+    negatives = {d["group"] for d in docs if d["group"] != ZH_STORY}
+    assert len(copies) >= 4 and negatives
+    context, page = _search(browser, page_url, demo_subset, ZH_QUERY)
+    rows = _results(page)
+    got = [(r["id"], r["group"], r["folded"]) for r in rows]
+    status = page.locator("#status")
+    assert int(status.get_attribute("data-total") or 0) == len(docs), got
+    assert {r["group"] for r in rows} == {ZH_STORY, *negatives}, got
+
+    story = [r for r in rows if r["group"] == ZH_STORY]
+    assert len(story) == 1, f"the story should be one result, got {got}"
+    assert int(story[0]["folded"]) == len(copies) - 1, got
+    row = page.locator(f"#results > li.result[data-id='{story[0]['id']}']")
+    expander = row.locator("button.expander")
+    assert expander.inner_text() == f"{len(copies) - 1} similar results omitted — show"
+    assert _expand(page, row) == copies - {story[0]["id"]}
+    for r in rows:
+        if r["group"] in negatives:
+            assert r["folded"] == "0", f"a hard negative folded copies: {got}"
+    assert int(status.get_attribute("data-groups") or 0) == 1 + len(negatives), got
+    context.close()
+
+
+def test_short_listings_fold_and_the_other_capacity_stays_apart(
+    browser: object, page_url: str, demo_subset: str
+) -> None:
+    """Four shops' copies of one short listing (punctuation, spacing, "2 days" / "two days",
+    full-width characters, word order) are one result; the 256GB listing is its own result."""
+    docs = _corpus("listings.jsonl")
+    copies = {d["id"] for d in docs if d["group"] == LISTING}
+    variant = {d["id"] for d in docs if d["group"] == LISTING_VARIANT}
+    assert len(copies) >= 3 and len(variant) == 1
+    context, page = _search(browser, page_url, demo_subset, LISTING_QUERY)
+    rows = _results(page)
+    got = [(r["id"], r["group"], r["folded"]) for r in rows]
+
+    listing = [r for r in rows if r["group"] == LISTING]
+    assert len(listing) == 1, f"the listing's copies should be one result, got {got}"
+    assert int(listing[0]["folded"]) == len(copies) - 1, got
+    row = page.locator(f"#results > li.result[data-id='{listing[0]['id']}']")
+    assert _expand(page, row) == copies - {listing[0]["id"]}, got
+    other = [r for r in rows if r["group"] == LISTING_VARIANT]
+    assert [r["id"] for r in other] == sorted(variant), f"the 256GB listing apart: {got}"
+    assert other[0]["folded"] == "0", f"the 256GB listing folded copies: {got}"
     context.close()
