@@ -963,16 +963,16 @@ def one_word(text: str, prof: Profile, rng: random.Random, protect: str = "") ->
     a, b = rng.choice(spans)
     w = text[a:b]
     op = rng.random()
+    new = ""  # deleted, unless replaced or misspelt below
     if op < 0.5:
-        choices = [x for x in prof.replace if x != w]
-        new = rng.choice(choices)
+        new = rng.choice([x for x in prof.replace if x.lower() != w.lower()])
         if not prof.cjk and w[0].isupper():
             new = new[:1].upper() + new[1:]
-    elif op < 0.75 or len(w) < 4:
-        new = ""
-    else:  # a typo: two inner letters swapped
-        i = rng.randrange(1, len(w) - 2)
-        new = w[:i] + w[i + 1] + w[i] + w[i + 2 :]
+    elif op >= 0.75 and len(w) >= 4:  # a typo: two different inner letters swapped
+        pos = [i for i in range(1, len(w) - 2) if w[i] != w[i + 1]]
+        if pos:
+            i = rng.choice(pos)
+            new = w[:i] + w[i + 1] + w[i] + w[i + 2 :]
     out = text[:a] + new + text[b:]
     return re.sub(r"  +", " ", out)
 

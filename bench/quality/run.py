@@ -58,8 +58,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def ingest(es: str, corpus: Path, index: str, boilerplate: bool, work: Path) -> dict:
-    """Recreate ``index`` and ingest the corpus with the indexer's CLI; returns timing."""
+def ingest(
+    es: str, corpus: Path, index: str, boilerplate: bool, work: Path, root: Path = ROOT
+) -> dict:
+    """Recreate ``index`` and ingest the corpus with the indexer's CLI (of the code tree
+    ``root``); returns timing."""
     httpx.delete(f"{es}/{index}", timeout=60)
     cmd = [
         PY,
@@ -79,7 +82,9 @@ def ingest(es: str, corpus: Path, index: str, boilerplate: bool, work: Path) -> 
     if not boilerplate:
         cmd.append("--no-boilerplate")
     t0 = time.perf_counter()
-    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=_env(es), check=False)
+    res = subprocess.run(
+        cmd, cwd=root, capture_output=True, text=True, env=_env(es, root), check=False
+    )
     took = time.perf_counter() - t0
     if res.returncode not in (0, 1):
         raise RuntimeError(f"ingest failed ({res.returncode}): {res.stderr[-2000:]}")
@@ -94,20 +99,20 @@ def ingest(es: str, corpus: Path, index: str, boilerplate: bool, work: Path) -> 
     }
 
 
-def _env(es: str) -> dict[str, str]:
+def _env(es: str, root: Path = ROOT) -> dict[str, str]:
     env = dict(os.environ)
     env["ES_URL"] = es
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
 
 class Proxy:
-    """The proxy as a real uvicorn process on a free local port."""
+    """The proxy (of the code tree ``root``) as a real uvicorn process on a free local port."""
 
-    def __init__(self, es: str, log: Path) -> None:
+    def __init__(self, es: str, log: Path, root: Path = ROOT) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = _env(es)
+        env = _env(es, root)
         env["COLLAPSE_TIME_BUDGET_MS"] = "10000"  # measure grouping, not the time-out fallback
         # the window's groups cover every window hit: no refill fetches beyond it are needed
         env["COLLAPSE_REFILLS"] = "0"
@@ -124,7 +129,7 @@ class Proxy:
                 "--log-level",
                 "warning",
             ],
-            cwd=ROOT,
+            cwd=root,
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,
