@@ -100,7 +100,7 @@ def test_record_fields_and_es_roundtrip() -> None:
         "version", "simhash", *(f"block_{i}" for i in range(8)),
         "minhash", "band", "exact_key", "token_count", "numbers", "packed",
     ]  # fmt: skip
-    assert len(es["packed"]) == 364  # 273 bytes: 48 + 128 + 96, padded to a multiple of 3
+    assert len(es["packed"]) == 428  # 321 bytes: 48 + 128 + 144, padded to a multiple of 3
     assert len(es["band"]) == 16 and all(len(k) == 10 for k in es["band"])
     assert -(1 << 63) <= es["simhash"] < 1 << 63
     assert es["simhash"] == int(np.uint64(rec.simhash).view(np.int64))

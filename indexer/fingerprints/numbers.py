@@ -6,39 +6,44 @@ document, *which number stands where*, in a fixed-size sketch compared at verifi
 (``collapse.grouping``).
 
 Definitions, on the text's word bytes (:func:`indexer.text.word_bytes`: NFKC, case-folded,
-every non-word character a space), cut into *runs*: maximal runs of ASCII word bytes
-(``[0-9a-z_]``) or of non-ASCII bytes, so that a script change ends a run (``版本2`` is
-``版本`` then ``2``):
+punctuation a space), cut into *runs*: maximal runs of ASCII word bytes (``[0-9a-z_]``) or of
+non-ASCII bytes, so that a script change ends a run (``版本2`` is ``版本`` then ``2``):
 
-* a *number* is a maximal sequence of ASCII runs holding a digit, each at most 3 non-word
-  characters after the one before (``2.1``, ``$1,299.99``, ``2026-12-01``, ``10 / 20``,
-  ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs in order, separators not
-  counted (``2.1`` = ``2-1`` ≠ ``21``);
-* its *context* is the run right before it and the run right after it (none at the start or
-  end of the text); of a non-ASCII run only the 6 bytes next to the number (2 CJK or 3
-  Cyrillic characters); runs are hashed on their first 32 bytes.
+* a *number* is a maximal sequence of *numeric* ASCII runs (holding a digit, starting with
+  one or at least half digits, without ``_``: not ``import1`` nor ``asn1_der``), each at most
+  3 non-word characters after the one before on the same line (``2.1``, ``$1,299.99``,
+  ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs
+  in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``);
+* it has up to three *contexts*, each a word run before it and one after it: the runs right
+  next to it; the run one further out before and the one right after; the one right before
+  and the one further out after (so that a word edited next to a number leaves a context).
+  Line breaks are skipped like spaces (they only stop a number); the start or end of the
+  text counts as no run; the outer contexts need all their runs. Of a non-ASCII run only the
+  6 bytes next to the number count (2 CJK or 3 Cyrillic characters), of an ASCII run 32.
 
-A document's *pairs* are its distinct (context, value). The sketch has :data:`CELLS` cells:
-each context falls in one cell of each of :data:`ROWS` rows (:data:`BUCKETS` a row); a cell
-holds two sums over the pairs whose context falls in it: 16 bits of the context hashes and 8
-bits of the pair hashes (row-specific bits of each). Stored as one ``uint32`` per cell,
-``context_sum << 8 | value_sum``, and packed as 3 little-endian bytes per cell.
+Every (context, value) occurrence is an *entry*. The sketch has :data:`CELLS` cells,
+:data:`ROWS` rows of :data:`BUCKETS`: an entry falls in one cell of each row (by a hash of its
+context of the row's own), which holds two sums over its entries: 16 bits of context hashes
+and 8 bits of entry hashes. Stored as one ``uint32`` per cell, ``context_sum << 8 |
+value_sum``, packed as 3 little-endian bytes (:func:`cells_to_bytes`): 144 bytes.
 
 **Conflict** (:func:`conflicts`): some cell of the two documents has equal context sums and
-different value sums, i.e. the cell holds the same contexts in both (each with as many values)
-but other values there. Guarantees, both up to hash coincidences:
+different value sums: the cell holds the same contexts in both, as often, with other values.
+Guarantees, up to hash coincidences:
 
-* a value changed at a context that both documents have once, with the same contexts in its
-  cell of at least one row, always conflicts (missed when 8 value bits agree: 2**-8 a row);
-* numbers whose context is in one document only never conflict (they change the cell's
-  context sum: the cell is not compared), however many: a "printed on <date>" line, a
-  byline's date, a page counter in a template, "in 2 days" beside "in two days". A cell
-  whose context sums agree by chance (2**-16 a cell that differs) may conflict.
+* a number changed where nothing else changed (the same contexts, as often, in one of its
+  cells) always conflicts (missed when 8 value bits agree: 2**-8 a cell);
+* numbers whose contexts are in one document only never conflict, however many (a "printed
+  on <date>" line, a byline's date, a page counter in another template, "in 2 days" beside
+  "in two days", a number cut or added): they change their cells' context sums, so those
+  cells are not compared. A cell whose context sums agree by chance (2**-16) may conflict.
 
 Not promised: a changed number whose cells all also hold contexts of one document only (a
-frame's numbers next to it in every row) is not seen; a value changed into one its context
-already has, or a context's values changed while their count changed too, is not seen.
-Order of the documents never matters. Documents without numbers have an all-zero sketch.
+frame's numbers, a cut) is not seen — the more one-sided numbers, the likelier (measured in
+docs/fingerprints.md, "Numbers"); nor one changed together with both its contexts. A frame
+that both documents share, with another number in it (one template's page counter on two
+copies), conflicts. Order of the documents never matters. A document without numbers has an
+all-zero sketch.
 """
 
 from __future__ import annotations
@@ -63,10 +68,13 @@ __all__ = [
 #: Rows of the sketch: a context falls in one cell of each (independent hashes).
 ROWS = 2
 #: Cells per row.
-BUCKETS = 16
+BUCKETS = 24
 #: Cells in all (one ``uint32`` each, 3 bytes packed).
 CELLS = ROWS * BUCKETS
 
+_BREAK = " __nl__ "  # a line break, kept as a word run: numbers do not join across it
+_BREAK_BYTES = np.frombuffer(_BREAK.strip().encode("ascii"), dtype=np.uint8)
+_MAX_SKIP = 8  # space and line-break runs skipped to find a neighbouring word
 _MAX_GAP = 3  # non-word characters allowed between the runs of one number
 _SIDE = 6  # bytes of a non-ASCII context run kept next to the number
 _MAX_RUN = 32  # bytes of a run hashed (those next to the number for a context)
@@ -108,11 +116,12 @@ def _range_hashes(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def number_sketches(texts: Sequence[str]) -> np.ndarray:
     """(n, :data:`CELLS`) uint32: the number sketch of each text (module docstring)."""
-    return sketches_of_words([word_bytes(t) for t in texts])
+    return sketches_of_words([word_bytes(t.replace("\n", _BREAK)) for t in texts])
 
 
 def sketches_of_words(words: Sequence[bytes]) -> np.ndarray:
-    """:func:`number_sketches` of texts given as their :func:`~indexer.text.word_bytes`."""
+    """:func:`number_sketches` of texts given as their :func:`~indexer.text.word_bytes` (with
+    their line breaks as :data:`_BREAK`)."""
     n = len(words)
     out = np.zeros((n, CELLS), dtype=np.uint32)
     buf = b"\0".join(words)
@@ -124,7 +133,15 @@ def sketches_of_words(words: Sequence[bytes]) -> np.ndarray:
     # runs of one class: run r is bounds[r]:bounds[r + 1], of class kind[r]
     bounds = np.r_[0, np.flatnonzero(cls[1:] != cls[:-1]) + 1, len(a)]
     kind = np.r_[cls[bounds[:-1]], _SEP, _SEP]  # two separators past the end
-    runs = np.unique(np.searchsorted(bounds, digits, side="right") - 1)  # numeric, ascending
+    # numeric runs: holding a digit, starting with one or at least half digits, no "_" (an
+    # identifier such as asn1_der or import1 is a name, not a number)
+    runs, count = np.unique(np.searchsorted(bounds, digits, side="right") - 1, return_counts=True)
+    head = a[bounds[runs]]
+    numeric = ((head >= 48) & (head <= 57)) | (2 * count >= bounds[runs + 1] - bounds[runs])
+    under = np.searchsorted(bounds, np.flatnonzero(a == 95), side="right") - 1
+    runs = runs[numeric & ~np.isin(runs, under)]  # ascending
+    if not len(runs):
+        return out
     # a number: numeric runs each at most _MAX_GAP spaces after the one before
     gap = runs[:-1] + 1  # the run after each numeric run
     joined = np.r_[
@@ -142,39 +159,80 @@ def sketches_of_words(words: Sequence[bytes]) -> np.ndarray:
     offset = (np.arange(len(runs)) - heads[number]).astype(np.uint64)
     with np.errstate(over="ignore"):
         value = np.add.reduceat(_fmix(h + offset * _Q), heads)
-    # contexts: the word run right before and right after (across spaces, not documents)
-    before = np.where(kind[first - 1] == _SPACE, first - 2, first - 1)
-    before[first == 0] = -1
-    has_b = (before >= 0) & (kind[before] != _SEP) & (kind[before] != _SPACE)
-    after = np.where(kind[last + 1] == _SPACE, last + 2, last + 1)
-    has_a = (kind[after] != _SEP) & (kind[after] != _SPACE)
-    b, c = before[has_b], after[has_a]
-    b_hi, c_lo = bounds[b + 1], bounds[c]
-    b_lo = np.maximum(bounds[b], b_hi - np.where(kind[b] == _OTHER, _SIDE, _MAX_RUN))
-    c_hi = np.minimum(bounds[c + 1], c_lo + np.where(kind[c] == _OTHER, _SIDE, _MAX_RUN))
-    hb = np.full(len(first), _EMPTY, dtype=np.uint64)
-    ha = np.full(len(first), _EMPTY, dtype=np.uint64)
-    hb[has_b] = _range_hashes(a, b_lo, b_hi)
-    ha[has_a] = _range_hashes(a, c_lo, c_hi)
+    # contexts: the word runs right before and after (across spaces, not documents), and the
+    # same with the run one further out on one side: three entries per number
+    b1, hb1 = _side(a, kind, bounds, first - 1, -1)
+    a1, ha1 = _side(a, kind, bounds, last + 1, 1)
+    b2, hb2 = _side(a, kind, bounds, np.where(b1 >= 0, b1 - 1, -1), -1)
+    a2, ha2 = _side(a, kind, bounds, np.where(a1 >= 0, a1 + 1, -1), 1)
     ends = np.cumsum([len(w) + 1 for w in words])
-    nd = np.searchsorted(ends, bounds[first], side="right")  # the document of each number
+    doc = np.searchsorted(ends, bounds[first], side="right")  # the document of each number
+    before = (a1 >= 0) & (b2 >= 0)  # the outer contexts need all their runs
+    after = (b1 >= 0) & (a2 >= 0)
     with np.errstate(over="ignore"):
-        ctx = _fmix(hb * _Q + _fmix(ha))
-        pair = _fmix(ctx ^ _fmix(value + _Q))
-    # distinct (context, value) pairs per document
-    order = np.lexsort((pair, nd))
-    nd, ctx, pair = nd[order], ctx[order], pair[order]
-    keep = np.r_[True, (nd[1:] != nd[:-1]) | (pair[1:] != pair[:-1])]
-    nd, ctx, pair = nd[keep], ctx[keep], pair[keep]
-    for r in range(ROWS):
-        # row r: its bucket, context sum and value sum from bits of its own
-        shift = _U64(8 * r)
-        bucket = ((ctx >> shift) % _U64(BUCKETS)).astype(np.int64)
-        cell = nd * CELLS + r * BUCKETS + bucket
-        csum = np.bincount(
-            cell, ((ctx >> _U64(32 + 16 * r)) & _U64(0xFFFF)).astype(np.float64), n * CELLS
+        ctx = np.concatenate(
+            [
+                _fmix(hb1 * _Q + _fmix(ha1)),
+                _fmix(hb2[before] * _Q + _fmix(ha1[before] + _U64(11))),
+                _fmix(hb1[after] * _Q + _fmix(ha2[after] + _U64(13))),
+            ]
         )
-        vsum = np.bincount(cell, ((pair >> shift) & _U64(0xFF)).astype(np.float64), n * CELLS)
+        values = np.concatenate([value, value[before], value[after]])
+        pair = _fmix(ctx ^ _fmix(values + _Q))
+    return _cells(np.concatenate([doc, doc[before], doc[after]]), ctx, pair, n)
+
+
+def _side(
+    a: np.ndarray, kind: np.ndarray, bounds: np.ndarray, at: np.ndarray, step: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The word run nearest run ``at`` in direction ``step``, ``at`` included, over spaces and
+    line breaks (-1 where there is none: the text's start or end, or ``at`` is -1), and its
+    hash (:data:`_EMPTY` where none), hashed on the bytes nearest ``at`` (:data:`_SIDE` of a
+    non-ASCII run, :data:`_MAX_RUN` of an ASCII one)."""
+    ok = at >= 0
+    idx = np.where(ok, at, 0)
+    for _ in range(_MAX_SKIP):  # spaces and line breaks: " __nl__  __nl__ " between paragraphs
+        skip = ok & ((kind[idx] == _SPACE) | _is_break(a, kind, bounds, idx))
+        if not skip.any():
+            break
+        idx = np.where(skip, idx + step, idx)
+        ok &= idx >= 0
+        idx = np.where(ok, idx, 0)
+    ok &= (kind[idx] == _ASCII) | (kind[idx] == _OTHER)
+    ok &= ~_is_break(a, kind, bounds, idx)
+    idx = np.where(ok, idx, -1)
+    h = np.full(len(at), _EMPTY, dtype=np.uint64)
+    r = idx[ok]
+    lo, hi = bounds[r], bounds[r + 1]
+    width = np.where(kind[r] == _OTHER, _SIDE, _MAX_RUN)
+    if step < 0:
+        lo = np.maximum(lo, hi - width)
+    else:
+        hi = np.minimum(hi, lo + width)
+    h[ok] = _range_hashes(a, lo, hi)
+    return idx, h
+
+
+def _is_break(a: np.ndarray, kind: np.ndarray, bounds: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Whether each run ``idx`` is a line break (:data:`_BREAK`'s run)."""
+    lo = bounds[np.minimum(idx, len(bounds) - 2)]
+    brk = (kind[idx] == _ASCII) & (bounds[np.minimum(idx + 1, len(bounds) - 1)] - lo == 6)
+    at = np.where(brk, lo, 0)[:, None] + np.arange(6)
+    return brk & (a[np.minimum(at, len(a) - 1)] == _BREAK_BYTES).all(axis=1)
+
+
+def _cells(doc: np.ndarray, ctx: np.ndarray, pair: np.ndarray, n: int) -> np.ndarray:
+    """(n, CELLS) sketches from every number occurrence's document, context hash and pair
+    hash: per row, a bucket and a 16-bit context sum from a hash of the context of the row's
+    own, an 8-bit value sum from a hash of the pair of its own."""
+    out = np.zeros((n, CELLS), dtype=np.uint32)
+    for r in range(ROWS):
+        with np.errstate(over="ignore"):
+            salt = _U64(r) * _Q
+            hc, hp = _fmix(ctx + salt), _fmix(pair + salt)
+        cell = doc * CELLS + r * BUCKETS + (hc % _U64(BUCKETS)).astype(np.int64)
+        csum = np.bincount(cell, (hc >> _U64(48)).astype(np.float64), n * CELLS)
+        vsum = np.bincount(cell, (hp & _U64(0xFF)).astype(np.float64), n * CELLS)
         cols = slice(r * BUCKETS, (r + 1) * BUCKETS)
         cells = (csum.astype(np.int64) % 65536) << 8 | (vsum.astype(np.int64) % 256)
         out[:, cols] = cells.reshape(n, CELLS)[:, cols]

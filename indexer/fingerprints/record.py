@@ -20,10 +20,10 @@ Default 128 values x 8 bits: 128 bytes, 172 base64 characters.
 ``band``: :func:`~indexer.fingerprints.bands.band_keys` of the sketch (16 keys of 10
 characters by default), absent when ``token_count == 0``; derived from ``minhash``, so not
 part of the version, and ignored when reading (``from_es``, ``decode_many``).
-``numbers``: the number sketch (:mod:`~indexer.fingerprints.numbers`): its 32 cells as 3
-little-endian bytes each, base64 (96 bytes, 128 characters, no padding).
+``numbers``: the number sketch (:mod:`~indexer.fingerprints.numbers`): its 48 cells as 3
+little-endian bytes each, base64 (144 bytes, 192 characters, no padding).
 ``packed``: :func:`~indexer.fingerprints.packed.pack_many` of the record's own values (tag of
-the version, simhash, token_count, exact key, sketch, number sketch: 364 characters by
+the version, simhash, token_count, exact key, sketch, number sketch: 428 characters by
 default), so that a
 search reads them from one binary doc value; derived, so not part of the version, and
 ignored when reading here (``unpack_many`` decodes it).

@@ -1,0 +1,254 @@
+"""Numbers keep their meaning: the number sketch (indexer.fingerprints.numbers), its place in the
+stored fingerprint, and a number-changed near-miss staying apart through the proxy."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from elasticsearch import Elasticsearch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collapse.grouping import Prints, Thresholds, verify
+from indexer.fingerprints import fingerprint, fingerprint_arrays
+from indexer.fingerprints.numbers import (
+    CELLS,
+    cells_from_bytes,
+    cells_to_bytes,
+    conflicts,
+    number_sketches,
+)
+from indexer.fingerprints.record import FingerprintRecord, decode_numbers, encode_numbers
+from tests.proxy_support import create_index, index_docs
+from tests.test_proxy_search import search
+
+
+def conflict(a: str, b: str) -> bool:
+    s = number_sketches([a, b])
+    return bool(conflicts(s[:1], s[1:])[0])
+
+
+# --- what conflicts --------------------------------------------------------------------------
+
+RELEASE = "The team announced that version {v} of the compiler was released today for {os} users."
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (RELEASE.format(v="2.1", os="Linux"), RELEASE.format(v="3.0", os="Linux")),
+        (
+            "The laptop costs $1,299.99 in every store.",
+            "The laptop costs $1,399.99 in every store.",
+        ),
+        ("The meeting is on 2026-12-01 at the hall.", "The meeting is on 2026-12-02 at the hall."),
+        ("The Galaxy SM-G991B ships with Android.", "The Galaxy SM-G996B ships with Android."),
+        ("A phone with 128GB of storage.", "A phone with 256GB of storage."),
+        ("版本2.1于2026年3月14日发布，售价199元。", "版本3.0于2026年3月14日发布，售价199元。"),
+        ("版本2.1于2026年3月14日发布，售价199元。", "版本2.1于2026年3月15日发布，售价199元。"),
+        (
+            "バージョン2.1は2026年3月14日に公開された。",
+            "バージョン2.2は2026年3月14日に公開された。",
+        ),
+        ("Выпуск 3.0 вышел 12 мая, цена 499 рублей.", "Выпуск 3.0 вышел 12 мая, цена 599 рублей."),
+        (
+            "Version 2.1 erschien am 14.03.2026 für 199 Euro.",
+            "Version 2.1 erschien am 14.03.2025 für 199 Euro.",
+        ),
+    ],
+)
+def test_a_changed_number_conflicts(a: str, b: str) -> None:
+    assert conflict(a, b) and conflict(b, a)
+
+
+def test_a_word_edited_next_to_the_number_leaves_the_other_context() -> None:
+    a = "In the shop this phone with storage 128 gb costs a lot of money today."
+    b = "In the shop this phone with memory 256 gb costs a lot of money today."
+    assert conflict(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # frames: numbers whose contexts the other copy lacks
+        (
+            RELEASE.format(v="2.1", os="Linux"),
+            "Printed on 2026-12-01\n" + RELEASE.format(v="2.1", os="Linux"),
+        ),
+        (
+            RELEASE.format(v="2.1", os="Linux"),
+            "By Ann Lee, 30 November 2026. " + RELEASE.format(v="2.1", os="Linux"),
+        ),
+        (RELEASE.format(v="2.1", os="Linux"), RELEASE.format(v="2.1", os="Linux") + " Page 3 of 7"),
+        ("Delivery in 2 days to your door.", "Delivery in two days to your door."),
+        # the same numbers, written otherwise
+        ("版本２.１发布", "版本2.1发布"),
+        ("version 2.1 released", "Version 2-1 released"),
+        ("no numbers here at all", "nothing numeric either"),
+        ("", "version 2 released"),
+    ],
+)
+def test_numbers_only_one_copy_has_do_not_conflict(a: str, b: str) -> None:
+    assert not conflict(a, b) and not conflict(b, a)
+
+
+def test_a_cut_or_a_repeated_number_does_not_conflict() -> None:
+    a = "Chapter 1 begins here. Chapter 2 goes on. Chapter 3 ends it all."
+    cut = "Chapter 1 begins here. Chapter 2 goes on."
+    assert not conflict(a, cut)
+    twice = "see version 4 now and version 4 now"
+    once = "see version 4 now"
+    assert not conflict(twice, once)
+
+
+def test_same_numbers_same_sketch_and_no_numbers_zero() -> None:
+    s = number_sketches(["version 2.1 released", "VERSION 2,1 RELEASED!", "plain words", ""])
+    assert (s[0] == s[1]).all() and not s[2].any() and not s[3].any()
+    assert s.shape == (4, CELLS) and s.dtype == np.uint32 and (s < 1 << 24).all()
+
+
+# --- properties ------------------------------------------------------------------------------
+
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
+FRAME = ["printed", "on", "page", "of", "by", "staff", "copyright"]  # no word of WORDS
+tokens = st.one_of(st.sampled_from(WORDS), st.integers(0, 10**6).map(str))
+texts = st.lists(tokens, min_size=1, max_size=80).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts, texts, st.integers(0, 10**9))
+def test_a_frame_line_with_numbers_never_conflicts(body: str, frame: str, seed: int) -> None:
+    """A line of other words and numbers, before or after the text: no conflict either way."""
+    words = [w if not w.isalpha() else random.Random(seed + i).choice(FRAME)
+             for i, w in enumerate(frame.split())]  # fmt: skip
+    line = " ".join(words)
+    for framed in (f"{line}\n{body}", f"{body}\n{line}"):
+        assert not conflict(body, framed) and not conflict(framed, body)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), min_size=3, max_size=60), st.data())
+def test_a_number_changed_in_a_shared_context_always_conflicts(
+    words: list[str], data: st.DataObject
+) -> None:
+    """A text with numbers between its words; one of them changed to a value found nowhere
+    else in it: the two always conflict (whatever the order)."""
+    at = data.draw(st.lists(st.integers(1, len(words) - 1), min_size=1, max_size=5, unique=True))
+    values = data.draw(st.lists(st.integers(0, 999), min_size=len(at), max_size=len(at)))
+    text = list(words)
+    for k, v in sorted(zip(at, values, strict=True), reverse=True):
+        text.insert(k, str(v))
+    where = data.draw(st.sampled_from([i for i, w in enumerate(text) if w.isdigit()]))
+    changed = list(text)
+    changed[where] = str(1000 + data.draw(st.integers(0, 10**6)))  # a value not in the text
+    a, b = " ".join(text), " ".join(changed)
+    assert conflict(a, b) and conflict(b, a)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=8))
+def test_batch_equals_single(batch: list[str]) -> None:
+    together = number_sketches(batch)
+    for i, t in enumerate(batch):
+        assert (number_sketches([t])[0] == together[i]).all()
+
+
+@given(st.lists(st.integers(0, 2**24 - 1), min_size=CELLS, max_size=CELLS))
+def test_stored_forms_round_trip(cells: list[int]) -> None:
+    arr = np.array([cells], dtype=np.uint32)
+    assert (cells_from_bytes(cells_to_bytes(arr)) == arr).all()
+    (value,) = encode_numbers(arr)
+    assert len(value) == CELLS * 4 and "=" not in value
+    assert (decode_numbers(value) == arr[0]).all()
+
+
+def test_malformed_stored_numbers_are_refused() -> None:
+    for value in (None, 7, "", "abc", "!" * (CELLS * 4)):
+        assert decode_numbers(value) is None
+    doc = fingerprint("version 2.1 released " * 30).to_es()
+    with pytest.raises(ValueError):
+        FingerprintRecord.from_es({**doc, "numbers": "AAAA"})
+    assert FingerprintRecord.from_es(doc) == fingerprint("version 2.1 released " * 30)
+
+
+# --- the rule --------------------------------------------------------------------------------
+
+T = Thresholds(max_distance=24, min_similarity=0.45, min_tokens=50)
+STORY = (
+    "The city council met on Tuesday to discuss the new budget for schools and roads. "
+    "After a long debate the members agreed that the library will open later this year "
+    "and that the bus lines will run every {n} minutes during the morning hours. The mayor "
+    "said the plan keeps taxes flat while adding teachers, nurses and park staff across "
+    "every district of the city, and the vote passed with a large majority of members."
+)
+
+
+def prints_of(texts: list[str]) -> Prints:
+    a = fingerprint_arrays(texts)
+    keys = np.arange(len(texts), dtype=np.int64)  # all exact keys different
+    return Prints(a.simhash, a.minhash, keys, a.token_count, a.present, a.numbers)
+
+
+def test_verify_folds_framed_copies_and_refuses_the_changed_number() -> None:
+    texts = [
+        STORY.format(n=10),
+        "Printed on 2026-12-01 from citynews.example\n" + STORY.format(n=10),
+        "Daily Wire | 30 November 2026 | Page 2 of 5\n" + STORY.format(n=10) + "\n(c) 2026",
+        STORY.format(n=15),
+    ]
+    p = prints_of(texts)
+    ok, _, sim = verify(p, np.array([1, 2, 3]), p, np.zeros(3, dtype=np.int64), T)
+    assert ok.tolist() == [True, True, False] and sim[2] > 0.8  # similar, yet not the same
+
+
+# --- through the proxy ----------------------------------------------------------------------
+
+
+@pytest.mark.es
+def test_a_number_changed_near_miss_stays_apart_through_the_proxy(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    """Release notes of 2.1 and their copies (syndicated in a frame with a date, a printer copy
+    with its print line, a corrected sentence) fold behind the first; the same notes for 3.0,
+    and those with another price, stay results of their own."""
+    notes = (
+        "Release notes for version {v}. This release improves the storage engine, speeds up "
+        "queries on large tables and fixes the crash reported by many users when importing "
+        "files. The installer now checks free disk space before it starts and the command "
+        "line tool prints clearer messages. The license costs {price} dollars per seat and "
+        "existing customers upgrade for free. Thanks to everyone who tested the beta and "
+        "sent reports, and to the translators who updated every language of the manual."
+    )
+    base = notes.format(v="2.1", price=49)
+    docs_text = {
+        "v21": base,
+        "v21-syndicated": "Tech Wire, 30 November 2026, page 1 of 3\n" + base + "\nMore news.",
+        "v21-printer": "Printed on 2026-12-01 from example.org\n" + base,
+        "v21-corrected": base.replace("many users", "several users"),
+        "v30": notes.format(v="3.0", price=49),
+        "v21-price": notes.format(v="2.1", price=59),
+    }
+    ids = list(docs_text)
+    records = fingerprint_arrays([docs_text[i] for i in ids]).records()
+    docs = [
+        {"_id": i, "n": k, "body": docs_text[i], "collapse_fp": r.to_es(i)}
+        for k, (i, r) in enumerate(zip(ids, records, strict=True))
+    ]
+    create_index(es, index_name)
+    index_docs(es, index_name, docs)
+    body = {"query": {"match": {"body": "release notes"}}, "sort": [{"n": "asc"}], "size": 10}
+    out = search(es_proxy := proxy_url, index_name, body, collapse_members=10)
+    hits = out["hits"]["hits"]
+    assert [h["_id"] for h in hits] == ["v21", "v30", "v21-price"]
+    members = sorted(m["_id"] for m in hits[0]["_collapse"]["members"])
+    assert members == ["v21-corrected", "v21-printer", "v21-syndicated"]
+    assert hits[1]["_collapse"]["folded"] == 0 and hits[2]["_collapse"]["folded"] == 0
+    # without the 2.1 notes in the page, the 3.0 notes do not take their copies either
+    only = {**body, "query": {"bool": {"must_not": {"ids": {"values": ["v21"]}}}}}
+    out = search(es_proxy, index_name, only, collapse_members=10)
+    groups = {h["_id"]: sorted(m["_id"] for m in h["_collapse"]["members"])
+              for h in out["hits"]["hits"]}  # fmt: skip
+    assert groups["v21-syndicated"] == ["v21-corrected", "v21-printer"]
+    assert groups["v30"] == [] and groups["v21-price"] == []
