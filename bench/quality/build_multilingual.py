@@ -735,7 +735,8 @@ def man_files(lang: str) -> dict[str, Path]:
     return out
 
 
-_DEBREF_HEAD = re.compile(r"^(\d+(?:\.\d+)+)\. (\S.*)$")
+_DEBREF_START = re.compile(r"1\.1\.[ \u00a0]")
+_DEBREF_HEAD = re.compile(r"^(\d+(?:\.\d+)+)\.[ \u00a0](\S.*)$")  # some use a no-break space
 
 
 def debref_sections(lang: str) -> dict[str, tuple[str, list[str]]]:
@@ -750,7 +751,7 @@ def debref_sections(lang: str) -> dict[str, tuple[str, list[str]]]:
         return {}
     lines = gzip.decompress(files[0].read_bytes()).decode("utf-8", "replace").splitlines()
     # the body starts at the last column-0 "1.1. " (before it: the contents and the list of tables)
-    starts = [i for i, ln in enumerate(lines) if ln.startswith("1.1. ")]
+    starts = [i for i, ln in enumerate(lines) if _DEBREF_START.match(ln)]
     if not starts:
         return {}
     out: dict[str, tuple[str, list[str]]] = {}

@@ -421,52 +421,67 @@ def report(res: dict, row: dict | None = None) -> str:
     return "\n".join(lines)
 
 
-def plot(res: dict, path: Path) -> Path:
-    """Precision and recall per language × length at the defaults, and the hard-negative folds."""
+def plot(results: Sequence[tuple[str, dict]], path: Path) -> Path:
+    """Precision and recall per language × length at the defaults, and the wrong folds per
+    hard negative, for one or more results files (e.g. before and after a change)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    row = next(r for r in res["rows"] if r["method"] == "proxy_defaults")
     cells = [f"{lang}/{length}" for lang in LANGS for length in ("short", "long")]
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 4.6), gridspec_kw={"width_ratios": [3, 2]})
-    xs = range(len(cells))
-    p = [row["cells"].get(c, {}).get("overall", {}).get("precision", 0) for c in cells]
-    r = [row["cells"].get(c, {}).get("overall", {}).get("recall", 0) for c in cells]
-    ax.bar([x - 0.2 for x in xs], p, 0.4, label="precision", color="#3b75af")
-    ax.bar([x + 0.2 for x in xs], r, 0.4, label="recall", color="#ef8636")
+    types = ("number", "name", "translation", "site_template", "family")
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(14, 5), gridspec_kw={"width_ratios": [3, 2]})
+    n = len(results)
+    width = 0.8 / (2 * n)
+    blues, oranges = ("#9ecae1", "#3b75af", "#08306b"), ("#fdbe85", "#ef8636", "#a63603")
+    for i, (label, res) in enumerate(results):
+        row = next(r for r in res["rows"] if r["method"] == "proxy_defaults")
+        p = [row["cells"].get(c, {}).get("overall", {}).get("precision", 0) for c in cells]
+        r = [row["cells"].get(c, {}).get("overall", {}).get("recall", 0) for c in cells]
+        off = -0.4 + width / 2 + 2 * i * width
+        ax.bar(
+            [x + off for x in range(len(cells))],
+            p,
+            width,
+            color=blues[i % 3],
+            label=f"precision, {label}",
+        )
+        ax.bar(
+            [x + off + width for x in range(len(cells))],
+            r,
+            width,
+            color=oranges[i % 3],
+            label=f"recall, {label}",
+        )
+        vals = [100 * row["negatives"].get(t, {}).get("rate", 0.0) for t in types]
+        bw = 0.8 / n
+        bx.bar(
+            [x - 0.4 + bw / 2 + i * bw for x in range(len(types))],
+            vals,
+            bw,
+            color=blues[(i + 1) % 3],
+            label=label,
+        )
     ax.axhline(GOALS["precision"], color="#3b75af", ls="--", lw=0.8)
     ax.axhline(GOALS["recall"], color="#ef8636", ls=":", lw=0.8)
-    ax.set_xticks(list(xs), cells, rotation=45, ha="right")
+    ax.set_xticks(range(len(cells)), cells, rotation=45, ha="right")
     ax.set_ylim(0, 1.05)
-    ax.set_title(
-        f"pairwise precision and recall at the defaults "
-        f"(d={row['max_distance']}, s={row['min_similarity']})"
-    )
-    ax.legend(loc="lower left", fontsize=8)
-    types = ("number", "name", "translation", "site_template", "family")
-    width = 0.4
-    for i, length in enumerate(("short", "long")):
-        vals = []
-        for t in types:
-            f = n = 0
-            for k, v in row["negatives"].items():
-                if k.startswith(t + "/") and k.endswith(length):
-                    f += v["folded"]
-                    n += v["pairs"]
-            vals.append(100 * f / n if n else 0)
-        bx.bar([x + (i - 0.5) * width for x in range(len(types))], vals, width, label=length)
+    ax.set_title("pairwise precision and recall at the defaults (goals: 0.99 / 0.97)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=7, ncol=2 * n)
     bx.axhline(100 * GOALS["number"], color="k", ls="--", lw=0.8)
     bx.set_xticks(range(len(types)), types, rotation=30, ha="right")
-    bx.set_ylabel("% of pairs folded")
+    bx.set_ylabel("% of pairs folded (goal for number, translation: 1 %)")
     bx.set_title("wrong folds by hard negative")
-    bx.legend(fontsize=8)
+    bx.legend(fontsize=7)
+    first = results[0][1]
     fig.text(
         0.01,
         0.01,
-        f"bench/quality/run_multilingual.py, {res['measured']}, {res['queries']} queries, "
-        f"{res['corpus']['documents']} documents",
+        "bench/quality/run_multilingual.py; "
+        + "; ".join(f"{label}: {res['measured']}" for label, res in results)
+        + f"; {first['queries']} queries, {first['corpus']['documents']} documents, window "
+        f"{first['window']}",
         fontsize=7,
         color="#555",
     )
@@ -475,6 +490,13 @@ def plot(res: dict, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _label(spec: str) -> tuple[str, Path]:
+    """``results.json`` or ``results.json=label`` (default label: the measured code tree)."""
+    file, _, label = spec.partition("=")
+    res = json.loads(Path(file).read_text())
+    return label or Path(res.get("code", file).split(" ")[0]).name, Path(file)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -495,7 +517,12 @@ def main(argv: list[str] | None = None) -> int:
         default=ROOT,
         help="code tree whose indexer and proxy are measured (e.g. a git archive of a commit)",
     )
-    ap.add_argument("--report", type=Path, default=None, help="print the tables of a results file")
+    ap.add_argument(
+        "--report",
+        nargs="+",
+        metavar="RESULTS[=LABEL]",
+        help="print the tables of results files and draw them in one figure (no run)",
+    )
     ap.add_argument(
         "--plot",
         type=Path,
@@ -504,9 +531,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = ap.parse_args(argv)
     if a.report:
-        res = json.loads(a.report.read_text())
-        print(report(res))
-        print(f"wrote {plot(res, a.plot)}", file=sys.stderr)
+        results = []
+        for spec in a.report:
+            label, file = _label(spec)
+            res = json.loads(file.read_text())
+            print(f"### {label}\n\n{report(res)}\n")
+            results.append((label, res))
+        print(f"wrote {plot(results, a.plot)}", file=sys.stderr)
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the proxy on the way out
     es = a.es_url.split(",")[0].rstrip("/")
