@@ -290,10 +290,12 @@ def _expand(page: object, row: object) -> set[str]:
 
 
 def test_chinese_story_folds_behind_one_copy(
-    browser: object, page_url: str, demo_subset: str
+    browser: object, page_url: str, demo_subset: str, tmp_path: Path
 ) -> None:
     """The Chinese story republished by five sites is one result with "4 similar results
-    omitted"; the other page of one of those sites (same template, same subject) stays apart."""
+    omitted"; the other page of one of those sites (same template, same subject) stays apart.
+    The page as it was (expander opened) is kept in ``tmp_path``; with ``SCREENSHOT=docs`` and
+    every check passed it becomes ``docs/screenshot.png``."""
     docs = _corpus("multilingual.jsonl")
     copies = {d["id"] for d in docs if d["group"] == ZH_STORY}
     negatives = {d["group"] for d in docs if d["group"] != ZH_STORY}
@@ -301,6 +303,11 @@ def test_chinese_story_folds_behind_one_copy(
     context, page = _search(browser, page_url, demo_subset, ZH_QUERY)
     rows = _results(page)
     got = [(r["id"], r["group"], r["folded"]) for r in rows]
+    shot = tmp_path / "chinese.png"
+    expandable = page.locator("#results > li.result:has(button.expander)")
+    if expandable.count():
+        _expand(page, expandable.first)
+    page.screenshot(path=str(shot))
     status = page.locator("#status")
     assert int(status.get_attribute("data-total") or 0) == len(docs), got
     assert {r["group"] for r in rows} == {ZH_STORY, *negatives}, got
@@ -310,12 +317,19 @@ def test_chinese_story_folds_behind_one_copy(
     assert int(story[0]["folded"]) == len(copies) - 1, got
     row = page.locator(f"#results > li.result[data-id='{story[0]['id']}']")
     expander = row.locator("button.expander")
+    assert expander.inner_text() == f"Hide {len(copies) - 1} similar results"
+    members = row.locator("li.member")
+    assert set(members.evaluate_all("els => els.map(e => e.dataset.id)")) == copies - {
+        story[0]["id"]
+    }
+    expander.click()
     assert expander.inner_text() == f"{len(copies) - 1} similar results omitted — show"
-    assert _expand(page, row) == copies - {story[0]["id"]}
     for r in rows:
         if r["group"] in negatives:
             assert r["folded"] == "0", f"a hard negative folded copies: {got}"
     assert int(status.get_attribute("data-groups") or 0) == 1 + len(negatives), got
+    if os.environ.get("SCREENSHOT") == "docs":
+        shutil.copyfile(shot, ROOT / "docs" / "screenshot.png")
     context.close()
 
 
