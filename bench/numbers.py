@@ -37,7 +37,7 @@ from collapse.grouping import Prints, Thresholds, verify
 from indexer.fingerprints import fingerprint_arrays
 from indexer.fingerprints.numbers import CELLS
 
-T = Thresholds(max_distance=24, min_similarity=0.45, min_tokens=50)
+T = Thresholds(max_distance=24, min_similarity=0.45)  # the proxy's defaults
 ML = Path("~/.cache/neardup/quality-ml/quick/corpus.jsonl").expanduser()
 EN = Path("~/.cache/neardup/quality/quick/corpus.jsonl").expanduser()
 # a number standing alone (not part of a name such as import1): what the rule is about

@@ -32,7 +32,7 @@ import numpy as np
 from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
-from indexer.fingerprints.numbers import conflicts
+from indexer.fingerprints.numbers import agree
 
 __all__ = [
     "Grouping",
@@ -148,11 +148,11 @@ def _second_hash(
 def _numbers_agree(
     a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, similar: np.ndarray
 ) -> np.ndarray:
-    """``similar`` less the pairs whose number sketches conflict (compared only there)."""
-    if similar.any():
-        k = np.flatnonzero(similar)
-        similar = similar.copy()
-        similar[k] = ~conflicts(a.numbers[i[k]], b.numbers[j[k]])
+    """``similar`` (changed in place) less the pairs whose number sketches conflict (compared
+    only there)."""
+    k = np.flatnonzero(similar)
+    if len(k):
+        similar[k] = agree(np.take(a.numbers, i[k], axis=0), np.take(b.numbers, j[k], axis=0))
     return similar
 
 

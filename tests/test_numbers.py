@@ -63,10 +63,16 @@ def test_a_changed_number_conflicts(a: str, b: str) -> None:
     assert conflict(a, b) and conflict(b, a)
 
 
-def test_a_word_edited_next_to_the_number_leaves_the_other_context() -> None:
+def test_not_promised_a_number_changed_with_its_neighbour_or_in_a_shared_idiom() -> None:
+    """The non-guarantees, pinned: a word edited next to the changed number hides it; an idiom
+    around a number that two frames share is compared (the brand after it keeps them apart)."""
     a = "In the shop this phone with storage 128 gb costs a lot of money today."
     b = "In the shop this phone with memory 256 gb costs a lot of money today."
-    assert conflict(a, b)
+    assert not conflict(a, b)
+    body = "The council met on Tuesday and agreed on the budget for the schools."
+    one = body + "\nCopyright (c) 2019-2026 Daily Wire. All rights reserved."
+    two = body + "\nCopyright (c) 2011-2026 City News. All rights reserved."
+    assert not conflict(one, two)
 
 
 @pytest.mark.parametrize(
@@ -167,10 +173,12 @@ def test_stored_forms_round_trip(cells: list[int]) -> None:
 def test_malformed_stored_numbers_are_refused() -> None:
     for value in (None, 7, "", "abc", "!" * (CELLS * 4)):
         assert decode_numbers(value) is None
-    doc = fingerprint("version 2.1 released " * 30).to_es()
+    record = fingerprint("version 2.1 released " * 30)
+    doc = record.to_es()
     with pytest.raises(ValueError):
         FingerprintRecord.from_es({**doc, "numbers": "AAAA"})
-    assert FingerprintRecord.from_es(doc) == fingerprint("version 2.1 released " * 30)
+    again = FingerprintRecord.from_es(doc, min_tokens=record.params.min_tokens)
+    assert again == record and again.numbers == record.numbers
 
 
 # --- the rule --------------------------------------------------------------------------------

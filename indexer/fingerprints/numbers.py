@@ -5,21 +5,22 @@ SimHash and MinHash, yet different documents to a reader. This module summarises
 document, *which number stands where*, in a fixed-size sketch compared at verification
 (``collapse.grouping``).
 
-Definitions, on the text's word bytes (:func:`indexer.text.word_bytes`: NFKC, case-folded,
-punctuation a space), cut into *runs*: maximal runs of ASCII word bytes (``[0-9a-z_]``) or of
-non-ASCII bytes, so that a script change ends a run (``版本2`` is ``版本`` then ``2``):
+Definitions, on the text's bytes (NFKC and case folding as :func:`indexer.text.normalize`,
+UTF-8; ASCII punctuation and common non-ASCII punctuation a space), cut into *runs*: maximal
+runs of ASCII word bytes (``[0-9a-z_]``) or of other non-ASCII bytes, so that a script change
+ends a run (``版本2`` is ``版本`` then ``2``):
 
 * a *number* is a maximal sequence of *numeric* ASCII runs (holding a digit, starting with
   one or at least half digits, without ``_``: not ``import1`` nor ``asn1_der``), each at most
   3 non-word characters after the one before on the same line (``2.1``, ``$1,299.99``,
   ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs
   in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``);
-* it has up to three *contexts*, each a word run before it and one after it: the runs right
-  next to it; the run one further out before and the one right after; the one right before
-  and the one further out after (so that a word edited next to a number leaves a context).
-  Line breaks are skipped like spaces (they only stop a number); the start or end of the
-  text counts as no run; the outer contexts need all their runs. Of a non-ASCII run only the
-  6 bytes next to the number count (2 CJK or 3 Cyrillic characters), of an ASCII run 32.
+* its *context* is the word run right before it and the one right after it, over spaces and
+  line breaks (a line break only stops a number); the start or end of the text counts as no
+  run. Of a non-ASCII run only the 6 bytes next to the number count (2 CJK or 3 Cyrillic
+  characters), of an ASCII run 32. (Contexts one word further out were measured: they
+  caught a few more near-misses but blocked copies whose frames share an idiom around a
+  number, "Copyright © 2019 <brand>. All rights", docs/fingerprints.md.)
 
 Every (context, value) occurrence is an *entry*. The sketch has :data:`CELLS` cells,
 :data:`ROWS` rows of :data:`BUCKETS`: an entry falls in one cell of each row (by a hash of its
@@ -52,17 +53,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from indexer.text import word_bytes
+from indexer.text import normalize
 
 __all__ = [
     "BUCKETS",
     "CELLS",
     "ROWS",
+    "agree",
     "cells_from_bytes",
     "cells_to_bytes",
     "conflicts",
     "number_sketches",
-    "sketches_of_words",
+    "sketches_of_bytes",
 ]
 
 #: Rows of the sketch: a context falls in one cell of each (independent hashes).
@@ -72,18 +74,29 @@ BUCKETS = 24
 #: Cells in all (one ``uint32`` each, 3 bytes packed).
 CELLS = ROWS * BUCKETS
 
-_BREAK = " __nl__ "  # a line break, kept as a word run: numbers do not join across it
-_BREAK_BYTES = np.frombuffer(_BREAK.strip().encode("ascii"), dtype=np.uint8)
 _MAX_SKIP = 8  # space and line-break runs skipped to find a neighbouring word
 _MAX_GAP = 3  # non-word characters allowed between the runs of one number
 _SIDE = 6  # bytes of a non-ASCII context run kept next to the number
 _MAX_RUN = 32  # bytes of a run hashed (those next to the number for a context)
-# byte classes of word bytes: 0 space, 1 ASCII word byte, 2 non-ASCII, 3 document separator
-_SPACE, _ASCII, _OTHER, _SEP = 0, 1, 2, 3
-_CLASSES = bytes(
-    _ASCII if (48 <= c <= 57 or 97 <= c <= 122 or c == 95) else _OTHER if c >= 128 else _SPACE
+_NL = 1  # the byte a line break becomes
+# the text's bytes: ASCII letters lower-cased, [0-9a-z_] and non-ASCII bytes kept, a line
+# break _NL, any other ASCII byte a space
+_BYTES = bytes(
+    c | 0x20 if 65 <= c <= 90
+    else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128)
+    else _NL if c == 10 else 32
     for c in range(256)
-).replace(b"\0", bytes([_SEP]), 1)
+)  # fmt: skip
+# byte classes: space, ASCII word byte, non-ASCII, document separator (\0), line break
+_SPACE, _ASCII, _OTHER, _SEP, _BREAK = 0, 1, 2, 3, 4
+_CLASSES = bytes(
+    _ASCII if (48 <= c <= 57 or 97 <= c <= 122 or c == 95)
+    else _OTHER if c >= 128
+    else _SEP if c == 0
+    else _BREAK if c == _NL
+    else _SPACE
+    for c in range(256)
+)  # fmt: skip
 _DIGITS = bytes(1 if 48 <= c <= 57 else 0 for c in range(256))
 _U64 = np.uint64
 _P = _U64(0x100000001B3)  # odd multiplier of the run hash
@@ -116,20 +129,28 @@ def _range_hashes(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def number_sketches(texts: Sequence[str]) -> np.ndarray:
     """(n, :data:`CELLS`) uint32: the number sketch of each text (module docstring)."""
-    return sketches_of_words([word_bytes(t.replace("\n", _BREAK)) for t in texts])
+    return sketches_of_bytes([_bytes_of(t) for t in texts])
 
 
-def sketches_of_words(words: Sequence[bytes]) -> np.ndarray:
-    """:func:`number_sketches` of texts given as their :func:`~indexer.text.word_bytes` (with
-    their line breaks as :data:`_BREAK`)."""
+def _bytes_of(text: str) -> bytes:
+    """The bytes the sketch reads: NFKC and case folding (:func:`indexer.text.normalize`),
+    UTF-8, ASCII punctuation a space, a line break :data:`_NL` (non-ASCII punctuation becomes
+    space in :func:`sketches_of_bytes`)."""
+    norm = text if text.isascii() else normalize(text)
+    return norm.encode("utf-8", "replace").translate(_BYTES)
+
+
+def sketches_of_bytes(words: Sequence[bytes]) -> np.ndarray:
+    """:func:`number_sketches` of texts given as their :func:`_bytes_of`."""
     n = len(words)
     out = np.zeros((n, CELLS), dtype=np.uint32)
     buf = b"\0".join(words)
     digits = np.flatnonzero(np.frombuffer(buf.translate(_DIGITS), dtype=np.bool_))
     if not len(digits):
         return out
-    cls = np.frombuffer(buf.translate(_CLASSES), dtype=np.uint8)
+    cls = np.frombuffer(buf.translate(_CLASSES), dtype=np.uint8).copy()
     a = np.frombuffer(buf, dtype=np.uint8)
+    _punctuation_is_space(a, cls)
     # runs of one class: run r is bounds[r]:bounds[r + 1], of class kind[r]
     bounds = np.r_[0, np.flatnonzero(cls[1:] != cls[:-1]) + 1, len(a)]
     kind = np.r_[cls[bounds[:-1]], _SEP, _SEP]  # two separators past the end
@@ -159,27 +180,15 @@ def sketches_of_words(words: Sequence[bytes]) -> np.ndarray:
     offset = (np.arange(len(runs)) - heads[number]).astype(np.uint64)
     with np.errstate(over="ignore"):
         value = np.add.reduceat(_fmix(h + offset * _Q), heads)
-    # contexts: the word runs right before and after (across spaces, not documents), and the
-    # same with the run one further out on one side: three entries per number
-    b1, hb1 = _side(a, kind, bounds, first - 1, -1)
-    a1, ha1 = _side(a, kind, bounds, last + 1, 1)
-    b2, hb2 = _side(a, kind, bounds, np.where(b1 >= 0, b1 - 1, -1), -1)
-    a2, ha2 = _side(a, kind, bounds, np.where(a1 >= 0, a1 + 1, -1), 1)
+    # contexts: the word runs right before and after (over spaces and line breaks)
+    _, hb = _side(a, kind, bounds, first - 1, -1)
+    _, ha = _side(a, kind, bounds, last + 1, 1)
     ends = np.cumsum([len(w) + 1 for w in words])
     doc = np.searchsorted(ends, bounds[first], side="right")  # the document of each number
-    before = (a1 >= 0) & (b2 >= 0)  # the outer contexts need all their runs
-    after = (b1 >= 0) & (a2 >= 0)
     with np.errstate(over="ignore"):
-        ctx = np.concatenate(
-            [
-                _fmix(hb1 * _Q + _fmix(ha1)),
-                _fmix(hb2[before] * _Q + _fmix(ha1[before] + _U64(11))),
-                _fmix(hb1[after] * _Q + _fmix(ha2[after] + _U64(13))),
-            ]
-        )
-        values = np.concatenate([value, value[before], value[after]])
-        pair = _fmix(ctx ^ _fmix(values + _Q))
-    return _cells(np.concatenate([doc, doc[before], doc[after]]), ctx, pair, n)
+        ctx = _fmix(hb * _Q + _fmix(ha))
+        pair = _fmix(ctx ^ _fmix(value + _Q))
+    return _cells(doc, ctx, pair, n)
 
 
 def _side(
@@ -192,14 +201,13 @@ def _side(
     ok = at >= 0
     idx = np.where(ok, at, 0)
     for _ in range(_MAX_SKIP):  # spaces and line breaks: " __nl__  __nl__ " between paragraphs
-        skip = ok & ((kind[idx] == _SPACE) | _is_break(a, kind, bounds, idx))
+        skip = ok & ((kind[idx] == _SPACE) | (kind[idx] == _BREAK))
         if not skip.any():
             break
         idx = np.where(skip, idx + step, idx)
         ok &= idx >= 0
         idx = np.where(ok, idx, 0)
     ok &= (kind[idx] == _ASCII) | (kind[idx] == _OTHER)
-    ok &= ~_is_break(a, kind, bounds, idx)
     idx = np.where(ok, idx, -1)
     h = np.full(len(at), _EMPTY, dtype=np.uint64)
     r = idx[ok]
@@ -213,12 +221,22 @@ def _side(
     return idx, h
 
 
-def _is_break(a: np.ndarray, kind: np.ndarray, bounds: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Whether each run ``idx`` is a line break (:data:`_BREAK`'s run)."""
-    lo = bounds[np.minimum(idx, len(bounds) - 2)]
-    brk = (kind[idx] == _ASCII) & (bounds[np.minimum(idx + 1, len(bounds) - 1)] - lo == 6)
-    at = np.where(brk, lo, 0)[:, None] + np.arange(6)
-    return brk & (a[np.minimum(at, len(a) - 1)] == _BREAK_BYTES).all(axis=1)
+def _punctuation_is_space(a: np.ndarray, cls: np.ndarray) -> None:
+    """Class the UTF-8 of common non-ASCII punctuation as space, in place: Latin-1 signs
+    (U+00A0-00BF: « » ¿ ...), general punctuation (U+2000-206F: — “ ” „ …) and CJK
+    punctuation (U+3000-303F: 、 。 「 」)."""
+    n = len(a)
+    lead = np.flatnonzero((a[: n - 1] == 0xC2) | (a[: n - 1] == 0xE2) | (a[: n - 1] == 0xE3))
+    if not len(lead):
+        return
+    lb, nb = a[lead], a[lead + 1]
+    two = lead[(lb == 0xC2) & (nb >= 0xA0) & (nb <= 0xBF)]
+    three = lead[((lb == 0xE2) & ((nb == 0x80) | (nb == 0x81)) | (lb == 0xE3) & (nb == 0x80))]
+    three = three[three + 2 < n]
+    for k in range(2):
+        cls[two + k] = _SPACE
+    for k in range(3):
+        cls[three + k] = _SPACE
 
 
 def _cells(doc: np.ndarray, ctx: np.ndarray, pair: np.ndarray, n: int) -> np.ndarray:
@@ -242,8 +260,13 @@ def _cells(doc: np.ndarray, ctx: np.ndarray, pair: np.ndarray, n: int) -> np.nda
 def conflicts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(k,) bool: whether the number sketches of k pairs of documents (``a``, ``b``: (k,
     :data:`CELLS`)) conflict: some cell has equal context sums and different value sums."""
-    d = np.bitwise_xor(a, b)
-    return ((d != 0) & (d < 256)).any(axis=-1)
+    return ~agree(a, b)
+
+
+def agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(k,) bool: ``~conflicts(a, b)``, in two array operations (the verification's hot path):
+    no cell's XOR is in 1..255 (uint32 wraps 0 - 1 above 254)."""
+    return ((np.bitwise_xor(a, b) - np.uint32(1)) >= np.uint32(255)).all(axis=-1)
 
 
 def cells_to_bytes(cells: np.ndarray) -> np.ndarray:
