@@ -418,7 +418,32 @@ def report(res: dict, row: dict | None = None) -> str:
                 n = (c["tp"] + c["fn"]) if c else 0
                 cells.append(f"{c['recall']:.3f}" if n else "–")
         lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    grid = [r for r in res["rows"] if r["method"] != "proxy_defaults"]
+    if grid:
+        lines += [
+            "",
+            "Other thresholds (`--grid`), same windows; the lowest precision and recall of the",
+            "ten goal cells:",
+            "",
+            "| max_distance | min_similarity | precision | recall | lowest cell precision "
+            "| lowest cell recall | number-changed folded | translations folded |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in grid:
+            goal_cells = [r["cells"][c]["overall"] for c in _goal_cells() if c in r["cells"]]
+            lines.append(
+                f"| {r['max_distance']} | {r['min_similarity']} | "
+                f"{_f(r['overall']['precision'])} | {_f(r['overall']['recall'])} | "
+                f"{_f(min(c['precision'] for c in goal_cells))} | "
+                f"{_f(min(c['recall'] for c in goal_cells))} | "
+                f"{_pct(r['negatives'].get('number'))} | "
+                f"{_pct(r['negatives'].get('translation'))} |"
+            )
     return "\n".join(lines)
+
+
+def _goal_cells() -> list[str]:
+    return [f"{lang}/{length}" for lang in LANGS for length in ("short", "long")]
 
 
 def plot(results: Sequence[tuple[str, dict]], path: Path) -> Path:
