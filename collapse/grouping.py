@@ -3,9 +3,12 @@
 Pure numpy, no I/O. Input: fingerprints of hits in rank order (:class:`Prints`) and
 :class:`Thresholds`. A pair *verifies* when
 
-* both have an exact key and the keys are equal (documents below ``min_tokens`` group only so), or
-* both are long enough, their SimHash differ in at most ``max_distance`` bits, their
-  MinHash similarity is at least ``min_similarity`` **and** their numbers do not conflict
+* both have an exact key and the keys are equal (documents below ``min_tokens`` words of
+  content group only so), or
+* both have ``min_tokens`` words or more, their SimHash differ in at most ``max_distance``
+  bits, their MinHash similarity is at least the pair's threshold — ``min_similarity`` when
+  the shorter has 50 words or more, less for short documents, whose features include their
+  words (:class:`Thresholds`) — **and** their numbers do not conflict
   (:func:`indexer.fingerprints.numbers.conflicts`: a context both have holds other numbers —
   a version, a year, a price changed — so the copy is another document, however similar).
 
@@ -31,10 +34,12 @@ import numpy as np
 
 from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS
 from indexer.fingerprints.bits import popcount64
+from indexer.fingerprints.features import word_share
 from indexer.fingerprints.minhash import similarity
 from indexer.fingerprints.numbers import agree
 
 __all__ = [
+    "SHORT_SHARE",
     "Grouping",
     "Prints",
     "Thresholds",
@@ -50,13 +55,32 @@ __all__ = [
 _CHUNK_ROWS = 512
 
 
+#: A pair of short documents needs this share of ``min_similarity`` (see :class:`Thresholds`).
+SHORT_SHARE = 2 / 3
+
+
 @dataclass(frozen=True)
 class Thresholds:
-    """When two fingerprints verify as near-duplicates."""
+    """When two fingerprints verify as near-duplicates.
+
+    ``min_similarity`` holds for pairs whose shorter side has at least ``NO_WORDS`` (50) words
+    of content. Shorter documents add their words to their shingles
+    (:func:`indexer.fingerprints.features.with_words`), so a changed word costs them less
+    similarity but unrelated texts share more: up to ``ALL_WORDS`` (20) words a pair needs
+    ``short_similarity`` (default ``SHORT_SHARE`` of ``min_similarity``), in between a value
+    in proportion (:meth:`similarity_for`). Below ``min_tokens`` words: exact key only.
+    """
 
     max_distance: int
     min_similarity: float
-    min_tokens: int = 50
+    min_tokens: int = 10
+    short_similarity: float | None = None
+
+    def similarity_for(self, tokens: np.ndarray) -> np.ndarray:
+        """The MinHash similarity pairs need, from their shorter side's token count."""
+        s = self.min_similarity
+        short = s * SHORT_SHARE if self.short_similarity is None else self.short_similarity
+        return s - (s - short) * word_share(tokens)
 
 
 @dataclass(frozen=True)
@@ -128,6 +152,11 @@ def _long(p: Prints, t: Thresholds) -> np.ndarray:
     return p.present & (p.token_count >= max(t.min_tokens, 1))
 
 
+def _enough(a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, t: Thresholds) -> np.ndarray:
+    """Each pair's threshold (:meth:`Thresholds.similarity_for` its shorter side)."""
+    return t.similarity_for(np.minimum(a.token_count[i], b.token_count[j]))
+
+
 def _exact_keys(p: Prints, missing: int) -> np.ndarray:
     """Exact-key codes that may match: fingerprinted, non-empty documents' (``missing`` else:
     give the two sides of a comparison different ones, so that missing never meets missing)."""
@@ -165,7 +194,8 @@ def verify(
     same = (key_a >= 0) & (key_a == _exact_keys(b, -2)[j])
     near = _long(a, t)[i] & _long(b, t)[j] & (ham <= t.max_distance)
     sim = _second_hash(a, i, b, j, near, same)
-    return same | _numbers_agree(a, i, b, j, near & (sim >= t.min_similarity)), ham, sim
+    similar = near & (sim >= _enough(a, i, b, j, t))
+    return same | _numbers_agree(a, i, b, j, similar), ham, sim
 
 
 @functools.lru_cache(maxsize=64)
@@ -195,7 +225,7 @@ def verified_pairs(
     i, j = np.nonzero(candidate)
     close, same = near[i, j], key_eq[i, j]
     sim = _second_hash(a, i, b, j, close, same)
-    ok = same | _numbers_agree(a, i, b, j, close & (sim >= t.min_similarity))
+    ok = same | _numbers_agree(a, i, b, j, close & (sim >= _enough(a, i, b, j, t)))
     i, j = i[ok], j[ok]
     return i, j, ham[i, j].astype(np.int64), sim[ok]
 

@@ -76,7 +76,7 @@ class Settings(BaseSettings):
         0.45, ge=0.0, le=1.0, description="Smallest MinHash similarity of near-duplicates."
     )
     collapse_min_tokens: int = Field(
-        50, ge=0, description="Documents with fewer tokens group by exact key only."
+        10, ge=0, description="Documents with fewer words of content group by exact key only."
     )
     collapse_window_factor: int = Field(
         3, ge=1, le=100, description="Window of ranked hits fetched: factor x (from + size)."

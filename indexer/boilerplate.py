@@ -1,9 +1,14 @@
-"""Per-host boilerplate: shingles on too many of one host's pages are furniture, not content.
+"""Per-host boilerplate: text on too many of one host's pages is furniture, not content.
 
 A host's *model* is two sorted sets of shingle hashes, one per hash family (the SimHash
 features and the MinHash features, see ``indexer.fingerprints.features``), that occur on
-more than ``min_share`` of the host's pages. They are left out of that host's SimHash and
-MinHash sketch; the exact key and token count stay those of the full text.
+more than ``min_share`` of the host's pages. A token of a page is furniture when a shingle of
+the model (SimHash family) covers it; the page is fingerprinted from its other tokens, in
+order, as if they were its whole text: SimHash, MinHash sketch and token count (its own
+content in words, so a short text inside a long template is a short document); the exact key
+stays that of the full text. Tokens, not shingles, are left out so that no shingle joining
+the template to the page's text survives, and so that a short page is fingerprinted like
+the same text without a template (the words it adds, ``features.with_words``).
 
 The literal rule removes content too (a host of license texts, where the shared text IS the
 content; common wording on a host with few pages), so it is guarded:
@@ -11,8 +16,8 @@ content; common wording on a host with few pages), so it is guarded:
 * ``min_pages``: a host with fewer pages gets no model (5% of 10 pages is one page);
 * ``min_docs``: a shingle must be on at least this many pages as well as on > ``min_share``;
 * ``max_removed`` and ``min_remaining``: a document that would lose more than this share of
-  its shingles, or keep fewer than ``min_remaining`` of them, is fingerprinted whole: there the
-  "template" is the document (license texts), or too little own text is left to fingerprint.
+  its tokens, or keep less than ``min_remaining`` words of content, is fingerprinted whole:
+  there the "template" is the document, or too little own text is left to fingerprint.
 
 :func:`fingerprint_excluding` equals ``fingerprint_arrays`` for documents without a model.
 """
@@ -26,8 +31,14 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerprint_arrays
-from indexer.fingerprints.compute import tokenise
-from indexer.fingerprints.features import WEIGHT, Segments, content_units, shingle_hashes
+from indexer.fingerprints.compute import document_features, tokenise
+from indexer.fingerprints.features import (
+    SAMPLE,
+    WEIGHT,
+    Segments,
+    content_units,
+    shingle_hashes,
+)
 from indexer.fingerprints.minhash import sketch_segments
 from indexer.fingerprints.numbers import number_sketches
 from indexer.fingerprints.simhash import simhash_segments
@@ -48,14 +59,14 @@ __all__ = [
 class BoilerplateConfig(BaseModel):
     """When a shingle counts as a host's furniture, and the guards on removing it."""
 
-    min_share: float = Field(0.05, gt=0, le=1, description="on more than this share of pages")
+    min_share: float = Field(0.5, gt=0, le=1, description="on more than this share of pages")
     min_pages: int = Field(20, ge=1, description="hosts with fewer pages get no model")
     min_docs: int = Field(3, ge=1, description="and on at least this many pages")
     max_removed: float = Field(
-        0.9, ge=0, le=1, description="documents losing more of their shingles stay whole"
+        1.0, ge=0, le=1, description="documents losing more of their tokens stay whole"
     )
     min_remaining: int = Field(
-        50, ge=0, description="documents keeping fewer shingles than this stay whole"
+        10, ge=0, description="documents keeping less content than this (words) stay whole"
     )
     max_hashes: int = Field(200_000, ge=1, description="cap on a host model's size")
 
@@ -75,11 +86,13 @@ class HostModel:
 
 @dataclass
 class Features:
-    """Shingle hashes of a batch of texts (both families), exact keys, token counts and number
-    sketches.
+    """A batch of texts after tokenisation: everything learning and fingerprinting need.
 
-    Everything a fingerprint needs after tokenisation, so a batch can be featurised once,
-    learnt from, and fingerprinted later (once the host models are known).
+    ``sh``/``mh``: every k-shingle hash of each text (SimHash and MinHash families), what
+    models are learnt from and matched against; ``tokens``: each text's token hashes (both
+    families), content weights and sample values, what the fingerprint is computed from once
+    the furniture is known. A batch can be featurised once, learnt from, and fingerprinted
+    later (once the host models are known).
     """
 
     sh: np.ndarray
@@ -89,19 +102,39 @@ class Features:
     exact_keys: list[str]
     token_count: np.ndarray
     numbers: np.ndarray  # (n, CELLS) uint32 (indexer.fingerprints.numbers)
+    tokens: np.ndarray  # (4, total tokens) uint64: SimHash hash, MinHash hash, weight, sample
+    lengths: np.ndarray  # tokens per text
 
     def __len__(self) -> int:
         return len(self.scounts)
 
+    def take(self, keep: np.ndarray) -> Features:
+        """The features of the texts where ``keep`` (bool per text) is True, in order."""
+        return Features(
+            self.sh[np.repeat(keep, self.scounts)],
+            self.scounts[keep],
+            self.mh[np.repeat(keep, self.mcounts)],
+            self.mcounts[keep],
+            [k for k, ok in zip(self.exact_keys, keep.tolist(), strict=True) if ok],
+            self.token_count[keep],
+            self.numbers[keep],
+            self.tokens[:, np.repeat(keep, self.lengths)],
+            self.lengths[keep],
+        )
+
 
 def features(texts: Sequence[str], p: FingerprintParams) -> Features:
     """The :class:`Features` of ``texts``."""
-    (sim_tok, min_tok, weights), lengths, keys = tokenise(texts, (p.hash, "minhash", WEIGHT))
+    names = (p.hash, "minhash", WEIGHT, SAMPLE)
+    (sim_tok, min_tok, weights, sample), lengths, keys = tokenise(texts, names)
     seg = Segments(lengths)
     sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
     units = content_units(weights, lengths)
-    return Features(sh, scounts, mh, mcounts, keys, units, number_sketches(texts))
+    tokens = np.stack([sim_tok, min_tok, weights, sample]).astype(np.uint64, copy=False)
+    return Features(
+        sh, scounts, mh, mcounts, keys, units, number_sketches(texts), tokens, seg.lengths
+    )
 
 
 def _split(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
@@ -235,69 +268,82 @@ def fingerprint_excluding(
     texts: Sequence[str],
     params: FingerprintParams,
     models: Sequence[HostModel | None],
-    max_removed: float = 0.9,
-    min_remaining: int = 50,
+    max_removed: float = 1.0,
+    min_remaining: int = 10,
 ) -> tuple[FingerprintArrays, np.ndarray]:
     """Fingerprint ``texts``, leaving each document's host furniture out (``models[i]``).
 
-    Returns the arrays and, per document, the share of its SimHash shingles removed (0 when
-    no model applied, including documents kept whole by the ``max_removed`` guard).
+    Returns the arrays and, per document, the share of its tokens removed (0 when no model
+    applied, including documents kept whole by the ``max_removed`` and ``min_remaining``
+    guards).
     """
     if not any(m is not None and len(m) for m in models):
         return fingerprint_arrays(texts, params), np.zeros(len(texts))
     return fingerprint_features(features(texts, params), params, models, max_removed, min_remaining)
 
 
+def _furniture(
+    f: Features, model: HostModel, mine: np.ndarray, k: int, tdoc: np.ndarray
+) -> np.ndarray:
+    """(total tokens,) bool: the tokens of the documents ``mine`` that a shingle of the model
+    covers (shingle ``i`` of a document covers its tokens ``i .. i + k - 1``, or all of them
+    when it has fewer than ``k``)."""
+    sdoc = np.repeat(np.arange(len(f)), f.scounts)
+    pos = np.flatnonzero(mine[sdoc])
+    hit = pos[_member(f.sh[pos], model.simhash_hashes)]
+    tstart = np.cumsum(f.lengths) - f.lengths
+    sstart = np.cumsum(f.scounts) - f.scounts
+    d = sdoc[hit]
+    first = tstart[d] + hit - sstart[d]  # the first token each furniture shingle covers
+    total = len(tdoc)
+    edges = np.bincount(first, minlength=total + 1)
+    edges -= np.bincount(first + np.minimum(k, f.lengths[d]), minlength=total + 1)
+    return np.cumsum(edges[:total]) > 0
+
+
 def fingerprint_features(
     f: Features,
     params: FingerprintParams,
     models: Sequence[HostModel | None],
-    max_removed: float = 0.9,
-    min_remaining: int = 50,
+    max_removed: float = 1.0,
+    min_remaining: int = 10,
 ) -> tuple[FingerprintArrays, np.ndarray]:
     """:func:`fingerprint_excluding` of already featurised texts (same values)."""
     n = len(f)
-    sh, scounts, mh, mcounts = f.sh, f.scounts, f.mh, f.mcounts
-    skeep = np.ones(len(sh), dtype=bool)
-    mkeep = np.ones(len(mh), dtype=bool)
+    lengths = np.asarray(f.lengths, dtype=np.int64)
+    tdoc = np.repeat(np.arange(n), lengths)
+    keep = np.ones(len(tdoc), dtype=bool)
     removed = np.zeros(n)
-    doc_s = np.repeat(np.arange(n), scounts)
-    doc_m = np.repeat(np.arange(n), mcounts)
     # one membership test per model over all of its documents' shingles (not per document)
     by_model: dict[int, tuple[HostModel, list[int]]] = {}
     for i, model in enumerate(models):
-        if model is not None and len(model) and scounts[i]:
+        if model is not None and len(model) and f.scounts[i]:
             by_model.setdefault(id(model), (model, []))[1].append(i)
+    weights = f.tokens[2]
     for model, docs in by_model.values():
         mine = np.zeros(n, dtype=bool)
         mine[docs] = True
-        pos = np.flatnonzero(mine[doc_s])
-        hit = _member(sh[pos], model.simhash_hashes)
-        hits = np.bincount(doc_s[pos[hit]], minlength=n)
+        gone = _furniture(f, model, mine, params.shingle, tdoc)
+        cut = np.bincount(tdoc[gone], minlength=n)
         with np.errstate(divide="ignore", invalid="ignore"):
-            share = hits / scounts
-        apply = mine & (hits > 0) & (share <= max_removed) & (scounts - hits >= min_remaining)
-        if not apply.any():
-            continue
-        skeep[pos[hit & apply[doc_s[pos]]]] = False
+            share = cut / lengths
+        kept = content_units(np.where(gone, 0, weights), lengths)
+        apply = mine & (cut > 0) & (share <= max_removed) & (kept >= min_remaining)
+        keep &= ~(gone & apply[tdoc])
         removed[apply] = share[apply]
-        mpos = np.flatnonzero(apply[doc_m])
-        mhit = _member(mh[mpos], model.minhash_hashes)
-        mhits = np.bincount(doc_m[mpos[mhit]], minlength=n)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mok = apply & (mcounts > 0) & (mhits / mcounts <= max_removed)
-        mkeep[mpos[mhit & mok[doc_m[mpos]]]] = False
-    new_s = np.bincount(doc_s[skeep], minlength=n)
-    new_m = np.bincount(doc_m[mkeep], minlength=n)
-    simhash = simhash_segments(sh[skeep], new_s, presence=params.weights == "presence")
-    sketch = sketch_segments(mh[mkeep], new_m, params.minhash_size, params.minhash_bits)
+    sim_tok, min_tok, weights, sample = f.tokens[:, keep] if not keep.all() else f.tokens
+    new_lengths = np.bincount(tdoc[keep], minlength=n)
+    units = content_units(weights, new_lengths)
+    sh, scounts, mh, mcounts = document_features(
+        sim_tok, min_tok, sample, new_lengths, units, params
+    )
     arrays = FingerprintArrays(
         params=params,
-        simhash=simhash,
-        minhash=sketch,
+        simhash=simhash_segments(sh, scounts, presence=params.weights == "presence"),
+        minhash=sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits),
         numbers=f.numbers,
         exact_keys=list(f.exact_keys),
-        token_count=np.asarray(f.token_count, dtype=np.int64),
+        token_count=units,
         present=np.ones(n, dtype=bool),
     )
     return arrays, removed

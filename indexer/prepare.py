@@ -70,8 +70,8 @@ class PrepareConfig(BaseModel):
     params: FingerprintParams = FingerprintParams()
     text_fields: TextFields = DEFAULT_TEXT_FIELDS
     max_doc_bytes: int = 10 * 1024 * 1024
-    max_removed: float = 0.9
-    min_remaining: int = 50
+    max_removed: float = 1.0
+    min_remaining: int = 10
 
 
 @dataclass(slots=True)
@@ -373,17 +373,7 @@ def sample_batch(
         if start > 0:  # keep the features of the documents still to index only
             keep = np.fromiter((g.seq >= start for g in good), dtype=bool, count=len(good))
             if not keep.all():
-                sdoc = np.repeat(keep, feats.scounts)
-                mdoc = np.repeat(keep, feats.mcounts)
-                feats = Features(
-                    feats.sh[sdoc],
-                    feats.scounts[keep],
-                    feats.mh[mdoc],
-                    feats.mcounts[keep],
-                    [k for k, ok in zip(feats.exact_keys, keep.tolist(), strict=True) if ok],
-                    feats.token_count[keep],
-                    feats.numbers[keep],
-                )
+                feats = feats.take(keep)
                 good = [g for g in good if g.seq >= start]
     for g in good:
         g.text = ""  # not needed any more; smaller to send back

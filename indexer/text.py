@@ -47,8 +47,8 @@ __all__ = [
 WEIGHT_UNIT = 8
 
 #: Code point ranges (inclusive) of the scripts written without spaces, with the content weight
-#: of one character in eighths of a word. Measured on the Debian Reference in English, Chinese
-#: and Japanese (docs/fingerprints.md): a word is ~1.75 Han characters and ~3.5 kana.
+#: of one character in eighths of a word: two CJK characters (Han, kana, Hangul) make a word,
+#: four of Thai, Lao, Khmer or Myanmar (docs/fingerprints.md has the measurements).
 DENSE_RANGES: tuple[tuple[int, int, int], ...] = (
     (0x0E00, 0x0E7F, 2),  # Thai
     (0x0E80, 0x0EFF, 2),  # Lao
@@ -59,13 +59,13 @@ DENSE_RANGES: tuple[tuple[int, int, int], ...] = (
     (0x2E80, 0x2FDF, 4),  # CJK and Kangxi radicals
     (0x3005, 0x3007, 4),  # 々 〆 〇
     (0x3021, 0x3029, 4),  # Hangzhou numerals
-    (0x3031, 0x3035, 2),  # kana repeat marks
+    (0x3031, 0x3035, 4),  # kana repeat marks
     (0x3038, 0x303C, 4),  # Han repeat marks
-    (0x3040, 0x30FF, 2),  # Hiragana, Katakana
+    (0x3040, 0x30FF, 4),  # Hiragana, Katakana
     (0x3100, 0x312F, 4),  # Bopomofo
     (0x3130, 0x318F, 4),  # Hangul compatibility Jamo
     (0x31A0, 0x31BF, 4),  # Bopomofo extended
-    (0x31F0, 0x31FF, 2),  # Katakana phonetic extensions
+    (0x31F0, 0x31FF, 4),  # Katakana phonetic extensions
     (0x3400, 0x4DBF, 4),  # CJK extension A
     (0x4E00, 0x9FFF, 4),  # CJK unified ideographs
     (0xA960, 0xA97F, 4),  # Hangul Jamo extended A
@@ -73,7 +73,7 @@ DENSE_RANGES: tuple[tuple[int, int, int], ...] = (
     (0xAA60, 0xAA7F, 2),  # Myanmar extended A
     (0xAC00, 0xD7FF, 4),  # Hangul syllables, Jamo extended B
     (0xF900, 0xFAFF, 4),  # CJK compatibility ideographs
-    (0x1B000, 0x1B16F, 2),  # kana supplement and extensions
+    (0x1B000, 0x1B16F, 4),  # kana supplement and extensions
     (0x20000, 0x3FFFF, 4),  # CJK extensions B to I
 )
 _STARTS = [lo for lo, _, _ in DENSE_RANGES]
@@ -229,7 +229,7 @@ def token_weight(token: bytes) -> int:
 
     A word of a spaced script weighs a word; a dense-script token weighs its characters'
     mean weight (a run of n characters gives n - 1 bigrams, together about the weight of its
-    n characters): a Han or Hangul character 4 (half a word), a kana, Thai, Lao, Khmer or
+    n characters): a Han, kana or Hangul character 4 (half a word), a Thai, Lao, Khmer or
     Myanmar character 2.
     """
     if token[:1].isascii():

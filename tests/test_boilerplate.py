@@ -60,7 +60,8 @@ def corpus() -> list[dict]:
             "url": "https://beta.example/s",
         }
     )
-    # a host whose pages are license texts sharing most of their wording: shared text IS content
+    # a host whose every page carries one 400-word text and 20 words of its own: the shared
+    # text is that host's furniture, as a template is (no statistic tells the two apart)
     lic = prose(5000, 400)
     for i in range(25):
         docs.append(
@@ -111,8 +112,9 @@ def test_template_pages_separate_with_model_syndicated_copy_stays(
         assert not _near(es, modelled, "alpha.example-1", "alpha.example-2")
         # the syndicated copy on another host, inside another template
         assert _near(es, modelled, "alpha.example-0", "beta-syndicated")
-        # license texts: the guard keeps the shared text, so they stay (correctly) near-duplicates
-        assert _near(es, modelled, "lic-1", "lic-2")
+        # pages sharing a text on every page of their host are compared on their own words
+        assert _near(es, plain, "lic-1", "lic-2")
+        assert not _near(es, modelled, "lic-1", "lic-2")
         # the models are stored for later single-document writes
         version = es.get(index=modelled, id="lic-1")["_source"][FINGERPRINT_FIELD]["version"]
         stored = load_models(es, modelled, version, ["alpha.example", "licenses.example"])
@@ -126,7 +128,7 @@ def test_template_pages_separate_with_model_syndicated_copy_stays(
             es.delete(index="collapse-boilerplate", id=hit["_id"], refresh=True)
 
 
-def test_guards_min_pages_and_max_removed() -> None:
+def test_guards_min_pages_max_removed_min_remaining() -> None:
     p = FingerprintParams()
     texts = [prose(1, 200) + " " + prose(i + 10, 30) for i in range(10)]
     learner = Learner(BoilerplateConfig(min_pages=20))
@@ -136,14 +138,17 @@ def test_guards_min_pages_and_max_removed() -> None:
     assert learner.models() == {}  # too few pages for a model
     learner.config = BoilerplateConfig(min_pages=5)
     model = learner.models()["few.example"]
-    # each text is 87% shared and keeps ~27 shingles: fingerprinted whole
+    plain = fingerprint_arrays(texts, p)
+    # each text is 87% shared: fingerprinted on its own ~30 words, a short document now
     arrays, removed = fingerprint_excluding(texts, p, [model] * len(texts))
-    assert (removed == 0).all()
-    assert (arrays.simhash == fingerprint_arrays(texts, p).simhash).all()
-    arrays, removed = fingerprint_excluding(
-        texts, p, [model] * len(texts), max_removed=0.95, min_remaining=10
-    )
     assert (removed > 0.8).all()
+    assert (arrays.token_count < 35).all() and (plain.token_count > 200).all()
+    assert arrays.exact_keys == plain.exact_keys  # the exact key stays the full text's
+    for guarded in ({"max_removed": 0.8}, {"min_remaining": 40}):  # kept whole
+        arrays, removed = fingerprint_excluding(texts, p, [model] * len(texts), **guarded)
+        assert (removed == 0).all()
+        assert (arrays.simhash == plain.simhash).all()
+        assert (arrays.token_count == plain.token_count).all()
 
 
 def test_no_model_equals_plain_fingerprints() -> None:

@@ -165,9 +165,21 @@ def test_grouping_is_prefix_stable(values: list[int], k: int) -> None:
     assert members_verify.all()
 
 
+def _needed(t: Thresholds, words: int) -> float:
+    """The similarity a pair needs, its shorter side having ``words`` words: min_similarity from
+    50 words, short_similarity (default 2/3 of it) up to 20, in a straight line between."""
+    short = t.min_similarity * 2 / 3 if t.short_similarity is None else t.short_similarity
+    if words >= 50:
+        return t.min_similarity
+    if words <= 20:
+        return short
+    return t.min_similarity - (t.min_similarity - short) * (50 - words) / 30
+
+
 def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> bool:
     """Whether a[i] and b[r] verify, by scalar comparisons (no shortcut)."""
-    long_enough = min(a.token_count[i], b.token_count[r]) >= max(t.min_tokens, 1)
+    words = min(a.token_count[i], b.token_count[r])
+    long_enough = words >= max(t.min_tokens, 1)
     both = a.present[i] and b.present[r]
     same_key = both and a.key[i] >= 0 and a.key[i] == b.key[r] and a.token_count[i] > 0
     d = bin(int(a.simhash[i]) ^ int(b.simhash[r])).count("1")
@@ -177,7 +189,7 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
         int(x) >> 8 == int(y) >> 8 and int(x) != int(y)
         for x, y in zip(a.numbers[i], b.numbers[r], strict=True)
     )
-    close = both and long_enough and d <= t.max_distance and s >= t.min_similarity and agree
+    close = both and long_enough and d <= t.max_distance and s >= _needed(t, words) and agree
     return bool(same_key or close)
 
 
@@ -223,7 +235,7 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
         sketch[: offset % 40] = rng.integers(0, 2**16, offset % 40, dtype=np.uint16)
         sketches.append(sketch)
         keys.append(family if offset % 5 == 0 else 1000 + len(keys))
-        tokens.append(10 if short else 200)
+        tokens.append((5, 12, 20, 35, 49)[offset % 5] if short else 200)
         present.append(offset % 17 != 0)
         cells = figures[family].copy()
         k = offset % CELLS
@@ -260,7 +272,7 @@ def test_group_applies_the_rule_exactly(
     sketch families, repeated exact keys, short and unfingerprinted hits among them. Also when
     the window grows by a refill: its first ``split`` hits grouped before the rest."""
     p = _random_window(hits, seed=len(hits) * 31 + d)
-    t = Thresholds(max_distance=d, min_similarity=s, min_tokens=50)
+    t = Thresholds(max_distance=d, min_similarity=s, min_tokens=10)
     # From candidate pairs: all at once, representative by representative, or the first
     # ``claim_reps`` of them one by one and the rest at once; or taking copies in turn (when
     # ``in_turn`` hits or more are grouped), the first ``claim_reps`` then by pairs.
@@ -294,7 +306,7 @@ def test_assign_credits_the_literal_best_ranked_representative(
     p = _random_window(hits, seed=len(hits) * 17 + d)
     k = min(k, len(p) - 1)
     reps, cand = p.take(np.arange(k)), p.take(np.arange(k, len(p)))
-    t = Thresholds(max_distance=d, min_similarity=s, min_tokens=50)
+    t = Thresholds(max_distance=d, min_similarity=s, min_tokens=10)
     best, ham, sim = assign(cand, reps, t)
     for c in range(len(cand)):
         want = next((r for r in range(k) if _verifies_literally(cand, c, reps, r, t)), -1)

@@ -58,7 +58,7 @@ from indexer.prepare import PrepareConfig
 @click.option(
     "--boilerplate-share",
     type=click.FloatRange(0, 1, min_open=True),
-    default=0.05,
+    default=0.5,
     show_default=True,
     help="A shingle on more than this share of a host's pages is boilerplate.",
 )
@@ -72,16 +72,16 @@ from indexer.prepare import PrepareConfig
 @click.option(
     "--boilerplate-max-removed",
     type=click.FloatRange(0, 1),
-    default=0.9,
+    default=1.0,
     show_default=True,
-    help="A document losing more than this share of its shingles is fingerprinted whole.",
+    help="A document losing more than this share of its tokens is fingerprinted whole.",
 )
 @click.option(
     "--boilerplate-min-remaining",
     type=click.IntRange(0),
-    default=50,
+    default=10,
     show_default=True,
-    help="A document keeping fewer shingles than this is fingerprinted whole.",
+    help="A document keeping fewer words of its own than this is fingerprinted whole.",
 )
 @click.option(
     "--boilerplate-sample",

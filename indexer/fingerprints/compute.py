@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from indexer.fingerprints.features import (
+    SAMPLE,
     WEIGHT,
     Segments,
     content_units,
@@ -22,6 +23,7 @@ from indexer.fingerprints.features import (
     separated_token_hashes,
     shingle_hashes,
     token_tables,
+    with_words,
 )
 from indexer.fingerprints.minhash import sketch_segments, value_dtype
 from indexer.fingerprints.numbers import number_sketches
@@ -30,7 +32,7 @@ from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord
 from indexer.fingerprints.simhash import simhash_segments
 from indexer.text import word_bytes
 
-__all__ = ["fingerprint", "fingerprint_arrays", "fingerprint_batch"]
+__all__ = ["document_features", "fingerprint", "fingerprint_arrays", "fingerprint_batch"]
 
 _DEFAULT = FingerprintParams()
 _CHUNK_CHARS = 1 << 20  # bound the memory of one vectorised step (<= 2**19 tokens)
@@ -119,16 +121,26 @@ def _tokenise_arrow(
     return [table[ids][at] for table in token_tables(names)], lengths, keys
 
 
-def _arrays_for(
-    sim_tok: np.ndarray, min_tok: np.ndarray, lengths: np.ndarray, p: FingerprintParams
-) -> tuple[np.ndarray, np.ndarray]:
-    """SimHash (n,) and MinHash (n, size) from the documents' concatenated token hashes."""
+def document_features(
+    sim_tok: np.ndarray,
+    min_tok: np.ndarray,
+    sample: np.ndarray,
+    lengths: np.ndarray,
+    units: np.ndarray,
+    p: FingerprintParams,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Feature hashes of documents from their concatenated token hashes (SimHash family,
+    MinHash family, :data:`~indexer.fingerprints.features.SAMPLE` values), token counts and
+    content in words: per family the features (k-shingles, plus words for short documents:
+    :func:`~indexer.fingerprints.features.with_words`) and their count per document."""
     seg = Segments(lengths)
-    sh, counts = shingle_hashes(sim_tok, seg, p.shingle)
-    simhash = simhash_segments(sh, counts, presence=p.weights == "presence")
+    sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
-    sketch = sketch_segments(mh, mcounts, p.minhash_size, p.minhash_bits)
-    return simhash, sketch
+    if p.shingle > 1:  # with k = 1 the shingles are the words already
+        sh, scounts = with_words(sh, scounts, sim_tok, sample, seg.lengths, units)
+    if p.minhash_shingle > 1:
+        mh, mcounts = with_words(mh, mcounts, min_tok, sample, seg.lengths, units)
+    return sh, scounts, mh, mcounts
 
 
 def fingerprint_arrays(
@@ -141,11 +153,16 @@ def fingerprint_arrays(
     keys: list[str] = []
     token_count = np.zeros(n, dtype=np.int64)
     for a, b in _chunks(texts):
-        names = (params.hash, "minhash", WEIGHT)
-        (sim_tok, min_tok, weights), lengths, chunk_keys = tokenise(texts[a:b], names)
-        simhash[a:b], sketch[a:b] = _arrays_for(sim_tok, min_tok, lengths, params)
+        names = (params.hash, "minhash", WEIGHT, SAMPLE)
+        (sim_tok, min_tok, weights, sample), lengths, chunk_keys = tokenise(texts[a:b], names)
+        units = content_units(weights, lengths)
+        sh, scounts, mh, mcounts = document_features(
+            sim_tok, min_tok, sample, lengths, units, params
+        )
+        simhash[a:b] = simhash_segments(sh, scounts, presence=params.weights == "presence")
+        sketch[a:b] = sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits)
         keys += chunk_keys
-        token_count[a:b] = content_units(weights, lengths)
+        token_count[a:b] = units
     numbers = number_sketches(texts)  # what the numbers say (collapse.grouping's verification)
     return FingerprintArrays(
         params=params,

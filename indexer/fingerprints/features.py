@@ -28,7 +28,10 @@ import xxhash
 from indexer.text import WEIGHT_UNIT, token_weight
 
 __all__ = [
+    "ALL_WORDS",
     "MINHASH_SEED",
+    "NO_WORDS",
+    "SAMPLE",
     "WEIGHT",
     "Segments",
     "content_units",
@@ -39,6 +42,8 @@ __all__ = [
     "token_hash",
     "token_hash_arrays",
     "token_tables",
+    "with_words",
+    "word_share",
 ]
 
 MINHASH_SEED = 0x6E65617264757031  # b"neardup1"
@@ -65,7 +70,18 @@ _TOKEN_HASHES: dict[str, Callable[[bytes], int]] = {
 
 #: The per-token table of content weights (a name like a hash's for the tables below).
 WEIGHT = "weight"
-_PER_TOKEN: dict[str, Callable[[bytes], int]] = {**_TOKEN_HASHES, WEIGHT: token_weight}
+#: The per-token table that decides which words a short document adds (:func:`with_words`).
+SAMPLE = "sample"
+SAMPLE_SEED = 0x6E65617264757732  # b"neardupw"
+_PER_TOKEN: dict[str, Callable[[bytes], int]] = {
+    **_TOKEN_HASHES,
+    WEIGHT: token_weight,
+    SAMPLE: lambda b: xxhash.xxh64_intdigest(b, SAMPLE_SEED),
+}
+#: Content (words) up to which a document adds all its words to its shingles ...
+ALL_WORDS = 20
+#: ... and from which it adds none (between the two: a share falling linearly to 0).
+NO_WORDS = 50
 
 
 def token_hash(name: str, token: bytes) -> int:
@@ -179,6 +195,43 @@ def content_units(weights: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     total = np.concatenate(([0], np.cumsum(weights, dtype=np.int64)))
     sums = total[ends] - total[ends - lengths]
     return (sums + (WEIGHT_UNIT - 1)) // WEIGHT_UNIT
+
+
+def word_share(units: np.ndarray) -> np.ndarray:
+    """Share of its words a document of ``units`` words adds to its shingles (float64): 1 up
+    to :data:`ALL_WORDS`, falling linearly to 0 at :data:`NO_WORDS`."""
+    u = np.asarray(units, dtype=np.float64)
+    return np.clip((NO_WORDS - u) / (NO_WORDS - ALL_WORDS), 0.0, 1.0)
+
+
+def with_words(
+    shingles: np.ndarray,
+    counts: np.ndarray,
+    words: np.ndarray,
+    sample: np.ndarray,
+    lengths: np.ndarray,
+    units: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Short documents' features: their shingle hashes plus some of their token hashes.
+
+    A document of ``units`` words adds each token whose :data:`SAMPLE` value falls below
+    :func:`word_share` of the 64-bit range (every occurrence of it): all tokens up to
+    :data:`ALL_WORDS`, none from :data:`NO_WORDS`. Which tokens is a function of the token
+    alone, so two documents of similar length add nearly the same subset of their common
+    words, and the features of a long document are its shingles alone. One changed word
+    breaks ``k`` shingles but one word: the words keep short near-duplicates similar.
+    Returns the features and their count per document (each document's shingles first).
+    """
+    share = word_share(units)
+    if not (share > 0).any():
+        return shingles, counts
+    doc = np.repeat(np.arange(len(lengths)), lengths)
+    # compare the top 53 bits (exact in float64) with the share of 2**53
+    take = (sample >> np.uint64(11)).astype(np.float64) < share[doc] * float(1 << 53)
+    added = np.bincount(doc[take], minlength=len(lengths))
+    sdoc = np.repeat(np.arange(len(counts)), counts)
+    order = np.argsort(np.concatenate([sdoc, doc[take]]), kind="stable")
+    return np.concatenate([shingles, words[take]])[order], counts + added
 
 
 class Segments:

@@ -180,7 +180,7 @@ class FingerprintRecord(BaseModel):
         return doc
 
     @classmethod
-    def from_es(cls, doc: dict[str, Any], *, min_tokens: int = 50) -> FingerprintRecord:
+    def from_es(cls, doc: dict[str, Any], *, min_tokens: int = 10) -> FingerprintRecord:
         """Rebuild a record from a stored ``collapse_fp`` object (ValueError if malformed)."""
         params = FingerprintParams.from_version(doc["version"], min_tokens=min_tokens)
         simhash = to_unsigned(int(doc["simhash"]))

@@ -1,0 +1,219 @@
+"""Short documents (10-50 words, 20-100 CJK characters): their words join their shingles, the
+rule's threshold follows their length, and a short text inside a site's template is a short
+document once the template is learnt (a Chinese site as an English one)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from collapse.grouping import Prints, Thresholds, verify
+from collapse.settings import Settings
+from indexer.boilerplate import BoilerplateConfig, Learner, doc_shingle_sets, fingerprint_excluding
+from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerprint_arrays
+from indexer.fingerprints.bands import band_keys
+from indexer.fingerprints.features import ALL_WORDS, NO_WORDS, with_words, word_share
+
+DEFAULTS = Settings()
+RULE = Thresholds(
+    DEFAULTS.collapse_max_distance, DEFAULTS.collapse_min_similarity, DEFAULTS.collapse_min_tokens
+)
+
+NEWS = (
+    "国家统计局今天发布数据显示，今年前三季度全国规模以上工业企业利润同比增长百分之八，"
+    "其中高技术制造业利润增长较快，装备制造业对工业利润增长的贡献最大。专家表示，"
+    "随着一系列稳增长政策落地见效，工业经济运行总体平稳，企业效益持续改善，"
+    "但外部环境依然复杂，部分行业仍面临需求不足和成本上升的压力。"
+)
+PHONE = (
+    "Apple iPhone 13, 128GB, Midnight - Unlocked, Renewed Premium. Ships free in 2 days, "
+    "30-day returns, one-year warranty included with every order."
+)
+PHONE_COPY = (
+    "Apple iPhone 13 128GB Midnight (Unlocked) Renewed Premium - ships free in two days, "
+    "30-day returns, one year warranty included with every order."
+)
+JA = (
+    "この設定ファイルでは、ネットワークの接続先とタイムアウトを指定します。"
+    "変更後はサービスを再起動してください。"
+)
+
+
+def prints(a: FingerprintArrays) -> Prints:
+    codes: dict[str, int] = {}
+    keys = np.array([codes.setdefault(k, len(codes)) for k in a.exact_keys], dtype=np.int64)
+    return Prints(a.simhash, a.minhash, keys, a.token_count, a.present, a.numbers)
+
+
+def verifies(
+    texts: list[str], pairs: list[tuple[int, int]], arrays: FingerprintArrays | None = None
+) -> list[bool]:
+    p = prints(arrays if arrays is not None else fingerprint_arrays(texts))
+    i = np.array([x for x, _ in pairs])
+    j = np.array([y for _, y in pairs])
+    ok, _, _ = verify(p, i, p, j, RULE)
+    return ok.tolist()
+
+
+def test_the_issues_examples_fold() -> None:
+    """A Chinese news paragraph with a source line appended and two words dropped, the same
+    Japanese sentence with a word changed, two listings of one phone (48% of 4-shingles)."""
+    zh_copy = NEWS.replace("今天", "").replace("总体", "") + "（来源：新华社）"
+    ja_copy = JA.replace("再起動", "再開")
+    texts = [NEWS, zh_copy, JA, ja_copy, PHONE, PHONE_COPY]
+    a = fingerprint_arrays(texts)
+    assert (a.token_count[::2] >= 10).all() and (a.token_count < 100).all()
+    assert verifies(texts, [(0, 1), (2, 3), (4, 5)], a) == [True, True, True]
+    # and the probe can find them beyond the window: they share MinHash bands
+    bands = band_keys(a.minhash, 8)
+    for x, y in ((0, 1), (2, 3), (4, 5)):
+        assert set(bands[x]) & set(bands[y])
+
+
+def test_unrelated_short_texts_stay_apart() -> None:
+    texts = [
+        NEWS,
+        JA,
+        PHONE,
+        "Samsung Galaxy S22, 256GB, Phantom Black - Unlocked, Renewed. Ships free, 30-day returns.",
+        "The meeting is moved to Thursday at ten; please bring the budget figures and the plan.",
+        "气象台预计明天本市多云转阴，午后有短时阵雨，最高气温二十六度，请市民出门携带雨具。",
+        "Der Zug nach Berlin fährt heute wegen Bauarbeiten zwanzig Minuten später ab Gleis drei.",
+    ]
+    pairs = [(x, y) for x in range(len(texts)) for y in range(x)]
+    assert not any(verifies(texts, pairs))
+
+
+def test_below_min_tokens_only_the_exact_key_folds() -> None:
+    texts = ["Breaking: river floods the old town", "Breaking: river floods the new town"]
+    texts.append("BREAKING — River floods the OLD town!")
+    assert verifies(texts, [(0, 1), (0, 2)]) == [False, True]
+
+
+def test_long_documents_keep_shingles_alone() -> None:
+    """From NO_WORDS words on, a document's features are its shingles: long documents are
+    fingerprinted as before the short rule."""
+    rng = np.random.default_rng(1)
+    h = rng.integers(0, 2**63, 30, dtype=np.uint64)
+    sample = rng.integers(0, 2**63, 30, dtype=np.uint64)
+    sh = rng.integers(0, 2**63, 27, dtype=np.uint64)
+    got, counts = with_words(sh, np.array([27]), h, sample, np.array([30]), np.array([NO_WORDS]))
+    assert got is sh and counts.tolist() == [27]
+    got, counts = with_words(sh, np.array([27]), h, sample, np.array([30]), np.array([ALL_WORDS]))
+    assert counts.tolist() == [57] and (got[:27] == sh).all() and (got[27:] == h).all()
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 80), st.integers(0, 80))
+def test_shorter_documents_add_a_superset_of_words(u: int, v: int) -> None:
+    """Which words a document adds depends on the word and a share falling with length, so of
+    two documents the shorter adds every word the longer adds (near-duplicates, of similar
+    lengths, add nearly the same words)."""
+    rng = np.random.default_rng(u * 100 + v)
+    words = rng.integers(0, 2**63, 40, dtype=np.uint64)
+    sample = rng.integers(0, 2**64 - 1, 40, dtype=np.uint64)
+    empty = np.zeros(0, dtype=np.uint64)
+    added = [
+        set(with_words(empty, np.array([0]), words, sample, np.array([40]), np.array([x]))[0])
+        for x in (min(u, v), max(u, v))
+    ]
+    assert added[1] <= added[0]
+    assert word_share(np.array([min(u, v)]))[0] >= word_share(np.array([max(u, v)]))[0]
+
+
+# ---------------------------------------------------------------- a Chinese site's template
+
+_HAN = (
+    "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动"
+    "同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自"
+    "二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日"
+    "那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变"
+    "条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总"
+    "次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指"
+    "几九区强放决西被干做必战先回则任取据处队南给色光门即保治北造百规热领七海口东导器"
+    "压志世金增争济阶油思术极交受联什认六共权收证改清己美再采转更单风切打白教速花带安"
+    "场身车例真务具万每目至达走积示议声报斗完类八离华名确才科张信马节话米整空元况今集"
+    "温传土许步群广石记需段研界拉林律叫且究观越织装影算低持音众书布复容儿须际商非验连"
+    "断深难近矿千周委素技备半办青省列习响约支般史感劳便团往酸历市克何除消构府称太准精"
+    "值号率族维划选标写存候毛亲快效斯院查江型眼王按格养易置派层片始却专状育厂京识适属"
+    "圆包火住调满县局照参红细引听该铁价严"
+)
+
+
+def _zh(rng: random.Random, chars: int) -> str:
+    """Chinese-looking prose: clauses of 4-12 characters between commas and full stops."""
+    out: list[str] = []
+    while sum(map(len, out)) < chars:
+        out.append("".join(rng.choice(_HAN) for _ in range(rng.randint(4, 12))))
+        out.append(rng.choice("，，，。"))
+    return "".join(out)
+
+
+def _site(name: str, seed: int) -> tuple[str, str]:
+    rng = random.Random(seed)
+    nav = " ".join(
+        rng.sample(
+            [
+                "首页",
+                "国内",
+                "国际",
+                "财经",
+                "科技",
+                "体育",
+                "娱乐",
+                "汽车",
+                "房产",
+                "教育",
+                "健康",
+                "旅游",
+                "视频",
+                "图片",
+                "评论",
+                "订阅",
+            ],
+            12,
+        )
+    )
+    cookie = "本网站使用 Cookie 来改善您的浏览体验。继续浏览即表示您同意我们使用 Cookie。"
+    legal = "保留所有权利。隐私政策 | 使用条款"
+    header = f"{name}｜{nav}\n{cookie}"
+    footer = f"关于{name}：{_zh(rng, 500)}\n版权所有 © 2003-2026 {name}。{legal}"
+    return header, footer
+
+
+def test_a_chinese_sites_template_is_learnt_as_an_english_ones() -> None:
+    """Two Chinese sites, 30 pages of 200 characters each inside a 700-character template: two
+    different pages of a site verify without the model (the template makes them alike) and not
+    with it; a page republished by the other site (its template, a source line) still
+    verifies; a short page (40 characters of its own) is a short document with the model, and
+    its copy on the other site verifies too."""
+    rng = random.Random(18)
+    p = FingerprintParams()
+    docs: list[tuple[str, str]] = []  # (host, text)
+    sites = {"xinwen.example": _site("新闻网", 1), "keji.example": _site("科技日报", 2)}
+    bodies = [_zh(rng, 200) for _ in range(60)]
+    for k, (host, (head, foot)) in enumerate(sites.items()):
+        for i in range(30):
+            docs.append((host, f"{head}\n{bodies[k * 30 + i]}\n{foot}"))
+    head, foot = sites["keji.example"]
+    docs.append(("keji.example", f"{head}\n{bodies[0]}（来源：新闻网）\n{foot}"))
+    short = _zh(rng, 40)
+    xhead, xfoot = sites["xinwen.example"]
+    docs.append(("xinwen.example", f"{xhead}\n{short}\n{xfoot}"))
+    docs.append(("keji.example", f"{head}\n{short}（来源：新闻网）\n{foot}"))
+    texts = [t for _, t in docs]
+    learner = Learner(BoilerplateConfig())
+    for (host, _), (s, m) in zip(docs, doc_shingle_sets(texts, p), strict=True):
+        learner.add(host, s, m)
+    models = learner.models()
+    assert set(models) == set(sites)
+    modelled, removed = fingerprint_excluding(texts, p, [models[h] for h, _ in docs])
+    plain = fingerprint_arrays(texts, p)
+    pairs = [(1, 2), (31, 32), (0, 60), (61, 62)]
+    assert verifies(texts, pairs[:2], plain) == [True, True]
+    assert verifies(texts, pairs, modelled) == [False, False, True, True]
+    assert removed[61] > 0.5 and 10 <= modelled.token_count[61] < NO_WORDS
+    assert plain.token_count[61] > 100
