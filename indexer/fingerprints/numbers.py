@@ -15,6 +15,9 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   3 non-word characters after the one before on the same line (``2.1``, ``$1,299.99``,
   ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs
   in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``);
+* a date or time stamp (3 or more runs of digits only, one a year 19xx or 20xx:
+  ``2026-03-18 10:55``) on a line with fewer than :data:`_MIN_LINE` bytes of other words (a
+  dateline, a "printed on" line) is the frame's, and left out;
 * its *context* is the word run right before it and the one right after it, over spaces and
   line breaks (a line break only stops a number); the start or end of the text counts as no
   run. Of a non-ASCII run only the 6 bytes next to the number count (2 CJK or 3 Cyrillic
@@ -74,6 +77,8 @@ BUCKETS = 24
 #: Cells in all (one ``uint32`` each, 3 bytes packed).
 CELLS = ROWS * BUCKETS
 
+_19, _20 = ord("1") * 256 + ord("9"), ord("2") * 256 + ord("0")
+_MIN_LINE = 48  # word bytes (numbers not counted) of a line a date or time stamp is content on
 _MAX_SKIP = 8  # space and line-break runs skipped to find a neighbouring word
 _MAX_GAP = 3  # non-word characters allowed between the runs of one number
 _SIDE = 6  # bytes of a non-ASCII context run kept next to the number
@@ -160,7 +165,12 @@ def sketches_of_bytes(words: Sequence[bytes]) -> np.ndarray:
     head = a[bounds[runs]]
     numeric = ((head >= 48) & (head <= 57)) | (2 * count >= bounds[runs + 1] - bounds[runs])
     under = np.searchsorted(bounds, np.flatnonzero(a == 95), side="right") - 1
-    runs = runs[numeric & ~np.isin(runs, under)]  # ascending
+    keep = numeric & ~np.isin(runs, under)
+    size = bounds[runs + 1] - bounds[runs]
+    only_digits = (count == size)[keep]
+    lead = a[bounds[runs]].astype(np.int64) * 256 + a[np.minimum(bounds[runs] + 1, len(a) - 1)]
+    year = ((size == 4) & ((lead == _19) | (lead == _20)))[keep]  # 19xx, 20xx
+    runs = runs[keep]  # ascending
     if not len(runs):
         return out
     # a number: numeric runs each at most _MAX_GAP spaces after the one before
@@ -188,7 +198,24 @@ def sketches_of_bytes(words: Sequence[bytes]) -> np.ndarray:
     with np.errstate(over="ignore"):
         ctx = _fmix(hb * _Q + _fmix(ha))
         pair = _fmix(ctx ^ _fmix(value + _Q))
-    return _cells(doc, ctx, pair, n)
+    # a date or time stamp (3 or more runs of digits only, one a year: 2026-03-18, 18.03.2026
+    # 10:55) on a line with few words (a dateline, "printed on ...") is the frame's: left out
+    parts = np.diff(np.r_[heads, len(runs)])
+    stamp = (parts >= 3) & np.minimum.reduceat(only_digits, heads)
+    stamp &= np.maximum.reduceat(year, heads)
+    stamp &= _line_words(kind, bounds, runs)[first] < _MIN_LINE
+    return _cells(doc[~stamp], ctx[~stamp], pair[~stamp], n)
+
+
+def _line_words(kind: np.ndarray, bounds: np.ndarray, numeric: np.ndarray) -> np.ndarray:
+    """Per run, the bytes of non-numeric word runs on its line (line breaks and document
+    separators end lines)."""
+    k = kind[: len(bounds) - 1]
+    line = np.cumsum((k == _BREAK) | (k == _SEP))
+    wordy = (k == _ASCII) | (k == _OTHER)
+    wordy[numeric] = False
+    size = np.bincount(line[wordy], np.diff(bounds)[wordy], minlength=int(line[-1]) + 1)
+    return size[line]
 
 
 def _side(
