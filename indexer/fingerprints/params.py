@@ -1,7 +1,7 @@
 """Fingerprint parameters and the version string that identifies stored values.
 
 Every parameter that changes a stored value is encoded in :attr:`FingerprintParams.version`,
-e.g. ``sh1-k4-blake2b-count-b8-mh128x8k4``: algorithm generation ``sh1``, SimHash shingle
+e.g. ``sh2-k4-blake2b-count-b8-mh128x8k4``: algorithm generation ``sh2``, SimHash shingle
 length, feature hash, weights, number of blocks, MinHash size x value bits and MinHash
 shingle length. ``min_tokens`` is a grouping policy on ``token_count`` and is not encoded.
 """
