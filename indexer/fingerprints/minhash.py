@@ -23,7 +23,7 @@ _probe_cache: dict[int, np.ndarray] = {}
 
 def value_dtype(bits: int) -> type[np.unsignedinteger]:
     """Numpy dtype of one stored sketch value."""
-    return {8: np.uint8, 16: np.uint16}.get(bits, np.uint32)
+    return np.uint8 if bits == 8 else np.uint16 if bits == 16 else np.uint32
 
 
 def _probe_order(size: int) -> np.ndarray:
@@ -58,12 +58,12 @@ def sketch_segments(h: np.ndarray, counts: np.ndarray, size: int, bits: int) -> 
     at = np.flatnonzero(first)
     bins = groups[at].astype(np.intp)
     vtype = value_dtype(bits)
-    filled = np.zeros(ndocs * size, dtype=bool)
-    filled[bins] = True
-    values = np.zeros(ndocs * size, dtype=vtype)
-    values[bins] = keys[at]  # the low ``bits`` bits (unsigned casts truncate)
-    values = values.reshape(ndocs, size)
-    filled = filled.reshape(ndocs, size)
+    flat_filled = np.zeros(ndocs * size, dtype=bool)
+    flat_filled[bins] = True
+    by_bin = np.zeros(ndocs * size, dtype=vtype)
+    by_bin[bins] = keys[at]  # the low ``bits`` bits (unsigned casts truncate)
+    values = by_bin.reshape(ndocs, size)
+    filled = flat_filled.reshape(ndocs, size)
     # densification: an empty bin of a document with shingles takes the value of the first
     # filled bin in its probe order. Probe column by column for the bins still unresolved
     # (most resolve in the first few), rather than gathering all ``size`` probes per bin.

@@ -31,6 +31,7 @@ import binascii
 import hashlib
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
@@ -176,7 +177,7 @@ def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked
     dtype = _dtype(params)
     width = dtype.itemsize // 3 * 4
     fits = [isinstance(v, str) and len(v) == width for v in values]
-    good = [v for v, ok in zip(values, fits, strict=True) if ok]
+    good = cast(list[str], [v for v, ok in zip(values, fits, strict=True) if ok])
     records = np.zeros(n, dtype=dtype)
     present = np.array(fits, dtype=bool)
     if good:

@@ -77,11 +77,11 @@ class FingerprintParams(BaseModel):
             raise ValueError(f"unrecognised fingerprint version {version!r}")
         return cls(
             shingle=int(m["k"]),
-            hash=m["hash"],  # type: ignore[arg-type]
-            weights=m["weights"],  # type: ignore[arg-type]
+            hash=m["hash"],
+            weights=m["weights"],
             blocks=int(m["blocks"]),
             minhash_size=int(m["size"]),
-            minhash_bits=int(m["bits"]),  # type: ignore[arg-type]
+            minhash_bits=int(m["bits"]),
             minhash_shingle=int(m["mk"]),
             min_tokens=min_tokens,
         )
