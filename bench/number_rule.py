@@ -16,7 +16,7 @@ with and without the number rule, about:
   group's syndicated and printer copies (other frames: the rule must see through them);
 * name near-misses, for the record (the number rule is not about them).
 
-Usage: ``python -m bench.numbers [--corpus PATH ...]``; prints a table per language and length.
+Usage: ``python -m bench.number_rule [--corpus PATH ...]``; prints a table per language and length.
 """
 
 from __future__ import annotations
