@@ -130,13 +130,20 @@ def _values(doc: Any, path: Sequence[str]) -> list[Any]:
 
 def _field_text(doc: Mapping[str, Any], name: str) -> str | None:
     """The text of one field: its strings joined by newlines (None when absent)."""
-    values = [v for v in _values(doc, name.split(".")) if v is not None]
+    if "." in name:
+        found = _values(doc, name.split("."))
+    else:  # the common case, without building a path
+        value = doc.get(name)
+        if value is None or isinstance(value, str):
+            return value
+        found = value if isinstance(value, list) else [value]
+    values = [v for v in found if v is not None]
     if not values:
         return None
     for v in values:
         if not isinstance(v, str):
             raise DocumentError(f"field {name!r} must be a string, got {type(v).__name__}")
-    return "\n".join(v for v in values if v.strip())
+    return "\n".join(v for v in values if v and not v.isspace())
 
 
 def document_text(doc: Mapping[str, Any], fields: TextFields = DEFAULT_TEXT_FIELDS) -> str:
@@ -149,7 +156,7 @@ def document_text(doc: Mapping[str, Any], fields: TextFields = DEFAULT_TEXT_FIEL
     has_body = False
     for name in fields.names:
         text = _field_text(doc, name)
-        if text and text.strip():
+        if text and not text.isspace():
             parts.append(text)
             has_body = has_body or name in fields.required
     if not has_body:
