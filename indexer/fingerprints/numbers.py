@@ -52,7 +52,9 @@ all-zero sketch.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -78,6 +80,81 @@ BUCKETS = 24
 CELLS = ROWS * BUCKETS
 
 _19, _20 = ord("1") * 256 + ord("9"), ord("2") * 256 + ord("0")
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+#: Month names (and abbreviations) written in ASCII, in the languages that write them so: a
+#: date spelt with one ("Updated 11 October 2026") is a stamp like 2026-10-11.
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "januar",
+    "februar",
+    "maerz",
+    "mai",
+    "juni",
+    "juli",
+    "oktober",
+    "dezember",
+    "janvier",
+    "fevrier",
+    "mars",
+    "avril",
+    "juin",
+    "juillet",
+    "aout",
+    "septembre",
+    "octobre",
+    "novembre",
+    "decembre",
+    "enero",
+    "febrero",
+    "marzo",
+    "abril",
+    "mayo",
+    "junio",
+    "julio",
+    "agosto",
+    "septiembre",
+    "setiembre",
+    "octubre",
+    "noviembre",
+    "diciembre",
+    "gennaio",
+    "febbraio",
+    "aprile",
+    "maggio",
+    "giugno",
+    "luglio",
+    "settembre",
+    "ottobre",
+    "dicembre",
+    "januari",
+    "februari",
+    "maart",
+    "mei",
+    "augustus",
+)
 _MIN_LINE = 48  # word bytes (numbers not counted) of a line a date or time stamp is content on
 _MAX_SKIP = 8  # space and line-break runs skipped to find a neighbouring word
 _MAX_GAP = 3  # non-word characters allowed between the runs of one number
@@ -142,6 +219,8 @@ def _bytes_of(text: str) -> bytes:
     UTF-8, ASCII punctuation a space, a line break :data:`_NL` (non-ASCII punctuation becomes
     space in :func:`sketches_of_bytes`)."""
     norm = text if text.isascii() else normalize(text)
+    if "://" in norm:  # a URL is one word to the sketch: its path is no context, nor words
+        norm = _URL.sub(" url ", norm)
     return norm.encode("utf-8", "replace").translate(_BYTES)
 
 
@@ -193,18 +272,31 @@ def sketches_of_bytes(words: Sequence[bytes]) -> np.ndarray:
     # contexts: the word runs right before and after (over spaces and line breaks)
     _, hb = _side(a, kind, bounds, first - 1, -1)
     _, ha = _side(a, kind, bounds, last + 1, 1)
+    month = np.isin(hb, _month_hashes()) | np.isin(ha, _month_hashes())
     ends = np.cumsum([len(w) + 1 for w in words])
     doc = np.searchsorted(ends, bounds[first], side="right")  # the document of each number
     with np.errstate(over="ignore"):
         ctx = _fmix(hb * _Q + _fmix(ha))
         pair = _fmix(ctx ^ _fmix(value + _Q))
     # a date or time stamp (3 or more runs of digits only, one a year: 2026-03-18, 18.03.2026
-    # 10:55) on a line with few words (a dateline, "printed on ...") is the frame's: left out
+    # 10:55; or digits beside a month's name: 11 October 2026) on a line with few words (a
+    # dateline, "printed on ...") is the frame's: left out
     parts = np.diff(np.r_[heads, len(runs)])
-    stamp = (parts >= 3) & np.minimum.reduceat(only_digits, heads)
-    stamp &= np.maximum.reduceat(year, heads)
+    digits_only = np.minimum.reduceat(only_digits, heads)
+    stamp = digits_only & (
+        ((parts >= 3) & np.maximum.reduceat(year, heads)) | (month & (parts <= 2))
+    )
     stamp &= _line_words(kind, bounds, runs)[first] < _MIN_LINE
     return _cells(doc[~stamp], ctx[~stamp], pair[~stamp], n)
+
+
+@lru_cache(maxsize=1)
+def _month_hashes() -> np.ndarray:
+    """The context hashes (:func:`_side`) of :data:`_MONTHS`."""
+    buf = np.frombuffer(" ".join(_MONTHS).encode("ascii"), dtype=np.uint8)
+    starts = np.r_[0, np.flatnonzero(buf == 32) + 1]
+    ends = np.r_[np.flatnonzero(buf == 32), len(buf)]
+    return _range_hashes(buf, starts, ends)
 
 
 def _line_words(kind: np.ndarray, bounds: np.ndarray, numeric: np.ndarray) -> np.ndarray:
