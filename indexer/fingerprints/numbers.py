@@ -16,8 +16,9 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs
   in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``);
 * a date or time stamp (3 or more runs of digits only, one a year 19xx or 20xx:
-  ``2026-03-18 10:55``) on a line with fewer than :data:`_MIN_LINE` bytes of other words (a
-  dateline, a "printed on" line) is the frame's, and left out;
+  ``2026-03-18 10:55``; or digits beside a month's name written in ASCII: ``11 October
+  2026``) on a line with fewer than :data:`_MIN_LINE` bytes of other words (a dateline, a
+  "printed from <url> on <date>" line: a URL counts as one word) is the frame's, and left out;
 * its *context* is the word run right before it and the one right after it, over spaces and
   line breaks (a line break only stops a number); the start or end of the text counts as no
   run. Of a non-ASCII run only the 6 bytes next to the number count (2 CJK or 3 Cyrillic
