@@ -114,6 +114,48 @@ def test_a_date_stamp_on_a_line_of_its_own_is_the_frames() -> None:
     assert conflict(said.format("2026-03-18"), said.format("2026-11-01"))
 
 
+ZH = "本文介绍版本2.1的新功能，包括更快的启动速度和新的配置文件解析器。该版本已于今日发布。"
+RU = "Эта версия 2.1 приносит более быстрый запуск и новый парсер конфигурационных файлов."
+EN = "The release of version 2.1 brings a faster start and a new parser for the settings files."
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (  # a printed-on line with the page's URL
+            f"{EN}\nPrinted from https://techwire.example/doc/x on 15.5.2026. Copyright Tech Wire.",
+            f"{EN}\nPrinted from https://techwire.example/doc/x on 8.12.2026. Copyright Tech Wire.",
+        ),
+        (  # bylines with a month's name, day first and month first
+            f"By Eva Haddad, staff writer. Updated 11 October 2026.\n{EN}",
+            f"By Chen Müller, staff writer. Updated 20 October 2026.\n{EN}",
+        ),
+        (f"Updated October 11, 2026\n{EN}", f"Updated October 20, 2026\n{EN}"),
+        (  # Chinese and Japanese dates written with 年月日
+            f"{ZH}\n本文打印自 https://shouceku.example/zh/x，打印时间：2026年6月13日。版权所有。",
+            f"{ZH}\n本文打印自 https://shouceku.example/zh/x，打印时间：2026年6月25日。版权所有。",
+        ),
+        (
+            f"高橋誠（編集部）・2026年10月22日更新\n{ZH}",
+            f"中村愛（編集部）・2026年3月22日更新\n{ZH}",
+        ),
+        (  # Russian month names
+            f"Автор: Мария Новикова. Обновлено 19 марта 2026 г.\n{RU}",
+            f"Автор: Иван Петров. Обновлено 21 марта 2026 г.\n{RU}",
+        ),
+    ],
+)
+def test_frame_dates_in_every_script_do_not_conflict(a: str, b: str) -> None:
+    assert not conflict(a, b)
+    # the same kind of date changed inside the content does
+    meeting = "The meeting of the council on {} March 2026 put the release of the parser off."
+    assert conflict(f"{a}\n{meeting.format(11)}", f"{a}\n{meeting.format(12)}")
+    held = (
+        "会议于2026年10月{}日在北京举行，讨论了新版本的发布计划和后续的维护安排，与会者一致同意。"
+    )
+    assert conflict(f"{a}\n{held.format(11)}", f"{a}\n{held.format(12)}")
+
+
 def test_a_cut_or_a_repeated_number_does_not_conflict() -> None:
     a = "Chapter 1 begins here. Chapter 2 goes on. Chapter 3 ends it all."
     cut = "Chapter 1 begins here. Chapter 2 goes on."

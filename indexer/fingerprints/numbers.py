@@ -81,6 +81,12 @@ BUCKETS = 24
 CELLS = ROWS * BUCKETS
 
 _19, _20 = ord("1") * 256 + ord("9"), ord("2") * 256 + ord("0")
+_CJK_DATE = re.compile(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일号號]?")
+_MONTH_WORD = re.compile(
+    r"\b(?:январ[яьея]|феврал[яьея]|марта?|апрел[яьея]|ма[яй]|июн[яьея]|июл[яьея]|августа?"
+    r"|сентябр[яьея]|октябр[яьея]|ноябр[яьея]|декабр[яьея]|märz|février|août|décembre"
+    r"|março|fevereiro|dezembro|février)\b"
+)
 _URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 #: Month names (and abbreviations) written in ASCII, in the languages that write them so: a
 #: date spelt with one ("Updated 11 October 2026") is a stamp like 2026-10-11.
@@ -156,7 +162,7 @@ _MONTHS = (
     "mei",
     "augustus",
 )
-_MIN_LINE = 48  # word bytes (numbers not counted) of a line a date or time stamp is content on
+_MIN_LINE = 48  # weighted word bytes (numbers not counted) of a line a stamp is content on
 _MAX_SKIP = 8  # space and line-break runs skipped to find a neighbouring word
 _MAX_GAP = 3  # non-word characters allowed between the runs of one number
 _SIDE = 6  # bytes of a non-ASCII context run kept next to the number
@@ -219,10 +225,18 @@ def _bytes_of(text: str) -> bytes:
     """The bytes the sketch reads: NFKC and case folding (:func:`indexer.text.normalize`),
     UTF-8, ASCII punctuation a space, a line break :data:`_NL` (non-ASCII punctuation becomes
     space in :func:`sketches_of_bytes`)."""
-    norm = text if text.isascii() else normalize(text)
+    norm = text if text.isascii() else _dates_spelt_out(normalize(text))
     if "://" in norm:  # a URL is one word to the sketch: its path is no context, nor words
         norm = _URL.sub(" url ", norm)
     return norm.encode("utf-8", "replace").translate(_BYTES)
+
+
+def _dates_spelt_out(norm: str) -> str:
+    """Dates written with CJK date characters (2026年6月13日, 2026년 6월 13일) as 2026-6-13, and
+    month names outside ASCII (марта, märz, décembre) as an ASCII one: stamps like the others."""
+    if any(c in norm for c in "年년"):
+        norm = _CJK_DATE.sub(r"\1-\2-\3 ", norm)
+    return _MONTH_WORD.sub(" march ", norm)
 
 
 def sketches_of_bytes(words: Sequence[bytes]) -> np.ndarray:
@@ -287,7 +301,7 @@ def sketches_of_bytes(words: Sequence[bytes]) -> np.ndarray:
     stamp = digits_only & (
         ((parts >= 3) & np.maximum.reduceat(year, heads)) | (month & (parts <= 2))
     )
-    stamp &= _line_words(kind, bounds, runs)[first] < _MIN_LINE
+    stamp &= _frame_lines(kind, bounds, runs)[first]
     return _cells(doc[~stamp], ctx[~stamp], pair[~stamp], n)
 
 
@@ -300,15 +314,26 @@ def _month_hashes() -> np.ndarray:
     return _range_hashes(buf, starts, ends)
 
 
-def _line_words(kind: np.ndarray, bounds: np.ndarray, numeric: np.ndarray) -> np.ndarray:
-    """Per run, the bytes of non-numeric word runs on its line (line breaks and document
-    separators end lines)."""
+def _frame_lines(kind: np.ndarray, bounds: np.ndarray, numeric: np.ndarray) -> np.ndarray:
+    """Per run, whether its line may be the frame's: fewer than :data:`_MIN_LINE` weighted
+    bytes of non-numeric words, in a document with other lines of words (a document of one
+    line is all content). Line breaks and document separators end lines."""
     k = kind[: len(bounds) - 1]
-    line = np.cumsum((k == _BREAK) | (k == _SEP))
+    sep = k == _SEP
+    line = np.cumsum((k == _BREAK) | sep)
+    doc = np.cumsum(sep)
     wordy = (k == _ASCII) | (k == _OTHER)
     wordy[numeric] = False
-    size = np.bincount(line[wordy], np.diff(bounds)[wordy], minlength=int(line[-1]) + 1)
-    return size[line]
+    # a non-ASCII byte weighs 1/2: a Cyrillic or Greek letter 1 like an ASCII one, a CJK
+    # character 3/2 (in UTF-8 they are 2 and 3 bytes)
+    weight = np.diff(bounds).astype(np.float64)
+    weight[k == _OTHER] *= 0.5
+    lines = int(line[-1]) + 1
+    size = np.bincount(line[wordy], weight[wordy], minlength=lines)
+    line_doc = np.zeros(lines, dtype=np.int64)
+    line_doc[line] = doc
+    wordy_lines = np.bincount(line_doc[size > 0], minlength=int(doc[-1]) + 1)
+    return (size[line] < _MIN_LINE) & (wordy_lines[doc] > 1)
 
 
 def _side(
