@@ -18,7 +18,7 @@ from indexer.cli import main
 from tests.test_ingest import prose
 
 ROOT = Path(__file__).resolve().parent.parent
-N = 4000
+N = 20_000  # enough that the run outlasts its first checkpoint saves (every 0.5 s)
 
 
 def test_killed_then_resumed_indexes_each_document_once(
