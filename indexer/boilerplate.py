@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerprint_arrays
 from indexer.fingerprints.compute import document_features, tokenise
 from indexer.fingerprints.features import (
+    NO_WORDS,
     SAMPLE,
     WEIGHT,
     Segments,
@@ -320,6 +321,11 @@ def fingerprint_features(
         if model is not None and len(model) and f.scounts[i]:
             by_model.setdefault(id(model), (model, []))[1].append(i)
     weights = f.tokens[2]
+    applied = np.zeros(n, dtype=bool)
+    furniture_s = np.zeros(len(f.sh), dtype=bool)  # the model's shingles, per family
+    furniture_m = np.zeros(len(f.mh), dtype=bool)
+    sdoc = np.repeat(np.arange(n), f.scounts)
+    mdoc = np.repeat(np.arange(n), f.mcounts)
     for model, docs in by_model.values():
         mine = np.zeros(n, dtype=bool)
         mine[docs] = True
@@ -331,12 +337,30 @@ def fingerprint_features(
         apply = mine & (cut > 0) & (share <= max_removed) & (kept >= min_remaining)
         keep &= ~(gone & apply[tdoc])
         removed[apply] = share[apply]
+        applied |= apply
+        at = np.flatnonzero(apply[sdoc])
+        furniture_s[at[_member(f.sh[at], model.simhash_hashes)]] = True
+        at = np.flatnonzero(apply[mdoc])
+        furniture_m[at[_member(f.mh[at], model.minhash_hashes)]] = True
     sim_tok, min_tok, weights, sample = f.tokens[:, keep] if not keep.all() else f.tokens
     new_lengths = np.bincount(tdoc[keep], minlength=n)
     units = content_units(weights, new_lengths)
     sh, scounts, mh, mcounts = document_features(
         sim_tok, min_tok, sample, new_lengths, units, params
     )
+    # A document with enough content of its own keeps its own shingles: those of the full
+    # text that are not furniture (no shingle joins the text before a template block to the
+    # text after it). Cutting tokens is for short ones, whose own words are all they have.
+    whole = applied & (units >= NO_WORDS)
+    if whole.any():
+        own_s = whole[sdoc] & ~furniture_s
+        own_m = whole[mdoc] & ~furniture_m
+        sh, scounts = _choose(
+            sh, scounts, f.sh[own_s], np.bincount(sdoc[own_s], minlength=n), whole
+        )
+        mh, mcounts = _choose(
+            mh, mcounts, f.mh[own_m], np.bincount(mdoc[own_m], minlength=n), whole
+        )
     arrays = FingerprintArrays(
         params=params,
         simhash=simhash_segments(sh, scounts, presence=params.weights == "presence"),
@@ -347,6 +371,20 @@ def fingerprint_features(
         present=np.ones(n, dtype=bool),
     )
     return arrays, removed
+
+
+def _choose(
+    a: np.ndarray, a_counts: np.ndarray, b: np.ndarray, b_counts: np.ndarray, use_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per document, its segment of ``b`` where ``use_b``, else of ``a`` (both concatenated
+    per document, in document order)."""
+    n = len(use_b)
+    a_doc = np.repeat(np.arange(n), a_counts)
+    b_doc = np.repeat(np.arange(n), b_counts)
+    from_a, from_b = ~use_b[a_doc], use_b[b_doc]
+    docs = np.concatenate([a_doc[from_a], b_doc[from_b]])
+    order = np.argsort(docs, kind="stable")
+    return np.concatenate([a[from_a], b[from_b]])[order], np.where(use_b, b_counts, a_counts)
 
 
 def merge_models(*sources: Iterable[HostModel]) -> dict[str, HostModel]:
