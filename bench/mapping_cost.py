@@ -48,7 +48,8 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from corpus import CACHE
 
 from indexer.bulk import send
-from indexer.mapping import FINGERPRINT_FIELD, fingerprint_mapping, index_mappings
+from indexer.hits import FINGERPRINT_FIELD
+from indexer.mapping import fingerprint_mapping, index_mappings
 
 Fp = dict[str, Any]
 PREFIX = "mapcost-"

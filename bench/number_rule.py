@@ -3,7 +3,7 @@
 Reads the multilingual corpus (``python -m bench.quality.build_multilingual --quick``: zh, ja,
 ru, de, en and zh-Hant, short and long) and the English quality corpus if built, fingerprints
 every document with the indexer (no boilerplate model: host templates stay in, the harder
-case for the number rule) and asks ``collapse.grouping.verify`` at the default thresholds,
+case for the number rule) and asks ``indexer.grouping.verify`` at the default thresholds,
 with and without the number rule, about:
 
 * **true copies**: each variant of a group against its original (syndicated inside another
@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from collapse.fingerprints import key_code
-from collapse.grouping import Prints, Thresholds, verify
 from indexer.fingerprints import fingerprint_arrays
 from indexer.fingerprints.numbers import CELLS
+from indexer.grouping import Prints, Thresholds, verify
+from indexer.hits import key_code
 
 T = Thresholds(max_distance=24, min_similarity=0.45)  # the proxy's defaults
 ML = Path("~/.cache/neardup/quality-ml/quick/corpus.jsonl").expanduser()

@@ -42,12 +42,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from corpus import load  # noqa: E402
 
-from collapse.grouping import Prints, Thresholds, group, window_pairs  # noqa: E402
 from collapse.settings import Settings  # noqa: E402
 from indexer.fingerprints import FingerprintParams, fingerprint_arrays  # noqa: E402
 from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS  # noqa: E402
 from indexer.fingerprints.bits import popcount64  # noqa: E402
 from indexer.fingerprints.minhash import similarity  # noqa: E402
+from indexer.grouping import Prints, Thresholds, group, window_pairs  # noqa: E402
 from indexer.mapping import index_mappings  # noqa: E402
 
 INDEX = "bench-proxy"
@@ -281,8 +281,8 @@ def fingerprints_of_index(es: Elasticsearch) -> tuple[list[str], Prints]:
     for hit in helpers.scan(es, index=INDEX, _source=["family", "collapse_fp"], size=5000):
         families.append(hit["_source"]["family"])
         fps.append(hit["_source"]["collapse_fp"])
-    from collapse.fingerprints import key_code
     from indexer.fingerprints import decode_many
+    from indexer.hits import key_code
 
     a = decode_many(fps, PARAMS)
     keys = np.array([key_code(k) for k in a.exact_keys], dtype=np.int64)

@@ -52,7 +52,7 @@ from indexer.boilerplate_store import DEFAULT_STORE, from_source, model_id
 from indexer.documents import DEFAULT_TEXT_FIELDS, DocumentError, TextFields, document_text
 from indexer.documents import host_of as _host_of
 from indexer.fingerprints import FingerprintParams
-from indexer.mapping import FINGERPRINT_FIELD
+from indexer.hits import FINGERPRINT_FIELD
 from indexer.prepare import PrepareConfig
 
 __all__ = [

@@ -21,7 +21,21 @@ import numpy as np
 from collapse import metrics, paging, probe, slim
 from collapse.errors import BadRequest
 from collapse.executor import HEADER_PARAMS, Executor, SubResult, SubSearch
-from collapse.fingerprints import (
+from collapse.params import CollapseParams
+from collapse.settings import Settings
+from collapse.source import SourcePlan, plan
+from indexer.candidates import user_query
+from indexer.fingerprints.bits import popcount64
+from indexer.grouping import (
+    Grouping,
+    Prints,
+    Thresholds,
+    assign,
+    group,
+    matched_band,
+    matched_block,
+)
+from indexer.hits import (
     FINGERPRINT_FIELD,
     SLIM_KEY,
     VERIFY_SOURCE,
@@ -31,19 +45,6 @@ from collapse.fingerprints import (
     probe_keys,
     simhash_and_keys,
 )
-from collapse.grouping import (
-    Grouping,
-    Prints,
-    Thresholds,
-    assign,
-    group,
-    matched_band,
-    matched_block,
-)
-from collapse.params import CollapseParams
-from collapse.settings import Settings
-from collapse.source import SourcePlan, plan
-from indexer.fingerprints.bits import popcount64
 
 Hit = dict[str, Any]
 DocKey = tuple[str, str]
@@ -441,7 +442,7 @@ class CollapsedSearch:
         body["size"] = len(keys)
         body["track_total_hits"] = False
         these = {"bool": {"should": probe.exclude_seen(keys), "minimum_should_match": 1}}
-        body["query"] = {"bool": {"must": [probe.user_query(self.body)], "filter": [these]}}
+        body["query"] = {"bool": {"must": [user_query(self.body)], "filter": [these]}}
         return [SubSearch(self.index, body, self.header, True)]
 
     def accept_fill(self, results: list[SubResult]) -> None:

@@ -6,11 +6,11 @@ filter, and a filter that is a ``should`` of one ``terms`` per probe-key field (
 every representative) plus their exact keys (``minimum_should_match: 1``), excluding the hits
 already seen (per index: ``_index`` term + ``ids``). The searches of all pages of a request go
 in ONE ``_msearch``. Candidates come back in the user's order with ``collapse_fp`` only and are
-verified by the same rule as the window (``collapse.grouping``). One search per representative
+verified by the same rule as the window (``indexer.grouping``). One search per representative
 would evaluate the user's query once per representative: ten times the Elasticsearch work for
 the same candidates.
 
-Probe keys (:func:`collapse.fingerprints.probe_keys`): the MinHash band keys
+Probe keys (:func:`indexer.hits.probe_keys`): the MinHash band keys
 ``collapse_fp.band`` (16 bands of 4 sketch values, ``indexer.fingerprints.bands``) where the
 representative has them, else its SimHash blocks (documents indexed before bands existed).
 What bands find: a copy of MinHash similarity J shares a band with probability
@@ -26,9 +26,10 @@ lower bound.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, cast
+from typing import Any
 
-from collapse.fingerprints import FINGERPRINT_FIELD, VERIFY_SOURCE
+from indexer.candidates import candidates_query
+from indexer.hits import VERIFY_SOURCE
 
 DocKey = tuple[str, str]
 
@@ -49,12 +50,6 @@ def probe_can_match(body: dict[str, Any]) -> bool:
     return not ("knn" in body and not body.get("query"))
 
 
-def user_query(body: dict[str, Any]) -> dict[str, Any]:
-    """The request's query (``match_all`` when it has none)."""
-    query = body.get("query")
-    return query if isinstance(query, dict) and query else {"match_all": {}}
-
-
 def exclude_seen(seen: list[DocKey]) -> list[dict[str, Any]]:
     """``must_not`` clauses excluding exactly these documents (ids are per index)."""
     by_index: dict[str, list[str]] = defaultdict(list)
@@ -64,35 +59,6 @@ def exclude_seen(seen: list[DocKey]) -> list[dict[str, Any]]:
         {"bool": {"filter": [{"term": {"_index": index}}, {"ids": {"values": ids}}]}}
         for index, ids in by_index.items()
     ]
-
-
-def candidates_query(
-    body: dict[str, Any],
-    terms: list[tuple[str, str]] | list[list[tuple[str, str]]],
-    exact_keys: list[str],
-) -> dict[str, Any]:
-    """The user's query restricted to documents sharing a probe key with one representative
-    (``terms``: one list of (field, value) per representative, or one flat list for a single
-    document — MinHash bands or SimHash blocks, see :func:`collapse.fingerprints.probe_keys`)
-    or an exact key with one."""
-    rep_terms = cast(
-        list[list[tuple[str, str]]], [terms] if terms and isinstance(terms[0], tuple) else terms
-    )
-    by_field: dict[str, set[str]] = defaultdict(set)
-    for rep in rep_terms:
-        for field, value in rep:
-            by_field[field].add(value)
-    should: list[dict[str, Any]] = [
-        {"terms": {field: sorted(values)}} for field, values in sorted(by_field.items())
-    ]
-    keys = sorted({k for k in exact_keys if k})
-    if keys:
-        should.append({"terms": {f"{FINGERPRINT_FIELD}.exact_key": keys}})
-    filters: list[dict[str, Any]] = [{"bool": {"should": should, "minimum_should_match": 1}}]
-    post_filter = body.get("post_filter")
-    if isinstance(post_filter, dict) and post_filter:
-        filters.append(post_filter)
-    return {"bool": {"must": [user_query(body)], "filter": filters}}
 
 
 def probe_body(

@@ -28,8 +28,8 @@ import binascii
 import time
 from typing import Any
 
-from collapse.fingerprints import FINGERPRINT_FIELD, SLIM_KEY
 from indexer.fingerprints.record import decode_id
+from indexer.hits import FINGERPRINT_FIELD, SLIM_KEY
 
 Hit = dict[str, Any]
 
@@ -135,7 +135,7 @@ def total_body(full: dict[str, Any]) -> dict[str, Any]:
 
 def hits_of(answer: dict[str, Any], identified: bool = True) -> list[Hit] | None:
     """The hits of a doc-value read, each with ``_index``, ``_id``, ``_score`` (``sort``) and
-    its packed fingerprint under :data:`~collapse.fingerprints.SLIM_KEY` ("" for a hit without
+    its packed fingerprint under :data:`~indexer.hits.SLIM_KEY` ("" for a hit without
     fingerprint); None when the answer cannot stand for a full read (a failed shard; a hit
     without a readable ``id``, or fingerprinted but without ``packed``: written before it or
     by another writer). Not ``identified`` (``collapse_total``): no ``id`` is read, and

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from collapse.fingerprints import FINGERPRINT_FIELD
+from indexer.hits import FINGERPRINT_FIELD
 
 SOURCE_PARAMS = ("_source", "_source_includes", "_source_excludes")
 

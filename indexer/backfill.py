@@ -55,7 +55,8 @@ from indexer.fingerprints import FingerprintParams, encode_id, pack_many, to_uns
 from indexer.fingerprints.bands import band_keys
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.record import decode_numbers
-from indexer.mapping import FINGERPRINT_FIELD, ensure_index, recorded_fields
+from indexer.hits import FINGERPRINT_FIELD
+from indexer.mapping import ensure_index, recorded_fields
 
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
 PACKED_FIELD = f"{FINGERPRINT_FIELD}.packed"

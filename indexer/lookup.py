@@ -2,7 +2,7 @@
 
 The candidates are the documents sharing a MinHash band (``collapse_fp.band``) or the exact
 key with the text (``collapse.probe.candidates_query``: terms lookups, no scan), verified by the
-proxy's own rule (``collapse.grouping.verify``). Like the proxy's probe, the band lookup is
+proxy's own rule (``indexer.grouping.verify``). Like the proxy's probe, the band lookup is
 approximate: a copy of MinHash similarity J is a candidate with probability 1 − (1 − J⁴)¹⁶
 (0.98 at J = 0.7); an equal exact key always is. The SimHash blocks are looked up too, for
 stored documents indexed before bands (every copy within 7 bits shares one of eight blocks):
@@ -20,12 +20,11 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from collapse.fingerprints import block_terms, decode, key_code, probe_keys
-from collapse.grouping import Prints, Thresholds, verify
-from collapse.probe import candidates_query
+from indexer.candidates import candidates_query
 from indexer.fingerprints import FingerprintRecord
 from indexer.fingerprints.minhash import value_dtype
-from indexer.mapping import FINGERPRINT_FIELD
+from indexer.grouping import Prints, Thresholds, verify
+from indexer.hits import FINGERPRINT_FIELD, block_terms, decode, key_code, probe_keys
 
 __all__ = ["LookupMatch", "LookupResult", "matches", "search_body"]
 

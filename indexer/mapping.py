@@ -53,10 +53,10 @@ from pydantic import BaseModel
 
 from indexer.documents import DEFAULT_TEXT_FIELDS, TextFields
 from indexer.fingerprints import FingerprintParams
+from indexer.hits import FINGERPRINT_FIELD
 
 __all__ = [
     "ADDED_FIELDS",
-    "FINGERPRINT_FIELD",
     "META_KEY",
     "FieldsConflict",
     "InitResult",
@@ -70,8 +70,6 @@ __all__ = [
     "recorded_fields",
     "text_fields_for",
 ]
-
-FINGERPRINT_FIELD = "collapse_fp"
 
 #: Sub-fields of ``collapse_fp`` newer than the first mapping: an index lacking them is
 #: upgraded in place, not refused (adding a field never changes the existing ones).

@@ -38,8 +38,8 @@ from indexer.documents import (
 )
 from indexer.encoding import NotTextError, decode_html
 from indexer.fingerprints import FingerprintParams
+from indexer.hits import FINGERPRINT_FIELD
 from indexer.lines import LineBatch, action_line
-from indexer.mapping import FINGERPRINT_FIELD
 from indexer.rejects import Reject
 from indexer.sources import RawItem
 

@@ -90,7 +90,7 @@ def variants(base: str, n: int, rng: random.Random, changes: int = 3) -> list[st
         for _ in range(changes):
             copy[rng.randrange(len(copy))] = rng.choice(_WORDS)
         # outlets by name: a number in the same frame words on every copy would make the
-        # copies documents of their own (collapse.grouping: numbers keep their meaning)
+        # copies documents of their own (indexer.grouping: numbers keep their meaning)
         name = _OUTLETS[k % len(_OUTLETS)] + "x" * (k // len(_OUTLETS))
         out.append(f"Outlet {name} news desk. " + " ".join(copy) + f" Copyright outlet {name}.")
     return out

@@ -18,7 +18,8 @@ from indexer.fingerprints import (
     fingerprint,
     unpack_many,
 )
-from indexer.mapping import FINGERPRINT_FIELD, ensure_index, index_mappings
+from indexer.hits import FINGERPRINT_FIELD
+from indexer.mapping import ensure_index, index_mappings
 from tests.test_ingest import (
     ID_FIELD,
     PACKED_FIELD,

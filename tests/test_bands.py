@@ -34,7 +34,8 @@ from indexer.fingerprints.bands import (
     packed_band_keys,
 )
 from indexer.fingerprints.compute import fingerprint_arrays
-from indexer.mapping import FINGERPRINT_FIELD, conflicts, fingerprint_mapping
+from indexer.hits import FINGERPRINT_FIELD
+from indexer.mapping import conflicts, fingerprint_mapping
 from tests.conftest import ServerThread
 from tests.test_ingest import prose
 from tests.test_ingest import run as ingest
@@ -442,8 +443,8 @@ def test_backfill_counts_an_unreadable_sketch_as_failed(es: Elasticsearch, index
 @pytest.mark.parametrize("bits", [8, 16, 32])
 def test_a_hit_read_from_doc_values_is_probed_by_the_bands_the_indexer_stores(bits: int) -> None:
     """Its bands are derived from the decoded sketch, and must be the stored ones."""
-    from collapse.fingerprints import SLIM_KEY, probe_keys
     from indexer.fingerprints.bands import band_keys
+    from indexer.hits import SLIM_KEY, probe_keys
 
     rng = np.random.default_rng(bits)
     sketch = rng.integers(0, 2**bits, 128, dtype=np.uint64).astype(f"uint{bits}")

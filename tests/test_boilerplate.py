@@ -10,7 +10,6 @@ import numpy as np
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
-from collapse.grouping import Thresholds, verify
 from collapse.settings import Settings
 from indexer.boilerplate import (
     BoilerplateConfig,
@@ -22,7 +21,8 @@ from indexer.boilerplate import (
 from indexer.boilerplate_store import load_models
 from indexer.cli import main
 from indexer.fingerprints import FingerprintParams, fingerprint_arrays
-from indexer.mapping import FINGERPRINT_FIELD
+from indexer.grouping import Thresholds, verify
+from indexer.hits import FINGERPRINT_FIELD
 from tests.test_ingest import prose
 
 DEFAULTS = Settings()
@@ -75,7 +75,7 @@ def corpus() -> list[dict]:
 
 
 def _near(es: Elasticsearch, index: str, a: str, b: str) -> bool:
-    from collapse.fingerprints import decode
+    from indexer.hits import decode
 
     hits = [es.get(index=index, id=x).body for x in (a, b)]
     d = decode(hits, RULE.min_tokens)

@@ -1,4 +1,4 @@
-"""The grouping rule (collapse.grouping): pure numpy, no Elasticsearch."""
+"""The grouping rule (indexer.grouping): pure numpy, no Elasticsearch."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collapse import grouping
-from collapse.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
+from indexer import grouping
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
 from indexer.fingerprints.numbers import CELLS
+from indexer.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 
 T = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=50)
 BASE = 0x0123_4567_89AB_CDEF

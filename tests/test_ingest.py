@@ -13,7 +13,7 @@ from elasticsearch import Elasticsearch
 from indexer.cli import main
 from indexer.fingerprints import FingerprintParams, decode_id, to_unsigned, unpack_many
 from indexer.fingerprints.record import unpack_minhash
-from indexer.mapping import FINGERPRINT_FIELD
+from indexer.hits import FINGERPRINT_FIELD
 
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
 PACKED_FIELD = f"{FINGERPRINT_FIELD}.packed"

@@ -11,7 +11,6 @@ from elasticsearch import Elasticsearch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collapse.grouping import Prints, Thresholds, verify
 from indexer.fingerprints import fingerprint, fingerprint_arrays
 from indexer.fingerprints.numbers import (
     CELLS,
@@ -21,6 +20,7 @@ from indexer.fingerprints.numbers import (
     number_sketches,
 )
 from indexer.fingerprints.record import FingerprintRecord, decode_numbers, encode_numbers
+from indexer.grouping import Prints, Thresholds, verify
 from tests.proxy_support import create_index, index_docs
 from tests.test_proxy_search import search
 

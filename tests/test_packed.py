@@ -14,7 +14,6 @@ from elasticsearch import Elasticsearch, helpers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collapse.fingerprints import key_code
 from indexer.fingerprints import (
     FingerprintArrays,
     FingerprintParams,
@@ -29,7 +28,8 @@ from indexer.fingerprints import (
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
 from indexer.fingerprints.packed import HEADER_BYTES, pack_base64, record_bytes, tag_of
-from indexer.mapping import FINGERPRINT_FIELD, ensure_index
+from indexer.hits import FINGERPRINT_FIELD, key_code
+from indexer.mapping import ensure_index
 from tests.test_ingest import ID_FIELD, PACKED_FIELD, prose
 
 PARAMS = [

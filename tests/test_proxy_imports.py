@@ -1,9 +1,12 @@
-"""The query-time path stays light: no Elasticsearch client, no ingestion modules."""
+"""Import hygiene: the query-time path stays light (no Elasticsearch client, no ingestion
+modules), the indexer never imports the proxy, and no imports go round in a cycle."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_collapsing_path_does_not_import_the_ingestion_side() -> None:
@@ -17,3 +20,79 @@ def test_collapsing_path_does_not_import_the_ingestion_side() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("indexer", "collapse")
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of our packages, by dotted name."""
+    out: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _imports(path: Path, known: dict[str, Path]) -> set[str]:
+    """Our modules that ``path`` imports at run time, lazy (in-function) imports included and
+    imports under ``if TYPE_CHECKING:`` left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            typing_only.update(id(n) for n in ast.walk(node))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in names if name in known}
+
+
+def _graph() -> dict[str, set[str]]:
+    known = _modules()
+    return {name: _imports(path, known) - {name} for name, path in known.items()}
+
+
+def test_no_module_of_indexer_imports_collapse() -> None:
+    """The shared pieces (fingerprint contract, grouping rule, candidate query) live on the
+    indexer's side; the proxy imports them, never the other way round."""
+    offending = {
+        name: sorted(dep for dep in deps if dep.split(".")[0] == "collapse")
+        for name, deps in _graph().items()
+        if name.split(".")[0] == "indexer"
+    }
+    assert {name: deps for name, deps in offending.items() if deps} == {}
+
+
+def test_no_import_cycles() -> None:
+    """Neither between the packages nor between modules (``TYPE_CHECKING`` imports aside)."""
+    graph = _graph()
+    packages = {(a.split(".")[0], b.split(".")[0]) for a, deps in graph.items() for b in deps}
+    assert {(a, b) for a, b in packages if a != b} <= {("collapse", "indexer")}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        path.append(name)
+        for dep in sorted(graph[name]):
+            if state.get(dep) == 1:
+                cycles.append([*path[path.index(dep) :], dep])
+            elif dep not in state:
+                visit(dep)
+        path.pop()
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name)
+    assert cycles == []

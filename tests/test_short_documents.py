@@ -10,12 +10,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from collapse.grouping import Prints, Thresholds, verify
 from collapse.settings import Settings
 from indexer.boilerplate import BoilerplateConfig, Learner, doc_shingle_sets, fingerprint_excluding
 from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerprint_arrays
 from indexer.fingerprints.bands import band_keys
 from indexer.fingerprints.features import ALL_WORDS, NO_WORDS, with_words, word_share
+from indexer.grouping import Prints, Thresholds, verify
 
 DEFAULTS = Settings()
 RULE = Thresholds(

@@ -14,7 +14,7 @@ from elasticsearch import Elasticsearch
 from collapse import metrics, slim
 from collapse.paging import decode_cursor
 from indexer.fingerprints import encode_id
-from indexer.mapping import FINGERPRINT_FIELD
+from indexer.hits import FINGERPRINT_FIELD
 from tests.proxy_support import PARAMS, fingerprints, index_docs, text, variants
 
 pytestmark = pytest.mark.es

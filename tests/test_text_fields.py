@@ -23,7 +23,8 @@ from indexer.documents import (
     document_text,
     string_fields,
 )
-from indexer.mapping import FINGERPRINT_FIELD, META_KEY
+from indexer.hits import FINGERPRINT_FIELD
+from indexer.mapping import META_KEY
 from tests.conftest import ServerThread
 from tests.test_ingest import prose
 

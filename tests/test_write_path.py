@@ -21,7 +21,8 @@ from collapse.settings import Settings
 from indexer.boilerplate import HostModel, doc_shingle_sets
 from indexer.boilerplate_store import save_models
 from indexer.fingerprints import decode_id, encode_id
-from indexer.mapping import FINGERPRINT_FIELD, ensure_index
+from indexer.hits import FINGERPRINT_FIELD
+from indexer.mapping import ensure_index
 from indexer.prepare import PrepareConfig, Ready, prepare_batch
 from indexer.sources import RawItem
 from tests.conftest import ServerThread

@@ -8,7 +8,7 @@ boilerplate model on or off without re-ingesting — and sweeps a dense grid in 
    uncollapsed window from Elasticsearch's own ranking (cached);
 2. every document is fingerprinted with ``indexer.fingerprints`` (with the per-host model of
    ``indexer.boilerplate`` or without);
-3. each window is grouped with ``collapse.grouping.group`` for every threshold pair and scored
+3. each window is grouped with ``indexer.grouping.group`` for every threshold pair and scored
    with a vectorised equivalent of :func:`bench.quality.scoring.score_window` (checked against
    it on the first windows).
 """
@@ -129,8 +129,8 @@ def fingerprints(docs: Sequence[dict], params, boilerplate: bool):
 
 
 def prints_for(arrays):
-    """collapse.grouping.Prints of all documents (row i = document i)."""
-    from collapse.grouping import Prints
+    """indexer.grouping.Prints of all documents (row i = document i)."""
+    from indexer.grouping import Prints
 
     codes: dict[str, int] = {}
     key = np.array([codes.setdefault(k, len(codes)) if k else -1 for k in arrays.exact_keys])
@@ -193,7 +193,7 @@ def _counts(true: np.ndarray, folded: np.ndarray) -> Counts:
 
 def sweep(docs, windows, arrays, grid, *, min_tokens: int = 50, check: int = 3):
     """Score every (max_distance, min_similarity) of ``grid`` over all windows."""
-    from collapse.grouping import Thresholds, group
+    from indexer.grouping import Thresholds, group
 
     labels = _labels(docs)
     row = {d["id"]: i for i, d in enumerate(docs)}
@@ -227,9 +227,9 @@ def explain(docs, windows, arrays, max_distance: int, min_similarity: float) -> 
     (MinHash below min_similarity), ``short`` (a side below min_tokens, exact key only) or
     ``rank`` (both verify but the grouping put them behind different representatives).
     """
-    from collapse.grouping import Thresholds, group
     from indexer.fingerprints.bits import popcount64
     from indexer.fingerprints.minhash import similarity
+    from indexer.grouping import Thresholds, group
 
     t = Thresholds(max_distance, min_similarity, arrays.params.min_tokens)
     row = {d["id"]: i for i, d in enumerate(docs)}

@@ -22,8 +22,6 @@ from collapse import jsonio, probe
 from collapse.errors import BadRequest, NotFound
 from collapse.executor import Executor, SubSearch
 from collapse.filter_path import parse as parse_filter_path
-from collapse.fingerprints import FINGERPRINT_FIELD, Decoded, decode, fp_of, probe_keys
-from collapse.grouping import Thresholds, assign, matched_band, matched_block
 from collapse.params import CollapseParams
 from collapse.pipeline import _int, total_of
 from collapse.routes.passthrough import elasticsearch_params
@@ -31,6 +29,9 @@ from collapse.routes.search import _answer
 from collapse.settings import Settings
 from collapse.source import SourcePlan, plan
 from collapse.upstream import Upstream, forwarded_response_headers
+from indexer.candidates import candidates_query
+from indexer.grouping import Thresholds, assign, matched_band, matched_block
+from indexer.hits import FINGERPRINT_FIELD, Decoded, decode, fp_of, probe_keys
 
 router = APIRouter(tags=["search"])
 
@@ -122,7 +123,7 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     # A short document groups by exact key only: other keys would bring no verifiable copy.
     keys = probe_keys(doc, me.blocks) if me.prints.token_count[0] >= t.min_tokens else []
     exact_key = str((fp_of(doc) or {}).get("exact_key") or "")
-    candidates["query"] = probe.candidates_query(body, keys, [exact_key])
+    candidates["query"] = candidates_query(body, keys, [exact_key])
     candidates["query"]["bool"]["must_not"] = probe.exclude_seen([(doc["_index"], doc["_id"])])
     candidates.pop("post_filter", None)
     candidates["track_total_hits"] = True

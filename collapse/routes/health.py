@@ -16,8 +16,7 @@ from collapse.errors import ProxyError, UpstreamUnavailable
 from collapse.metrics import exposition
 from collapse.settings import Settings
 from collapse.upstream import Upstream
-
-FINGERPRINT_FIELD = "collapse_fp"
+from indexer.hits import FINGERPRINT_FIELD
 
 router = APIRouter(tags=["operations"])
 

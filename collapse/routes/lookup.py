@@ -18,12 +18,12 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from collapse.errors import BadRequest
-from collapse.grouping import Thresholds
 from collapse.index_fields import IndexFields
 from collapse.settings import Settings
 from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
 from indexer.documents import DocumentError, document_text
 from indexer.fingerprints import fingerprint
+from indexer.grouping import Thresholds
 from indexer.lookup import matches, search_body
 
 router = APIRouter(tags=["lookup"])

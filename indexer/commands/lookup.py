@@ -8,12 +8,12 @@ from pathlib import Path
 
 import click
 
-from collapse.grouping import Thresholds
 from indexer.boilerplate import fingerprint_excluding
 from indexer.boilerplate_store import load_models
 from indexer.commands.common import client, es_url_option
 from indexer.documents import DocumentError, document_text, host_of
 from indexer.fingerprints import FingerprintParams
+from indexer.grouping import Thresholds
 from indexer.lookup import matches, search_body
 from indexer.mapping import FieldsConflict, text_fields_for
 

@@ -14,15 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from collapse.grouping import Prints
 from indexer.fingerprints.bands import packed_band_keys
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
 from indexer.fingerprints.packed import unpack_many
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import decode_many
+from indexer.grouping import Prints
 
-#: The object field holding the fingerprints (``indexer.mapping.FINGERPRINT_FIELD``).
+#: The object field holding the fingerprints: the one definition of its name.
 FINGERPRINT_FIELD = "collapse_fp"
 #: The MinHash band keys (``indexer.fingerprints.bands``): what the probe looks copies up by.
 BAND_FIELD = f"{FINGERPRINT_FIELD}.band"
