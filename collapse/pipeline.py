@@ -167,6 +167,7 @@ class CollapsedSearch:
         self.found: dict[int, _Members] = {}
         self.degraded: list[str] = []
         self.probe_truncated = False  # more candidates than fetched: folded is a lower bound
+        self.probed = 0  # candidates the probe brought (verified or not)
         #: Refills from doc values (``collapse.slim``); ``query`` is now what goes to ES.
         self.slim_refills = settings.collapse_doc_values and slim.eligible(body, query)
         self.probe_read = "full"  # how the probe reads its candidates (``collapse.slim``)
@@ -487,6 +488,7 @@ class CollapsedSearch:
             for h in fetched:
                 cands.setdefault(key(h), h)
         hits = list(cands.values())
+        self.probed += len(hits)
         if not hits or not self.page:
             self.collapse_ns += time.perf_counter_ns() - t0
             return
@@ -560,6 +562,34 @@ class CollapsedSearch:
 
     # -- the answer ---------------------------------------------------------------------------
 
+    def members(
+        self, w: int, limit: int | None = None, behind: dict[int, list[int]] | None = None
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The entries of the first ``limit`` near-duplicates folded behind the representative
+        at window position ``w`` (the window's, then the probe's: rank order), and how many
+        there are. ``_collapse`` and the expander both read this, so they cannot disagree.
+        ``behind``: every representative's window members, when the caller has them."""
+        g, dec = self.grouping, self.decoded
+        assert g is not None and dec is not None
+        gi = w + self.n_prior
+        in_window = behind.get(gi, []) if behind is not None else g.members(gi).tolist()
+        beyond = self.found.get(w, _Members())
+        count = len(in_window) + beyond.count
+        limit = count if limit is None else limit
+        listed = [  # entries only for what is listed: a group may fold hundreds
+            self._member(
+                self.hits[m - self.n_prior],
+                int(g.hamming[m]),
+                float(g.similarity[m]),
+                gi,
+                dec,
+                m,
+                "window",
+            )
+            for m in in_window[:limit]
+        ]
+        return (listed + beyond.entries)[:limit], count
+
     def render(self) -> tuple[int, dict[str, Any] | None, SubResult | None]:
         """(status, body) of the collapsed answer, or the failed result to pass on as is."""
         if self.failed is not None or self.first is None or self.first.body is None:
@@ -581,24 +611,8 @@ class CollapsedSearch:
             if pos < self.start:
                 continue
             hit = self.hits[w]
-            gi = w + self.n_prior
-            in_window = folded_behind.get(gi, [])
-            members = [  # entries only for what is listed: a group may fold hundreds
-                self._member(
-                    self.hits[m - self.n_prior],
-                    int(g.hamming[m]),
-                    float(g.similarity[m]),
-                    gi,
-                    dec,
-                    m,
-                    "window",
-                )
-                for m in in_window[: self.ctl.members]
-            ]
-            beyond = self.found.get(w, _Members())
-            folded = len(in_window) + beyond.count
+            listed, folded = self.members(w, self.ctl.members, folded_behind)
             folded_total += folded
-            listed = (members + beyond.entries)[: self.ctl.members]
             self.source.strip(hit)
             hit["_collapse"] = {"folded": folded, "members": listed}
             if sorted_request and isinstance(hit.get("sort"), list):

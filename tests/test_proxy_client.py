@@ -74,14 +74,17 @@ def test_expander_takes_an_id_with_a_slash(
     es: Elasticsearch, index_name: str, proxy_url: str
 ) -> None:
     wire_story(es, index_name)
-    copy = es.get(index=index_name, id="c1")["_source"]
+    copy = {**es.get(index=index_name, id="c1")["_source"], "n": -1}
     es.index(index=index_name, id="wire/c1", document=copy, refresh=True)
+    body = {**SORTED, "size": 10}
+    rep = httpx.post(f"{proxy_url}/{index_name}/_search", json=body).json()["hits"]["hits"][0]
+    assert rep["_id"] == "wire/c1" and rep["_collapse"]["folded"] == 20
     answer = httpx.post(
-        f"{proxy_url}/{index_name}/_collapse/wire%2Fc1", json={"query": SORTED["query"]}
+        f"{proxy_url}/{index_name}/_collapse/wire%2Fc1", json=body, params={"size": 50}
     )
     assert answer.status_code == 200, answer.text
     ids = [h["_id"] for h in answer.json()["hits"]["hits"]]
-    assert "c1" in ids and "wire/c1" not in ids  # its copies, not itself
+    assert ids == [f"c{i}" for i in range(20)]  # its copies, not itself
 
 
 def test_expander_lists_the_near_duplicates_ranked(
@@ -99,34 +102,42 @@ def test_expander_lists_the_near_duplicates_ranked(
     assert out["hits"]["total"] == {"value": 19, "relation": "eq"}
     assert all(0 < h["_collapse"]["hamming"] <= 18 for h in out["hits"]["hits"])
     assert all("collapse_fp" not in h["_source"] for h in out["hits"]["hits"])
+    assert out["collapse"]["representative"] is True
     narrow = httpx.get(
         f"{proxy_url}/{index_name}/_collapse/c0", params={"collapse_max_distance": "3"}
     ).json()
     assert narrow["hits"]["total"]["value"] < 19
+    # The query string pages the members; the body stays the search's.
     pages = [
         httpx.post(
             f"{proxy_url}/{index_name}/_collapse/c0",
-            json={"query": SORTED["query"], "sort": SORTED["sort"], "from": start, "size": 7},
+            json={"query": SORTED["query"], "sort": SORTED["sort"]},
+            params={"from": start, "size": 7},
         ).json()
         for start in (0, 7, 14)
     ]
     assert [h["_id"] for p in pages for h in p["hits"]["hits"]] == [f"c{i}" for i in range(1, 20)]
     assert all(p["hits"]["total"] == {"value": 19, "relation": "eq"} for p in pages)
-    # Rounds of candidates (1, 1, 2, 4, ... here): read until the page is full or they end.
+    # A member is no representative: nothing is folded behind it.
+    member = httpx.post(f"{proxy_url}/{index_name}/_collapse/c3", json=SORTED).json()
+    assert member["hits"] == {
+        "total": {"value": 0, "relation": "eq"},
+        "max_score": None,
+        "hits": [],
+    }
+    assert member["collapse"]["representative"] is False
     from collapse.app import create_app
     from collapse.settings import Settings
     from tests.conftest import ServerThread
 
     with ServerThread(create_app(Settings(es_url=[es_url], collapse_expand_size=1))) as server:
         url = f"{server.url}/{index_name}/_collapse/c0"
-        sorted_query = {"query": SORTED["query"], "sort": SORTED["sort"]}
-        deep = httpx.post(url, json={**sorted_query, "from": 15, "size": 4}).json()
-        none = httpx.post(
-            url, json={**sorted_query, "size": 1}, params={"collapse_max_distance": "0"}
-        ).json()
+        default = httpx.post(url, json=SORTED).json()
+        deep = httpx.post(url, json=SORTED, params={"from": 15, "size": 4}).json()
+        none = httpx.post(url, json=SORTED, params={"collapse_max_distance": "0"}).json()
+    assert [h["_id"] for h in default["hits"]["hits"]] == ["c1"]
     assert [h["_id"] for h in deep["hits"]["hits"]] == ["c16", "c17", "c18", "c19"]
     assert none["hits"]["hits"] == [] and none["hits"]["total"] == {"value": 0, "relation": "eq"}
-    assert none["collapse"]["candidates"] == 19  # every candidate read, a round at a time
     bad = httpx.get(f"{proxy_url}/{index_name}/_collapse/c0", params={"from": "-1"})
     assert bad.status_code == 400
     missing = httpx.get(f"{proxy_url}/{index_name}/_collapse/nope")

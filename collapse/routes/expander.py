@@ -1,14 +1,17 @@
-"""The expander: ``GET|POST /{index}/_collapse/{id}`` — every near-duplicate of one document that
-matches the query ("show similar"), ranked as the query ranks them, with distances.
+"""The expander: ``GET|POST /{index}/_collapse/{id}`` — the near-duplicates a collapsed search
+folded behind one of its representatives ("N similar results omitted — show").
 
-Two round trips: the document's fingerprint, then ONE search for the candidates (the user's
-query AND a shared block or exact key, as in ``collapse.probe``), verified by the grouping rule
-against the document. Copies further than B−1 bits apart are found only when they share a
-block (approximate beyond 7 bits with eight 8-bit blocks). ``hits.total`` counts the verified
-near-duplicates among the candidates fetched: ``eq`` when every candidate was fetched.
-``from``/``size`` page the verified copies (default size ``collapse_expand_size``); when a page
-needs more candidates than the first search brought, further ones are read (each round as
-large as all before it, at most 10,000 candidates).
+The body is the search's own (its ``query``, ``from``/``size`` or ``search_after``, ``sort``,
+``post_filter``, the same ``collapse_*`` controls): the expander runs that collapsed search
+again — window, refills and probe, without ``_source``, highlighting or aggregations — and lists
+the members it assigned to the representative
+(:meth:`~collapse.pipeline.CollapsedSearch.members`, which ``_collapse`` reads too). So
+``hits.total`` is the representative's ``folded`` and the members are the same ones, as long as
+the index does not change in between. ``from``/``size`` in the query string page the members
+(default size ``collapse_expand_size``); the page's members are then fetched by id with the
+user's request (``_source``, highlighting, fields), in rank order. Cost: the search's round
+trips plus that fetch. A document that is not a representative on that page of the search
+folds nothing: ``hits.total`` 0 and ``collapse.representative`` false; a missing one is a 404.
 """
 
 from __future__ import annotations
@@ -23,142 +26,167 @@ from collapse.errors import BadRequest, NotFound
 from collapse.executor import Executor, SubSearch
 from collapse.filter_path import parse as parse_filter_path
 from collapse.params import CollapseParams
-from collapse.pipeline import _int, total_of
+from collapse.pipeline import CollapsedSearch, _int, key, run, total_of
 from collapse.routes.passthrough import elasticsearch_params
 from collapse.routes.search import _answer
 from collapse.settings import Settings
-from collapse.source import SourcePlan, plan
+from collapse.source import plan
 from collapse.upstream import Upstream, forwarded_response_headers
-from indexer.candidates import candidates_query
-from indexer.grouping import Thresholds, assign, matched_band, matched_block
-from indexer.hits import FINGERPRINT_FIELD, Decoded, decode, fp_of, probe_keys
+from indexer.candidates import user_query
+
+__all__ = ["router"]
 
 router = APIRouter(tags=["search"])
 
+#: What only decorates hits or adds to the answer: left out when the search runs again.
+_DECORATION = (
+    "_source",
+    "highlight",
+    "fields",
+    "docvalue_fields",
+    "stored_fields",
+    "script_fields",
+    "explain",
+    "version",
+    "seq_no_primary_term",
+    "aggs",
+    "aggregations",
+    "suggest",
+    "profile",
+)
+#: What the fetch of the members by id leaves out of the user's body: paging, and what would
+#: add other hits or other parts to its answer.
+_NOT_FETCHED = (
+    "from",
+    "size",
+    "search_after",
+    "knn",
+    "retriever",
+    "collapse",
+    "aggs",
+    "aggregations",
+    "suggest",
+    "profile",
+)
+#: A member's ``_collapse`` entry without what the hit itself carries.
+_HIT_KEYS = ("_id", "_index", "_score")
 
-#: Most candidates one expander call reads (Elasticsearch's default ``max_result_window``).
-_MAX_CANDIDATES = 10_000
 
-
-def _verified(
-    hits: list[dict[str, Any]],
-    me: Decoded,
-    t: Thresholds,
-    explain: bool,
-    min_tokens: int,
-    source: SourcePlan,
-) -> list[dict[str, Any]]:
-    """The candidates that verify against the document, each with its ``_collapse`` entry."""
-    assert me.params is not None
-    got = decode(hits, min_tokens, me.params.version)
-    best, ham, sim = assign(got.prints, me.prints, t)
-    kept = []
-    for i, hit in enumerate(hits):
-        if best[i] < 0:
-            continue
-        entry: dict[str, Any] = {"hamming": int(ham[i]), "similarity": round(float(sim[i]), 4)}
-        if explain:
-            entry["block"] = matched_block(
-                int(got.prints.simhash[i]), int(me.prints.simhash[0]), me.blocks
-            )
-            entry["band"] = matched_band(got.prints.minhash[i], me.prints.minhash[0])
-        source.strip(hit)
-        hit["_collapse"] = entry
-        kept.append(hit)
-    return kept
+def _members_fetch(
+    body: dict[str, Any], query: dict[str, Any], keys: list[tuple[str, str]]
+) -> dict[str, Any]:
+    """The user's request restricted to these documents (same query: same ``_score``)."""
+    out = {k: v for k, v in body.items() if k not in _NOT_FETCHED}
+    these = {"bool": {"should": probe.exclude_seen(keys), "minimum_should_match": 1}}
+    out["query"] = {"bool": {"must": [query], "filter": [these]}}
+    out["size"] = len(keys)
+    out["track_total_hits"] = False
+    return out
 
 
 @router.api_route(
     "/{index}/_collapse/{doc_id:path}",
     methods=["GET", "POST"],
-    summary="Near-duplicates of one document that match the query",
+    summary="The near-duplicates a collapsed search folded behind one representative",
 )
 async def expand(index: str, doc_id: str, request: Request) -> Response:
     settings: Settings = request.app.state.settings
     upstream: Upstream = request.app.state.upstream
     started = time.perf_counter()
     controls = {k: v for k, v in request.query_params.items() if k.startswith("collapse")}
-    ctl = CollapseParams.from_query(controls, settings)
-    t = Thresholds(ctl.max_distance, ctl.min_similarity, settings.collapse_min_tokens)
+    ctl = CollapseParams.from_query(controls, settings).model_copy(update={"total": False})
     body = jsonio.parse_body(await request.body())
     query = dict(elasticsearch_params(request))
     filter_path = parse_filter_path(query.pop("filter_path", None))
-    size = _int(query.pop("size", body.pop("size", settings.collapse_expand_size)), "size")
-    start = _int(query.pop("from", body.pop("from", 0)), "from")
+    start = _int(query.pop("from", 0), "from")
+    size = _int(query.pop("size", settings.collapse_expand_size), "size")
     if size < 0 or start < 0:
         raise BadRequest("[from] and [size] must be non-negative")
-    source = plan(body, query)
-    executor = Executor(upstream, request.headers, [], batch=False)
-
-    lookup = SubSearch(
-        index,
-        {"query": {"ids": {"values": [doc_id]}}, "size": 1, "_source": [FINGERPRINT_FIELD]},
-    )
-    (found,) = await executor.run([lookup])
-    if not found.ok or found.body is None:
-        return Response(found.raw, found.status, headers=forwarded_response_headers(found.headers))
-    docs = found.body.get("hits", {}).get("hits", [])
-    if not docs:
-        raise NotFound(f"document [{doc_id}] not found in [{index}]", index=index, id=doc_id)
-    doc = docs[0]
-    me = decode([doc], settings.collapse_min_tokens)
-    info: dict[str, Any] = {
-        "enabled": True,
-        "max_distance": t.max_distance,
-        "min_similarity": t.min_similarity,
-        "of": {"_index": doc.get("_index"), "_id": doc.get("_id")},
-    }
-    if me.params is None or not me.prints.present[0]:
-        info.update(degraded=True, reason="the document has no fingerprint")
-        empty: dict[str, Any] = {
-            "total": {"value": 0, "relation": "eq"},
-            "max_score": None,
-            "hits": [],
-        }
-        return _answer(
-            200, {"took": 0, "hits": empty, "collapse": info}, found.headers, filter_path
+    source = plan(body, query)  # the members' _source (pops the query-string forms)
+    # A point in time replaces the index, in the search and in the fetch of its members.
+    target = None if isinstance(body.get("pit"), dict) else index
+    search_body = {k: v for k, v in body.items() if k not in _DECORATION}
+    search_body["_source"] = False
+    search = CollapsedSearch(settings, ctl, target, search_body, query)
+    executor = Executor(upstream, request.headers, list(query.items()), batch=False)
+    await run([search], executor, settings.collapse_time_budget_ms)
+    if search.failed is not None or search.first is None or search.first.body is None:
+        failed = search.failed or search.first
+        assert failed is not None
+        return Response(
+            failed.raw, failed.status, headers=forwarded_response_headers(failed.headers)
         )
 
-    candidates = dict(body)
-    # A short document groups by exact key only: other keys would bring no verifiable copy.
-    keys = probe_keys(doc, me.blocks) if me.prints.token_count[0] >= t.min_tokens else []
-    exact_key = str((fp_of(doc) or {}).get("exact_key") or "")
-    candidates["query"] = candidates_query(body, keys, [exact_key])
-    candidates["query"]["bool"]["must_not"] = probe.exclude_seen([(doc["_index"], doc["_id"])])
-    candidates.pop("post_filter", None)
-    candidates["track_total_hits"] = True
-    if source.send is not None:
-        candidates["_source"] = source.send
-    # Candidates come in rounds (from 0, each as large as what came before) until the page of
-    # verified copies [from, from + size) is full, the candidates end, or 10,000 were read.
-    kept: list[dict[str, Any]] = []
-    fetched = 0
-    step = max(start + size, settings.collapse_expand_size)
-    fetched_all = False
-    out: dict[str, Any] = {}
-    answer_headers: Any = found.headers
-    while True:
-        candidates["from"] = fetched
-        candidates["size"] = min(step, _MAX_CANDIDATES - fetched)
-        (answer,) = await executor.run([SubSearch(index, dict(candidates), {}, primary=False)])
-        if not answer.ok or answer.body is None:
+    info: dict[str, Any] = {
+        "enabled": True,
+        "max_distance": ctl.max_distance,
+        "min_similarity": ctl.min_similarity,
+        "of": {"_index": index, "_id": doc_id},
+        "representative": False,
+    }
+    rep = next((w for w in search.page if search.hits[w].get("_id") == doc_id), None)
+    entries: list[dict[str, Any]] = []
+    count = 0
+    if rep is not None:
+        info.update(of={"_index": search.hits[rep].get("_index"), "_id": doc_id})
+        info["representative"] = True
+        entries, count = search.members(rep)
+    elif not any(h.get("_id") == doc_id for h in search.hits):
+        await _exists(executor, index, doc_id)
+    listed = entries[start : start + size]
+    hits: list[dict[str, Any]] = []
+    took = search.took
+    answer_headers: Any = search.first.headers
+    if listed:
+        keys = [(str(e["_index"]), str(e["_id"])) for e in listed]
+        fetch = SubSearch(
+            target, _members_fetch(body, user_query(search.body), keys), search.header, True
+        )
+        if source.send is not None:
+            fetch.body["_source"] = source.send
+        (fetched,) = await executor.run([fetch])
+        if not fetched.ok or fetched.body is None:
             return Response(
-                answer.raw, answer.status, headers=forwarded_response_headers(answer.headers)
+                fetched.raw, fetched.status, headers=forwarded_response_headers(fetched.headers)
             )
-        hits = answer.body.get("hits", {}).get("hits", [])
-        fetched += len(hits)
-        kept += _verified(hits, me, t, ctl.explain, settings.collapse_min_tokens, source)
-        total = total_of(answer.body)[0]
-        fetched_all = total is not None and total <= fetched
-        if not out:
-            out, answer_headers = answer.body, answer.headers
-        if fetched_all or len(kept) >= start + size or fetched >= _MAX_CANDIDATES or not hits:
-            break
-        step = fetched
-    out["hits"]["hits"] = kept[start : start + size]
-    out["hits"]["total"] = {"value": len(kept), "relation": "eq" if fetched_all else "gte"}
-    info["candidates"] = fetched
+        took += int(fetched.body.get("took", 0))
+        answer_headers = fetched.headers
+        by_key = {key(h): h for h in fetched.body.get("hits", {}).get("hits", [])}
+        for k, entry in zip(keys, listed, strict=True):
+            hit = by_key.get(k)
+            if hit is None:  # deleted since the search
+                search.degraded.append("a member could not be fetched")
+                continue
+            source.strip(hit)
+            hit["_collapse"] = {n: v for n, v in entry.items() if n not in _HIT_KEYS}
+            hits.append(hit)
+    lower_bound = search.probe_truncated or bool(search.degraded)
+    scores = [h["_score"] for h in hits if isinstance(h.get("_score"), (int, float))]
+    first = search.first.body
+    out: dict[str, Any] = {
+        "took": took,
+        "timed_out": bool(first.get("timed_out", False)),
+        "_shards": first.get("_shards", {}),
+        "hits": {
+            "total": {"value": count, "relation": "gte" if lower_bound else "eq"},
+            "max_score": max(scores) if scores else None,
+            "hits": hits,
+        },
+    }
+    info["window"] = len(search.hits)
+    info["candidates"] = len(search.hits) + search.probed
     info["took_ms"] = round((time.perf_counter() - started) * 1000, 3)
-    info["degraded"] = False
+    info["degraded"] = bool(search.degraded)
+    if search.degraded:
+        info["reason"] = "; ".join(sorted(set(search.degraded)))
     out["collapse"] = info
     return _answer(200, out, answer_headers, filter_path)
+
+
+async def _exists(executor: Executor, index: str, doc_id: str) -> None:
+    """NotFound unless the document exists (any error of the lookup is passed on as such)."""
+    lookup = SubSearch(index, {"query": {"ids": {"values": [doc_id]}}, "size": 0})
+    (found,) = await executor.run([lookup])
+    total = total_of(found.body)[0] if found.ok and found.body is not None else None
+    if total == 0:
+        raise NotFound(f"document [{doc_id}] not found in [{index}]", index=index, id=doc_id)
