@@ -17,7 +17,17 @@ from collapse import middleware
 from collapse.coalesce import Coalescer
 from collapse.errors import BadRequest, ProxyError
 from collapse.index_fields import IndexFields
-from collapse.routes import admin, documents, expander, health, lookup, page, search, write
+from collapse.routes import (
+    admin,
+    cursors,
+    documents,
+    expander,
+    health,
+    lookup,
+    page,
+    search,
+    write,
+)
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
 
@@ -68,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Searches first: routes are tried in order, and they are what the proxy serves most (no
     # other route's path ends in /_search: an index named "static" is searched, not served).
     app.include_router(search.router)
+    app.include_router(cursors.router)  # /_search/scroll: before any /{index}/... route
     app.include_router(health.router)
     app.include_router(page.router)  # the search page at / (before documents' root route)
 

@@ -1,7 +1,9 @@
 """The proxy's error tree, answered in Elasticsearch's own error shape.
 
     ProxyError                      {"error": {"type", "reason", ...}, "status": N}
-    ├── BadRequest          400     malformed JSON, invalid collapse_* parameter
+    ├── BadRequest          400     invalid collapse_* parameter, damaged collapse cursor
+    │   └── Malformed       400     invalid for Elasticsearch too: the route forwards the
+    │                               request as it came and answers Elasticsearch's own error
     ├── Unauthorized        401     write endpoint without an API key
     ├── Forbidden           403     endpoint outside the allowlist, or a wrong API key
     ├── NotFound            404     the expander's document does not exist
@@ -46,6 +48,11 @@ class ProxyError(Exception):
 class BadRequest(ProxyError):
     status_code = 400
     error_type = "illegal_argument_exception"
+
+
+class Malformed(BadRequest):
+    """A request Elasticsearch would refuse too (unparsable body, negative ``from``...): routes
+    that can forward it do, so that the client gets Elasticsearch's own status and body."""
 
 
 class Forbidden(ProxyError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from collapse.errors import BadRequest
+from collapse.errors import Malformed
 
 try:  # pragma: no cover - which branch runs depends on the environment
     import orjson
@@ -38,15 +38,15 @@ def _numpy_default(value: Any) -> Any:
 
 
 def parse_body(data: bytes) -> dict[str, Any]:
-    """A search body, or ``{}`` when empty; BadRequest (400) when it is not a JSON object."""
+    """A search body, or ``{}`` when empty; Malformed (400) when it is not a JSON object."""
     if not data.strip():
         return {}
     try:
         body = loads(data)
     except _DECODE_ERRORS as exc:
-        raise BadRequest(f"request body is not valid JSON: {exc}") from exc
+        raise Malformed(f"request body is not valid JSON: {exc}") from exc
     if not isinstance(body, dict):
-        raise BadRequest("request body must be a JSON object")
+        raise Malformed("request body must be a JSON object")
     return body
 
 

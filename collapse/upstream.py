@@ -49,13 +49,16 @@ READ_ONLY_POST_ENDPOINTS = frozenset(
 
 
 def is_idempotent_read(method: str, path: str) -> bool:
-    """True when sending the request twice cannot change anything in Elasticsearch."""
+    """True when sending the request twice cannot change anything in Elasticsearch (a scroll's
+    next page can: the first request may have moved the scroll on)."""
     method = method.upper()
+    segments = path.split("?", 1)[0].strip("/").split("/")
+    if segments[:2] == ["_search", "scroll"]:
+        return False
     if method in ("GET", "HEAD"):
         return True
     if method != "POST":
         return False
-    segments = path.split("?", 1)[0].strip("/").split("/")
     return any(segment in READ_ONLY_POST_ENDPOINTS for segment in segments[-2:])
 
 

@@ -104,6 +104,9 @@ def test_a_second_node_takes_over_when_the_first_refuses(es_url: str) -> None:
         ("POST", "/_bulk", False),
         ("DELETE", "/idx", False),
         ("POST", "/idx/_update_by_query", False),
+        ("POST", "/_search/scroll", False),
+        ("GET", "/_search/scroll/abc", False),
+        ("POST", "/idx/_mget", True),
     ],
 )
 def test_only_idempotent_reads_are_retried(method: str, path: str, safe: bool) -> None:

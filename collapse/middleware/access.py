@@ -3,8 +3,10 @@
 By default the proxy exposes only what a search frontend needs:
 
     GET|POST      /_search  /{index}/_search      GET|POST  /_msearch  /{index}/_msearch
-    GET|POST      /_count   /{index}/_count
+    GET|POST      /_count   /{index}/_count             GET|POST  /_mget  /{index}/_mget
     GET|HEAD      /{index}/_doc/{id}  /{index}/_source/{id}
+    GET|POST|DELETE  /_search/scroll  /_search/scroll/{id}
+    POST          /{index}/_pit                   DELETE    /_pit
     GET|POST      /{index}/_collapse/{id}         (the expander)
     GET|HEAD      /  /static/...  /favicon.ico    (the web page)
     GET|HEAD      /health  /ready  /metrics  /openapi.json  /docs
@@ -14,7 +16,7 @@ enrichment) need the configured key in ``X-API-Key``, compared in constant time:
 a wrong key → 403, no key configured → 403 (writes disabled). The key is never forwarded.
 
 Everything else (deleting indices, ``_cluster/settings``, ``_update_by_query``, ``_scripts``,
-``_snapshot``, ``_security``, scroll, ...) answers 403, unless ``admin_passthrough`` is set: then
+``_snapshot``, ``_security``, ...) answers 403, unless ``admin_passthrough`` is set: then
 such requests pass on to ``routes.admin``, which forwards them unchanged.
 """
 
@@ -46,6 +48,10 @@ READ_ROUTES = _routes(
     (rf"(?:/{_INDEX})?/_search", _READ),
     (rf"(?:/{_INDEX})?/_msearch", _READ),
     (rf"(?:/{_INDEX})?/_count", _READ),
+    (rf"(?:/{_INDEX})?/_mget", _READ),
+    (rf"/_search/scroll(?:/{_ID})?", _READ | {"DELETE"}),
+    (rf"/{_INDEX}/_pit", frozenset({"POST"})),
+    (r"/_pit", frozenset({"DELETE"})),
     (rf"/{_INDEX}/_doc/{_ID}", _GET),
     (rf"/{_INDEX}/_source/{_ID}", _GET),
     (rf"/{_INDEX}/_collapse/{_ID}", _READ),
@@ -129,7 +135,8 @@ class AccessControlMiddleware:
         if kind == "other":
             error = Forbidden(
                 f"{method} {path} is not exposed by the collapsing proxy "
-                "(allowlist: search, msearch, count, get document, the expander, the page, "
+                "(allowlist: search, msearch, count, get documents, scroll, point in time, the "
+                "expander, the page, "
                 "health and metrics; set ADMIN_PASSTHROUGH=true to forward everything)"
             )
             await error.response()(scope, receive, send)

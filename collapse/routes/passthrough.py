@@ -20,14 +20,30 @@ def elasticsearch_params(request: Request) -> list[tuple[str, str]]:
     ]
 
 
-async def forward(request: Request, path: str) -> Response:
-    """Send the request to Elasticsearch as it came and answer with what Elasticsearch sent."""
+def raw_path(request: Request) -> str:
+    """The request's path as the client encoded it: an index expression in date math
+    (``%3Clogs-%7Bnow%2FM%7D%3E``) reaches Elasticsearch with its ``/`` still encoded."""
+    raw = request.scope.get("raw_path")
+    if not raw:
+        return str(request.url.path)
+    return bytes(raw).decode("latin-1").split("?", 1)[0]
+
+
+async def forward(
+    request: Request,
+    path: str,
+    *,
+    params: list[tuple[str, str]] | None = None,
+    content: bytes | None = None,
+) -> Response:
+    """Send the request to Elasticsearch as it came and answer with what Elasticsearch sent
+    (``params`` and ``content``, when given, replace the query string and the body)."""
     upstream: Upstream = request.app.state.upstream
     answer = await upstream.request(
         request.method,
         path,
-        params=elasticsearch_params(request),
-        content=await request.body(),
+        params=elasticsearch_params(request) if params is None else params,
+        content=await request.body() if content is None else content,
         headers=forwarded_request_headers(request.headers),
     )
     return Response(
