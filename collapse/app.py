@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from collapse import logging as json_logging
 from collapse import middleware
 from collapse.coalesce import Coalescer
+from collapse.enrich import ModelCache
 from collapse.errors import BadRequest, ProxyError
 from collapse.index_fields import IndexFields
 from collapse.routes import (
@@ -30,6 +31,7 @@ from collapse.routes import (
 )
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
+from indexer.fingerprints import FingerprintParams
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -40,6 +42,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.upstream = Upstream(settings)
         app.state.index_fields = IndexFields(app.state.upstream, settings.write_model_cache_seconds)
+        app.state.models = ModelCache(
+            app.state.upstream,
+            FingerprintParams().version,
+            settings.write_model_store,
+            settings.write_model_cache_seconds,
+        )
         inflight = settings.collapse_coalesce
         app.state.coalescer = Coalescer(max_inflight=inflight) if inflight else None
         # Start-up objects (modules, routes, models) leave the cyclic collector's reach: its

@@ -45,6 +45,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from collapse import jsonio
+from collapse.credentials import Refused, is_refusal
 from collapse.errors import BadRequest, UpstreamUnavailable
 from collapse.upstream import Upstream
 from indexer.boilerplate import HostModel, fingerprint_excluding
@@ -397,8 +398,11 @@ class ModelCache:
         self.max_entries = max_entries
         self._entries: dict[tuple[str, str], tuple[float, HostModel | None]] = {}
 
-    async def get(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], HostModel]:
-        """The models of the (index, host) pairs that have one."""
+    async def get(
+        self, keys: Iterable[tuple[str, str]], headers: Mapping[str, str] | None = None
+    ) -> dict[tuple[str, str], HostModel]:
+        """The models of the (index, host) pairs that have one; misses are read with
+        ``headers`` (the client's credentials, ``collapse.credentials``)."""
         now = time.monotonic()
         out: dict[tuple[str, str], HostModel] = {}
         missing: list[tuple[str, str]] = []
@@ -409,7 +413,7 @@ class ModelCache:
             elif entry[1] is not None:
                 out[key] = entry[1]
         if missing:
-            loaded = await self._load(missing)
+            loaded = await self._load(missing, headers or {})
             if len(self._entries) + len(missing) > self.max_entries:
                 self._entries.clear()
             for key in missing:
@@ -419,16 +423,20 @@ class ModelCache:
                     out[key] = model
         return out
 
-    async def _load(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], HostModel]:
+    async def _load(
+        self, keys: Sequence[tuple[str, str]], headers: Mapping[str, str]
+    ) -> dict[tuple[str, str], HostModel]:
         by_id = {model_id(index, self.version, host): (index, host) for index, host in keys}
         answer = await self.upstream.request(
             "POST",
             f"/{self.store}/_mget",
             content=jsonio.dumps({"ids": sorted(by_id)}),
-            headers={"content-type": "application/json"},
+            headers={**headers, "content-type": "application/json"},
         )
         if answer.status_code == 404:
             return {}
+        if is_refusal(answer):
+            raise Refused(answer)
         if answer.status_code >= 300:
             raise UpstreamUnavailable(
                 f"could not read the boilerplate models from {self.store!r} "

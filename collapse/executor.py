@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from collapse import jsonio
+from collapse.credentials import CREDENTIAL_HEADERS
 from collapse.upstream import Upstream, forwarded_request_headers
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ HEADER_PARAMS = frozenset(
     }
 )
 #: Request headers passed on with the proxy's own (internal) searches.
-INTERNAL_HEADERS = frozenset({"authorization", "x-opaque-id", "traceparent"})
+INTERNAL_HEADERS = CREDENTIAL_HEADERS | frozenset({"x-opaque-id", "traceparent"})
 
 
 @dataclass

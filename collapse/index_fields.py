@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from urllib.parse import quote
 
 from collapse import jsonio
+from collapse.credentials import Refused, is_refusal
 from collapse.errors import BadRequest, UpstreamUnavailable
 from collapse.upstream import Upstream
 from indexer.documents import DEFAULT_TEXT_FIELDS, TextFields
@@ -57,6 +58,8 @@ class IndexFields:
         )
         if answer.status_code == 404:
             return DEFAULT_TEXT_FIELDS  # created by this write, with the defaults
+        if is_refusal(answer):
+            raise Refused(answer)
         if answer.status_code >= 300:
             raise UpstreamUnavailable(
                 f"could not read the text fields of {index!r} "

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from indexer.grouping import DEFAULT_THRESHOLDS
+
 
 class Settings(BaseSettings):
     """What the proxy needs to know; immutable once the app starts."""
@@ -70,13 +72,21 @@ class Settings(BaseSettings):
         True, description="Collapse unless a request says collapse=false."
     )
     collapse_max_distance: int = Field(
-        24, ge=0, le=64, description="Largest SimHash Hamming distance of near-duplicates."
+        DEFAULT_THRESHOLDS.max_distance,
+        ge=0,
+        le=64,
+        description="Largest SimHash Hamming distance of near-duplicates.",
     )
     collapse_min_similarity: float = Field(
-        0.45, ge=0.0, le=1.0, description="Smallest MinHash similarity of near-duplicates."
+        DEFAULT_THRESHOLDS.min_similarity,
+        ge=0.0,
+        le=1.0,
+        description="Smallest MinHash similarity of near-duplicates.",
     )
     collapse_min_tokens: int = Field(
-        10, ge=0, description="Documents with fewer words of content group by exact key only."
+        DEFAULT_THRESHOLDS.min_tokens,
+        ge=0,
+        description="Documents with fewer words of content group by exact key only.",
     )
     collapse_window_factor: int = Field(
         3, ge=1, le=100, description="Window of ranked hits fetched: factor x (from + size)."

@@ -24,19 +24,19 @@ stored nor sent: one client serves every user of the proxy.
 from __future__ import annotations
 
 import asyncio
-import base64
 import functools
 import itertools
 import random
 import time
 from collections.abc import Mapping
 from typing import Any, cast
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 import httpx
 from httpx_aiohttp import AiohttpTransport
 
+from collapse.credentials import CREDENTIAL_HEADERS, node_authorization
 from collapse.errors import BadRequest, UpstreamTimeout, UpstreamUnavailable
 from collapse.logging import current_request_id
 from collapse.metrics import UPSTREAM_LATENCY, UPSTREAM_REQUESTS, UPSTREAM_RETRIES, endpoint_of
@@ -72,8 +72,8 @@ def display_url(url: str) -> str:
 
 
 #: Request headers passed on to Elasticsearch; everything else (cookies, hop-by-hop) stays here.
-FORWARDED_REQUEST_HEADERS = frozenset(
-    {"accept", "content-type", "authorization", "x-opaque-id", "traceparent", "user-agent"}
+FORWARDED_REQUEST_HEADERS = CREDENTIAL_HEADERS | frozenset(
+    {"accept", "content-type", "x-opaque-id", "traceparent", "user-agent"}
 )
 #: Response headers passed back to the client.
 FORWARDED_RESPONSE_HEADERS = frozenset(
@@ -130,15 +130,6 @@ def _never_sent(exc: httpx.ConnectTimeout) -> bool:
     )
 
 
-def _basic_auth(url: str) -> str | None:
-    """The ``Authorization`` header for the user and password of a node URL, if it has any."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return None
-    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
-    return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
-
-
 def _session_factory(limits: httpx.Limits) -> Any:
     """The aiohttp session under the httpx client (made inside the running event loop)."""
 
@@ -161,8 +152,8 @@ class Upstream:
 
     def __init__(self, settings: Settings) -> None:
         self.nodes = list(settings.es_url)
-        #: Credentials of a node URL travel as its Authorization header, never in the URL.
-        self._node_auth = {node: _basic_auth(node) for node in self.nodes}
+        #: Credentials of a node URL replace the client's (``collapse.credentials``).
+        self._node_auth = {node: node_authorization(node) for node in self.nodes}
         self._node_base = {node: display_url(node) for node in self.nodes}
         self.retries = settings.es_retries
         self.retry_backoff = settings.es_retry_backoff

@@ -39,6 +39,7 @@ from indexer.fingerprints.minhash import similarity
 from indexer.fingerprints.numbers import agree
 
 __all__ = [
+    "DEFAULT_THRESHOLDS",
     "SHORT_SHARE",
     "Grouping",
     "Prints",
@@ -81,6 +82,11 @@ class Thresholds:
         s = self.min_similarity
         short = s * SHORT_SHARE if self.short_similarity is None else self.short_similarity
         return s - (s - short) * word_share(tokens)
+
+
+#: The thresholds the proxy collapses with and lookups verify with, unless configured otherwise
+#: (how they were chosen: docs/quality.md).
+DEFAULT_THRESHOLDS = Thresholds(max_distance=24, min_similarity=0.45, min_tokens=10)
 
 
 @dataclass(frozen=True)

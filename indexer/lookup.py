@@ -1,32 +1,43 @@
-""" "Content seen?": the stored near-duplicates of a text, found through the probe keys.
+""" "Content seen?": the stored near-duplicates of a text, one code path for the CLI and the proxy.
 
-The candidates are the documents sharing a MinHash band (``collapse_fp.band``) or the exact
-key with the text (``collapse.probe.candidates_query``: terms lookups, no scan), verified by the
-proxy's own rule (``indexer.grouping.verify``). Like the proxy's probe, the band lookup is
-approximate: a copy of MinHash similarity J is a candidate with probability 1 − (1 − J⁴)¹⁶
-(0.98 at J = 0.7); an equal exact key always is. The SimHash blocks are looked up too, for
-stored documents indexed before bands (every copy within 7 bits shares one of eight blocks):
-they are indexed only in indices created before the blocks were left unindexed; in the
-others the block fields are not mapped, so those terms match nothing there, without error.
+``indexer lookup`` (sync client) and ``POST /{index}/_collapse/lookup`` (the proxy's async
+upstream) do the same steps, all here and free of I/O: the text and host of a document
+(:func:`text_and_host`); the text's fingerprint as ingestion stores it, with the host's
+boilerplate model left out (:func:`lookup_record`, the model read from the store by each
+caller); the candidates' search (:func:`search_body`); their verification by the grouping rule
+at one set of defaults (:data:`indexer.grouping.DEFAULT_THRESHOLDS`; :func:`matches`).
 
-Pure request/response functions, so the CLI (sync client) and the proxy route (its async
-upstream) share them.
+Candidates share a MinHash band (``collapse_fp.band``) or the exact key with the text
+(:func:`indexer.candidates.candidates_query`: terms lookups, no scan). Like the proxy's probe,
+the band lookup is approximate: a copy of MinHash similarity J is a candidate with probability
+1 − (1 − J⁴)¹⁶; an equal exact key always is.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
 
+from indexer.boilerplate import HostModel, fingerprint_excluding
 from indexer.candidates import candidates_query
+from indexer.documents import TextFields, document_text, host_of
 from indexer.fingerprints import FingerprintRecord
 from indexer.fingerprints.minhash import value_dtype
-from indexer.grouping import Prints, Thresholds, verify
+from indexer.grouping import DEFAULT_THRESHOLDS, Prints, Thresholds, verify
 from indexer.hits import FINGERPRINT_FIELD, block_terms, decode, key_code, probe_keys
+from indexer.prepare import PrepareConfig
 
-__all__ = ["LookupMatch", "LookupResult", "matches", "search_body"]
+__all__ = [
+    "LookupMatch",
+    "LookupResult",
+    "lookup_record",
+    "matches",
+    "search_body",
+    "text_and_host",
+]
 
 
 class LookupMatch(BaseModel):
@@ -51,6 +62,24 @@ class LookupResult(BaseModel):
     matches: list[LookupMatch]
 
 
+def text_and_host(doc: Mapping[str, Any], fields: TextFields) -> tuple[str, str | None]:
+    """A document's text (the fields its index records) and the host of its ``url``, whose
+    boilerplate model applies (raises ``DocumentError`` when it has no text)."""
+    return document_text(doc, fields), host_of(doc.get("url"))
+
+
+def lookup_record(
+    text: str, model: HostModel | None, config: PrepareConfig | None = None
+) -> FingerprintRecord:
+    """The text's fingerprint as ingestion stores it: the host's boilerplate (``model``, None
+    without a host or a stored model) left out, with ingestion's parameters."""
+    config = config or PrepareConfig()
+    arrays, _ = fingerprint_excluding(
+        [text], config.params, [model], config.max_removed, config.min_remaining
+    )
+    return arrays.record(0)
+
+
 def search_body(record: FingerprintRecord, size: int = 100) -> dict[str, Any]:
     """The ``_search`` body fetching the candidates of ``record`` (block terms + exact key)."""
     # Bands and blocks both: the stored documents may predate bands (indexed without them).
@@ -63,7 +92,9 @@ def search_body(record: FingerprintRecord, size: int = 100) -> dict[str, Any]:
     }
 
 
-def matches(record: FingerprintRecord, hits: list[dict[str, Any]], t: Thresholds) -> LookupResult:
+def matches(
+    record: FingerprintRecord, hits: list[dict[str, Any]], t: Thresholds = DEFAULT_THRESHOLDS
+) -> LookupResult:
     """Verify candidate hits against ``record`` with the grouping rule; closest first."""
     query = Prints(
         np.array([record.simhash], dtype=np.uint64),

@@ -22,6 +22,7 @@ from fastapi import APIRouter, Request, Response
 from prometheus_client import Counter
 
 from collapse import jsonio
+from collapse.credentials import client_credentials
 from collapse.enrich import (
     CONCURRENCY_KEYS,
     BulkItem,
@@ -45,7 +46,6 @@ from collapse.filter_path import FilterPath
 from collapse.filter_path import take as take_filter_path
 from collapse.index_fields import IndexFields
 from collapse.routes.passthrough import elasticsearch_params, forward
-from collapse.settings import Settings
 from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
 
 #: Attempts of an update whose document changed between its read and its write (the last one
@@ -75,20 +75,6 @@ async def _with_fields(request: Request, rules: EnrichRules, indices: set[str]) 
     cache: IndexFields = request.app.state.index_fields
     fields = await cache.get(indices, _internal_headers(request))
     return rules.model_copy(update={"fields": {**rules.fields, **fields}})
-
-
-def _models(request: Request, rules: EnrichRules) -> ModelCache:
-    cache = getattr(request.app.state, "write_models", None)
-    if cache is None:
-        settings: Settings = request.app.state.settings
-        cache = ModelCache(
-            request.app.state.upstream,
-            rules.params.version,
-            settings.write_model_store,
-            settings.write_model_cache_seconds,
-        )
-        request.app.state.write_models = cache
-    return cache
 
 
 async def _stored_sources(
@@ -124,7 +110,8 @@ async def _stored_sources(
 
 async def _fingerprint(request: Request, found: list[Target], rules: EnrichRules) -> Outcome:
     """Load the needed boilerplate models (cached, batched), then fingerprint in a thread."""
-    models = await _models(request, rules).get(hosts_needed(found))
+    cache: ModelCache = request.app.state.models
+    models = await cache.get(hosts_needed(found), _internal_headers(request))
     return await asyncio.to_thread(enrich, found, models, rules)
 
 
@@ -160,9 +147,8 @@ async def _send(
 
 
 def _internal_headers(request: Request) -> dict[str, str]:
-    return {
-        k: v for k, v in request.headers.items() if k.lower() in ("authorization", "traceparent")
-    }
+    trace = {k: v for k, v in request.headers.items() if k.lower() == "traceparent"}
+    return {**client_credentials(request.headers), **trace}
 
 
 async def _items_enriched(

@@ -23,7 +23,7 @@
   const pageLabel = $("page-label");
 
   const state = { q: "", index: "demo", page: 0, all: false };
-  let lastQuery = null; // the query body of the results on screen, reused by the expander
+  let lastSearch = null; // the search body of the results on screen, reused by the expander
   let searchSeq = 0; // answers to superseded searches are dropped
 
   // ------------------------------------------------------------------ requests
@@ -193,8 +193,9 @@
     list.replaceChildren(el("li", { class: "loading", text: "Loading similar results\u2026" }));
     try {
       const path = `/${encodeURIComponent(hit._index)}/_collapse/${encodeURIComponent(hit._id)}`;
-      const body = { query: lastQuery, size: 100, _source: SOURCE, highlight: highlight() };
-      const data = await callProxy(path, body);
+      // The search's own body (query, from, size): the expander runs that search again and
+      // lists what it folded behind this result; the query string pages the members.
+      const data = await callProxy(path, lastSearch, new URLSearchParams({ size: "100" }));
       const members = (data && data.hits && data.hits.hits) || [];
       list.replaceChildren(...members.map(renderMember));
       if (!members.length) list.append(el("li", { text: "No similar results any more." }));
@@ -315,7 +316,7 @@
     try {
       const data = await callProxy(`/${encodeURIComponent(state.index)}/_search`, body, params);
       if (seq !== searchSeq) return;
-      lastQuery = query;
+      lastSearch = body;
       const hits = (data.hits && data.hits.hits) || [];
       results.setAttribute("start", String(from + 1));
       results.replaceChildren(...hits.map((hit, i) => renderHit(hit, from + i)));

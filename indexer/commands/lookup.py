@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from indexer.boilerplate import fingerprint_excluding
 from indexer.boilerplate_store import load_models
 from indexer.commands.common import client, es_url_option
-from indexer.documents import DocumentError, document_text, host_of
-from indexer.fingerprints import FingerprintParams
-from indexer.grouping import Thresholds
-from indexer.lookup import matches, search_body
+from indexer.documents import DocumentError
+from indexer.grouping import DEFAULT_THRESHOLDS
+from indexer.lookup import lookup_record, matches, search_body, text_and_host
 from indexer.mapping import FieldsConflict, text_fields_for
+from indexer.prepare import PrepareConfig
 
 
 @click.command("lookup")
@@ -29,8 +29,20 @@ from indexer.mapping import FieldsConflict, text_fields_for
     help="A JSON document (its text: the fields the index records, default title and "
     "body/text; its url).",
 )
-@click.option("--max-distance", type=click.IntRange(0, 64), default=18, show_default=True)
-@click.option("--min-similarity", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option(
+    "--max-distance",
+    type=click.IntRange(0, 64),
+    default=DEFAULT_THRESHOLDS.max_distance,
+    show_default=True,
+    help="Largest SimHash Hamming distance (the proxy's default).",
+)
+@click.option(
+    "--min-similarity",
+    type=click.FloatRange(0, 1),
+    default=DEFAULT_THRESHOLDS.min_similarity,
+    show_default=True,
+    help="Smallest MinHash similarity (the proxy's default).",
+)
 @click.option(
     "--size",
     type=click.IntRange(1, 10_000),
@@ -50,7 +62,6 @@ def lookup_command(
 ) -> None:
     """Print (JSON) the stored near-duplicates of a text or document, with Hamming distance and
     MinHash similarity; exit 0 whether or not any was found."""
-    url = None
     doc = None
     if doc_path is not None:
         raw = sys.stdin.read() if str(doc_path) == "-" else doc_path.read_text(encoding="utf-8")
@@ -60,28 +71,25 @@ def lookup_command(
             raise click.UsageError(f"--doc: {exc}") from exc
         if not isinstance(doc, dict):
             raise click.UsageError("--doc: expected a JSON object")
-        url = doc.get("url")
     elif text is None:
         text = sys.stdin.read()
     if doc is None and (not text or not text.strip()):
         raise click.UsageError("no text to look up")
     es = client(es_url)
     try:
+        host = None
         if doc is not None:
             try:
-                text = document_text(doc, text_fields_for(es, index))
+                text, host = text_and_host(doc, text_fields_for(es, index))
             except (DocumentError, FieldsConflict) as exc:
                 raise click.UsageError(f"--doc: {exc}") from exc
         assert text is not None
-        params = FingerprintParams()
-        host = host_of(url)
-        model = load_models(es, index, params.version, [host]).get(host) if host else None
-        arrays, _ = fingerprint_excluding([text], params, [model])
-        record = arrays.record(0)
+        config = PrepareConfig()
+        model = load_models(es, index, config.params.version, [host]).get(host) if host else None
+        record = lookup_record(text, model, config)
         hits = es.search(index=index, **search_body(record, size)).body["hits"]["hits"]
     finally:
         es.close()
-    result = matches(
-        record, hits, Thresholds(max_distance=max_distance, min_similarity=min_similarity)
-    )
+    t = replace(DEFAULT_THRESHOLDS, max_distance=max_distance, min_similarity=min_similarity)
+    result = matches(record, hits, t)
     click.echo(result.model_dump_json(indent=2))
