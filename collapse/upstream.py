@@ -75,9 +75,16 @@ def display_url(url: str) -> str:
 FORWARDED_REQUEST_HEADERS = CREDENTIAL_HEADERS | frozenset(
     {"accept", "content-type", "x-opaque-id", "traceparent", "user-agent"}
 )
-#: Response headers passed back to the client.
+#: Response headers passed back to the client (``WWW-Authenticate``: how to log in, with a 401).
 FORWARDED_RESPONSE_HEADERS = frozenset(
-    {"content-type", "x-elastic-product", "warning", "x-opaque-id", "content-encoding"}
+    {
+        "content-type",
+        "x-elastic-product",
+        "warning",
+        "x-opaque-id",
+        "content-encoding",
+        "www-authenticate",
+    }
 )
 
 

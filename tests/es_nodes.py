@@ -8,12 +8,16 @@ environment, since it would make the script use that cluster instead of starting
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import os
 import shutil
 import subprocess
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -30,6 +34,46 @@ def fresh_state_dir() -> Path:
     return path
 
 
+class FileRealm:
+    """Users and roles of a node with security on, as file-realm files in ``folder``
+    (``roles.yml``, ``users``, ``users_roles``; the minimal distribution has no native realm).
+
+    ``admin`` (a superuser) is what the start script's health checks log in as.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        roles: dict[str, dict[str, Any]],
+        users: dict[str, tuple[str, list[str]]],
+        admin: tuple[str, str] = ("neardup-admin", "admin-password-0123"),
+    ) -> None:
+        self.folder = folder
+        self.admin = admin
+        users = {**users, admin[0]: (admin[1], ["superuser"])}
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "roles.yml").write_text(json.dumps(roles))  # JSON is YAML
+        (folder / "users").write_text(
+            "".join(f"{name}:{_sha1_hash(password)}\n" for name, (password, _) in users.items())
+        )
+        by_role: dict[str, list[str]] = {}
+        for name, (_, user_roles) in users.items():
+            for role in user_roles:
+                by_role.setdefault(role, []).append(name)
+        (folder / "users_roles").write_text(
+            "".join(f"{role}:{','.join(names)}\n" for role, names in by_role.items())
+        )
+        for path in folder.iterdir():
+            path.chmod(0o644)
+        folder.chmod(0o755)
+
+
+def _sha1_hash(password: str) -> str:
+    """A password hash the file realm reads (``{SHA}`` + base64 of SHA-1): no bcrypt needed."""
+    digest = hashlib.sha1(password.encode("utf-8")).digest()
+    return "{SHA}" + base64.b64encode(digest).decode("ascii")
+
+
 class LocalNode:
     """One node started and stopped with ``scripts/elasticsearch`` on loopback ports."""
 
@@ -44,9 +88,11 @@ class LocalNode:
         seed_hosts: str | None = None,
         initial_masters: str | None = None,
         heap: str = "384m",
+        realm: FileRealm | None = None,
     ) -> None:
         self.port = http_port
         self.url = f"http://127.0.0.1:{http_port}"
+        self.auth = realm.admin if realm is not None else None
         self.env = {k: v for k, v in os.environ.items() if k != "ES_URL"}
         self.env.update(
             ES_PORT=str(http_port),
@@ -57,6 +103,9 @@ class LocalNode:
             ES_NODE_NAME=node_name or f"node-{http_port}",
             ES_START_TIMEOUT="240",
         )
+        if realm is not None:
+            self.env["ES_SECURITY_FILES"] = str(realm.folder)
+            self.env["ES_AUTH"] = ":".join(realm.admin)
         if seed_hosts:
             self.env["ES_SEED_HOSTS"] = seed_hosts
             self.env["ES_INITIAL_MASTERS"] = initial_masters or ""
@@ -81,7 +130,8 @@ class LocalNode:
 
     def answers(self) -> bool:
         try:
-            return httpx.get(f"{self.url}/_cluster/health", timeout=2).status_code == 200
+            answer = httpx.get(f"{self.url}/_cluster/health", auth=self.auth, timeout=2)
+            return answer.status_code == 200
         except httpx.HTTPError:
             return False
 
