@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from collapse.source import FINGERPRINT_FIELD, SOURCE_PARAMS
+from collapse.source import SOURCE_PARAMS
+from indexer.hits import FINGERPRINT_FIELD
 
 
 def _patterns(value: Any) -> list[str]:

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import quote
 
 from collapse import jsonio
 from collapse.credentials import CREDENTIAL_HEADERS
@@ -36,6 +37,14 @@ HEADER_PARAMS = frozenset(
 )
 #: Request headers passed on with the proxy's own (internal) searches.
 INTERNAL_HEADERS = CREDENTIAL_HEADERS | frozenset({"x-opaque-id", "traceparent"})
+
+
+def index_path(index: str | None, endpoint: str) -> str:
+    """``/{index}/{endpoint}`` with the index expression percent-encoded: date math
+    (``<logs-{now/M}>``) keeps its ``/`` inside the segment."""
+    if not index:
+        return f"/{endpoint}"
+    return f"/{quote(index, safe=',*:+')}/{endpoint}"
 
 
 @dataclass
@@ -211,7 +220,7 @@ class Executor:
         return results
 
     async def search(self, sub: SubSearch) -> SubResult:
-        path = f"/{sub.index}/_search" if sub.index else "/_search"
+        path = index_path(sub.index, "_search")
         if sub.primary:
             params, headers = self.query, dict(self.user_headers)
             headers.setdefault("content-type", "application/json")

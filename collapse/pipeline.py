@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from collapse import metrics, paging, probe, slim
-from collapse.errors import BadRequest
+from collapse import metrics, paging, probe, result_window, slim
+from collapse.errors import Malformed
 from collapse.executor import HEADER_PARAMS, Executor, SubResult, SubSearch
 from collapse.params import CollapseParams
 from collapse.settings import Settings
@@ -94,7 +94,7 @@ def _int(value: object, name: str) -> int:
     try:
         return int(str(value))
     except ValueError as exc:
-        raise BadRequest(f"Failed to parse int parameter [{name}] with value [{value}]") from exc
+        raise Malformed(f"Failed to parse int parameter [{name}] with value [{value}]") from exc
 
 
 @dataclass
@@ -131,7 +131,7 @@ class CollapsedSearch:
         self.start = _int(query.pop("from", body.pop("from", 0)), "from")
         self.size = _int(query.pop("size", body.pop("size", 10)), "size")
         if self.start < 0 or self.size < 0:
-            raise BadRequest("[from] and [size] must be non-negative")
+            raise Malformed("[from] and [size] must be non-negative")  # ES's own error
         self.source: SourcePlan = plan(body, query)
         self.prior_keys: list[DocKey] = []
         if isinstance(body.get("search_after"), list):
@@ -139,14 +139,10 @@ class CollapsedSearch:
         self.body = body
         #: A point in time replaces the index: internal searches must carry it too.
         self.pit = body.get("pit") if isinstance(body.get("pit"), dict) else None
-        self.target = paging.window_size(
-            self.start,
-            self.size,
-            factor=settings.collapse_window_factor,
-            min_window=settings.collapse_min_window,
-            max_window=settings.collapse_max_window,
-            override=ctl.window,
-        )
+        #: ``index.max_result_window`` when known (``collapse.result_window``): no fetch beyond.
+        self.es_limit = None if self.pit is not None else result_window.limit_of(index)
+        self._redo = False  # round 1 is sent again, sized within a limit just learnt
+        self._size_window()
         self.first: SubResult | None = None
         self.failed: SubResult | None = None
         self.hits: list[Hit] = []
@@ -177,6 +173,41 @@ class CollapsedSearch:
 
     # -- round 1 and refills: the window -------------------------------------------------
 
+    def _size_window(self) -> None:
+        limit = self.settings.collapse_max_window
+        self.max_window = limit if self.es_limit is None else min(limit, self.es_limit)
+        self.target = paging.window_size(
+            self.start,
+            self.size,
+            factor=self.settings.collapse_window_factor,
+            min_window=self.settings.collapse_min_window,
+            max_window=self.max_window,
+            override=self.ctl.window,
+        )
+
+    def _cap(self, size: int) -> int:
+        """A fetch size within the index's result window."""
+        return size if self.es_limit is None else min(size, self.es_limit)
+
+    def _window_refused(self, result: SubResult) -> bool:
+        """Whether Elasticsearch refused a fetch for a result window larger than the index
+        allows and that limit is news: every later fetch is then sized within it."""
+        if result.ok:
+            return False
+        limit = result_window.learn(self.index, result, remember=self.pit is None)
+        if limit is None or (self.es_limit is not None and limit >= self.es_limit):
+            return False
+        self.es_limit = limit
+        self._size_window()
+        return True
+
+    def _check_search(self) -> SubSearch:
+        """The request's own ``from + size`` beyond the proxy's window: a search that fetches
+        nothing, for Elasticsearch's refusal when that is beyond the index's result window."""
+        body = {k: v for k, v in self.body.items() if k not in _FIRST_ONLY}
+        body.update({"from": self.start + self.size, "size": 0, "track_total_hits": False})
+        return SubSearch(self.index, body, self.header, True)
+
     def _window_body(self) -> dict[str, Any]:
         body = dict(self.body)
         if self.source.send is not None:
@@ -205,7 +236,10 @@ class CollapsedSearch:
             out = [("prior", self._prior_search())] if self.prior_keys else []
             out.append(("window", SubSearch(self.index, self._window_body(), self.header, True)))
             if self.ctl.total:
+                self.total_again = False
                 out.append(("total", self._total_search()))
+            if self.start + self.size > self.max_window and "search_after" not in self.body:
+                out.append(("check", self._check_search()))
             return out
         out = []
         if self.total_again:  # its doc-value read was refused: once more, in full
@@ -231,14 +265,14 @@ class CollapsedSearch:
         should = [q for q in probe.exclude_seen(keys)]
         body = {
             "query": {"bool": {"should": should, "minimum_should_match": 1}},
-            "size": max(len(keys), 1),
+            "size": self._cap(max(len(keys), 1)),
             "_source": [FINGERPRINT_FIELD],
         }
         return self._internal(body)
 
     def _total_search(self) -> SubSearch:
         body: dict[str, Any] = {
-            "size": self.settings.collapse_total_limit,
+            "size": self._cap(self.settings.collapse_total_limit),
             "_source": _TOTAL_SOURCE,
             "track_total_hits": True,
         }
@@ -266,7 +300,14 @@ class CollapsedSearch:
 
     def accept(self, kind: str, result: SubResult) -> None:
         """Take one answer of :meth:`requests`."""
+        if kind == "check":
+            if not result.ok:
+                self.failed = result  # Elasticsearch's refusal of the request's own from + size
+            return
         if kind == "prior":
+            if self._window_refused(result):
+                self._redo = True  # the window of this round is ignored: round 1 again
+                return
             if result.ok and result.body:
                 found = {key(h): h for h in result.body.get("hits", {}).get("hits", [])}
                 self.prior_hits = [found[k] for k in self.prior_keys if k in found]
@@ -274,6 +315,13 @@ class CollapsedSearch:
                 self.degraded.append("cursor lookup failed")
             return
         if kind == "total":
+            if result_window.learn(self.index, result, remember=False) is not None:
+                if self._window_refused(result) and self.fetches:
+                    self.total_again = True  # sent again, within the limit
+                elif not self.fetches:
+                    return  # round 1 is sent again
+                self.total_result = result
+                return
             if self.total_read == "doc_values":
                 if not self._read_doc_values("total", [result], identified=False):
                     self.total_again = True  # requests() sends it again in full
@@ -288,6 +336,10 @@ class CollapsedSearch:
                 return
         elif self.fetches:
             metrics.HIT_READS.labels("refill", "full").inc()
+        if self.first is None and (self._redo or self._window_refused(result)):
+            self._redo = False  # round 1 again, every fetch within the limit just learnt
+            self.degraded.clear()
+            return
         self.fetches += 1
         if not result.ok or result.body is None:
             if self.first is None:
@@ -347,14 +399,14 @@ class CollapsedSearch:
             return False
         if self.fetches > self.settings.collapse_refills:
             return False
-        if len(self.hits) >= self.settings.collapse_max_window:
+        if len(self.hits) >= self.max_window:
             return False
         total, _ = total_of(self.first.body) if self.first and self.first.body else (None, False)
         if total is not None and len(self.hits) >= total:
             return False
         self._last_step = min(
             refill_step(len(self.hits), groups, self.start + self.size),
-            self.settings.collapse_max_window - len(self.hits),
+            self.max_window - len(self.hits),
         )
         return self._last_step > 0
 
@@ -418,7 +470,8 @@ class CollapsedSearch:
         if not any(terms) and not any(keys):
             return []
         seen = self.prior_keys + [key(h) for h in self.hits]
-        body = probe.probe_body(self.body, terms, keys, seen, self.settings.collapse_probe_size)
+        size = self._cap(self.settings.collapse_probe_size)
+        body = probe.probe_body(self.body, terms, keys, seen, size)
         self.probe_read = "full"
         if self.settings.collapse_doc_values and not slim.refused(self.index):
             body = slim.probe_body(body)

@@ -28,6 +28,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from collapse.errors import ProxyError
+from collapse.middleware.access import routing_path
 from collapse.routes.search import collapsed_msearch, collapsed_search
 from collapse.upstream import FORWARDED_REQUEST_HEADERS, FORWARDED_RESPONSE_HEADERS, Upstream
 
@@ -56,7 +57,8 @@ class SearchLaneMiddleware:
         if scope["type"] != "http" or scope["method"] not in ("GET", "POST"):
             await self.app(scope, receive, send)
             return
-        match = _SEARCH_PATH.fullmatch(scope["path"])
+        # An index in date math (``<logs-{now/M}>``) comes with its ``/`` encoded: one segment.
+        match = _SEARCH_PATH.fullmatch(routing_path(scope))
         upstream: Upstream | None = getattr(scope["app"].state, "upstream", None)
         if match is None or upstream is None:
             await self.app(scope, receive, send)
@@ -71,7 +73,8 @@ class SearchLaneMiddleware:
         if off or any(k == "scroll" for k, _ in query):  # a scroll is never collapsed
             await self._forward(scope, receive, send, upstream, query)
         else:
-            await self._collapse(scope, receive, send, match["index"], match["endpoint"])
+            index = match["index"].replace("%2F", "/") if match["index"] else None
+            await self._collapse(scope, receive, send, index, match["endpoint"])
 
     async def _collapse(
         self, scope: Scope, receive: Receive, send: Send, index: str | None, endpoint: str
@@ -109,9 +112,10 @@ class SearchLaneMiddleware:
             if name.decode("latin-1") in FORWARDED_REQUEST_HEADERS
         }
         try:
+            raw_path = scope.get("raw_path") or scope["path"].encode("latin-1")
             answer = await upstream.request(
                 scope["method"],
-                scope["path"],
+                bytes(raw_path).decode("latin-1").split("?", 1)[0],
                 params=_forwarded(query),
                 content=b"".join(chunks),
                 headers=headers,

@@ -7,8 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from collapse import jsonio
-from collapse.errors import BadRequest
-from collapse.executor import Executor
+from collapse.errors import Malformed
+from collapse.executor import Executor, SubResult, index_path
 from collapse.filter_path import FilterPath
 from collapse.filter_path import parse as parse_filter_path
 from collapse.filter_path import take as take_filter_path
@@ -50,17 +50,20 @@ def _answer(
 
 async def collapsed_search(request: Request, index: str | None) -> Response:
     """One search, collapsed (see ``collapse.pipeline``)."""
-    path = f"/{index}/_search" if index else "/_search"
+    path = index_path(index, "_search")
     ctl = _controls(request)
     if ctl is None:
         return await forward(request, path)
     settings: Settings = request.app.state.settings
     upstream: Upstream = request.app.state.upstream
-    body = jsonio.parse_body(await request.body())
     query = dict(elasticsearch_params(request))
     # Applied to the answer by the proxy: passed on, it would strip the fingerprints.
     filter_path = parse_filter_path(query.pop("filter_path", None))
-    search = CollapsedSearch(settings, ctl, index, body, query)
+    try:
+        body = jsonio.parse_body(await request.body())
+        search = CollapsedSearch(settings, ctl, index, body, query)
+    except Malformed:  # Elasticsearch refuses it too: its own status and error body
+        return await forward(request, path)
     executor = Executor(
         upstream,
         request.headers,
@@ -72,6 +75,8 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
     status, out, failed = search.render()
     if failed is not None or out is None:
         assert failed is not None
+        if failed.status == 400:  # refused: Elasticsearch's error for the request as sent
+            return await forward(request, path)
         return Response(
             content=failed.raw,
             status_code=failed.status,
@@ -93,26 +98,29 @@ async def search_index(index: str, request: Request) -> Response:
 
 async def collapsed_msearch(request: Request, index: str | None) -> Response:
     """Every search of an ``_msearch`` collapsed, all of them in lockstep (one probe round)."""
-    path = f"/{index}/_msearch" if index else "/_msearch"
+    path = index_path(index, "_msearch")
     ctl = _controls(request)
     if ctl is None:
         return await forward(request, path)
     settings: Settings = request.app.state.settings
     upstream: Upstream = request.app.state.upstream
-    lines = jsonio.parse_ndjson(await request.body())
-    if len(lines) % 2:
-        raise BadRequest("_msearch body must hold a header line and a body line per search")
-    searches = []
-    for header, body in zip(lines[0::2], lines[1::2], strict=True):
-        header = dict(header)
-        target = header.pop("index", index)
-        if isinstance(target, list):
-            target = ",".join(target)
-        searches.append(CollapsedSearch(settings, ctl, target, body, {}, header))
+    try:
+        searches = _msearches(settings, ctl, index, await request.body())
+    except Malformed:  # Elasticsearch refuses it too: its own status and error body
+        return await forward(request, path)
     params = elasticsearch_params(request)
     filter_path, params = take_filter_path(params)
     executor = Executor(upstream, request.headers, params, batch=True)
     await run(searches, executor, settings.collapse_time_budget_ms)
+    refused = _refused_whole(searches)
+    if refused is not None and refused.status == 400:  # Elasticsearch refused the _msearch:
+        return await forward(request, path)  # its error for the request as sent
+    if refused is not None:
+        return Response(
+            content=refused.raw,
+            status_code=refused.status,
+            headers=forwarded_response_headers(refused.headers),
+        )
     responses = []
     took = 0
     for search in searches:
@@ -132,6 +140,33 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
     if first is not None:
         headers = forwarded_response_headers(first.headers) if first.headers else headers
     return _answer(200, {"took": took, "responses": responses}, headers, filter_path)
+
+
+def _msearches(
+    settings: Settings, ctl: CollapseParams, index: str | None, raw: bytes
+) -> list[CollapsedSearch]:
+    """The searches of an ``_msearch`` body (Malformed when Elasticsearch would refuse it)."""
+    lines = jsonio.parse_ndjson(raw)
+    if len(lines) % 2:
+        raise Malformed("_msearch body must hold a header line and a body line per search")
+    searches = []
+    for header, body in zip(lines[0::2], lines[1::2], strict=True):
+        header = dict(header)
+        target = header.pop("index", index)
+        if isinstance(target, list):
+            target = ",".join(target)
+        searches.append(CollapsedSearch(settings, ctl, target, body, {}, header))
+    return searches
+
+
+def _refused_whole(searches: list[CollapsedSearch]) -> SubResult | None:
+    """Elasticsearch's answer when it refused the user's ``_msearch`` as a whole (an item's
+    failure has no bytes of its own; the whole request's has)."""
+    for search in searches:
+        failed = search.failed
+        if failed is not None and failed.raw and failed.status >= 400:
+            return failed
+    return None
 
 
 @router.api_route("/_msearch", methods=["GET", "POST"], summary="Multi-search, each collapsed")
