@@ -123,7 +123,7 @@ class Settings(BaseSettings):
         200, ge=0, le=10_000, description="Earlier representatives a search_after cursor carries."
     )
     collapse_expand_size: int = Field(
-        100, ge=1, le=10_000, description="Candidates the expander fetches by default."
+        100, ge=1, le=10_000, description="Members the expander lists per page by default."
     )
 
     @field_validator("collapse_log_level", mode="before")
