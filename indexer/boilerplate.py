@@ -26,7 +26,8 @@ content; common wording on a host with few pages), so it is guarded:
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -35,10 +36,12 @@ from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerpri
 from indexer.fingerprints.compute import document_features, tokenise
 from indexer.fingerprints.features import (
     NO_WORDS,
+    PHI,
     SAMPLE,
     WEIGHT,
     Segments,
     content_units,
+    fmix64,
     shingle_hashes,
 )
 from indexer.fingerprints.minhash import sketch_segments
@@ -50,10 +53,12 @@ __all__ = [
     "Features",
     "HostModel",
     "Learner",
+    "PageSets",
     "doc_shingle_sets",
     "features",
     "fingerprint_excluding",
     "fingerprint_features",
+    "line_heads",
     "shingle_sets",
 ]
 
@@ -81,9 +86,10 @@ class HostModel:
     pages: int
     simhash_hashes: np.ndarray  # sorted uint64
     minhash_hashes: np.ndarray  # sorted uint64
+    slot_heads: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
 
     def __len__(self) -> int:
-        return len(self.simhash_hashes)
+        return len(self.simhash_hashes) + len(self.slot_heads)
 
 
 @dataclass
@@ -106,6 +112,7 @@ class Features:
     numbers: np.ndarray  # (n, CELLS) uint32 (indexer.fingerprints.numbers)
     tokens: np.ndarray  # (4, total tokens) uint64: SimHash hash, MinHash hash, weight, sample
     lengths: np.ndarray  # tokens per text
+    starts: np.ndarray  # (total tokens,) bool: the token starts a line
 
     def __len__(self) -> int:
         return len(self.scounts)
@@ -122,20 +129,21 @@ class Features:
             self.numbers[keep],
             self.tokens[:, np.repeat(keep, self.lengths)],
             self.lengths[keep],
+            self.starts[np.repeat(keep, self.lengths)],
         )
 
 
 def features(texts: Sequence[str], p: FingerprintParams) -> Features:
     """The :class:`Features` of ``texts``."""
     names = (p.hash, "minhash", WEIGHT, SAMPLE)
-    (sim_tok, min_tok, weights, sample), lengths, keys = tokenise(texts, names)
+    (sim_tok, min_tok, weights, sample), lengths, keys, starts = tokenise(texts, names)
     seg = Segments(lengths)
     sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
     units = content_units(weights, lengths)
     tokens = np.stack([sim_tok, min_tok, weights, sample]).astype(np.uint64, copy=False)
     return Features(
-        sh, scounts, mh, mcounts, keys, units, number_sketches(texts), tokens, seg.lengths
+        sh, scounts, mh, mcounts, keys, units, number_sketches(texts), tokens, seg.lengths, starts
     )
 
 
@@ -160,40 +168,100 @@ def _unique_per_doc(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
     return _split(hs[keep], np.bincount(ds[keep], minlength=n))
 
 
-def shingle_sets(f: Features) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per document of ``f``: unique SimHash-family and MinHash-family shingle hashes."""
-    return list(
-        zip(_unique_per_doc(f.sh, f.scounts), _unique_per_doc(f.mh, f.mcounts), strict=True)
-    )
+#: A line needs this many tokens for its first two to be a slot's head (a label and a value).
+SLOT_MIN_TOKENS = 3
+#: A head repeated on more than this share of the pages it is on is wording, not a slot.
+SLOT_MAX_REPEATED = 0.2
+#: Longer lines (words of content) are never a slot's: a slot is a label and a short value.
+SLOT_MAX_WORDS = 48
+#: Documents with this much content of their own (words) keep their slot lines' shingles.
+SLOT_WHOLE_WORDS = 2 * NO_WORDS
 
 
-def doc_shingle_sets(
-    texts: Sequence[str], params: FingerprintParams
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per text: unique SimHash-family and MinHash-family shingle hashes (learning input)."""
+class PageSets(NamedTuple):
+    """What pages teach their host's model: per page its unique shingle hashes (both
+    families), the unique heads of its lines and the heads it has more than once
+    (concatenated over the pages for several)."""
+
+    sim: np.ndarray
+    mins: np.ndarray
+    heads: np.ndarray
+    repeated: np.ndarray
+
+    @staticmethod
+    def concat(parts: Sequence[PageSets]) -> PageSets:
+        return PageSets(*(np.concatenate([p[i] for p in parts]) for i in range(4)))
+
+
+def line_heads(f: Features) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every line of at least ``SLOT_MIN_TOKENS`` tokens and at most ``SLOT_MAX_WORDS`` words:
+    its document, the hash of its first two tokens (its *head*), its first token's position
+    and its token count."""
+    first = np.flatnonzero(f.starts)
+    size = np.diff(np.append(first, len(f.starts)))
+    words = content_units(f.tokens[2], size)
+    ok = (size >= SLOT_MIN_TOKENS) & (words <= SLOT_MAX_WORDS)
+    first, size = first[ok], size[ok]
+    tok = f.tokens[0]
+    heads = fmix64(tok[first] * PHI + tok[first + 1])
+    doc = np.searchsorted(np.cumsum(f.lengths), first, side="right")
+    return doc, heads, first, size
+
+
+def _heads_per_doc(f: Features) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per document: its unique line heads, and those it has more than once."""
+    n = len(f)
+    doc, heads, _, _ = line_heads(f)
+    order = np.lexsort((heads, doc))
+    d, h = doc[order], heads[order]
+    new = np.ones(len(h), dtype=bool)
+    new[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
+    unique = _split(h[new], np.bincount(d[new], minlength=n))
+    rd, rh = d[~new], h[~new]  # sorted too: a head's second, third, ... entries on a page
+    once = np.ones(len(rh), dtype=bool)
+    once[1:] = (rh[1:] != rh[:-1]) | (rd[1:] != rd[:-1])
+    repeated = _split(rh[once], np.bincount(rd[once], minlength=n))
+    return unique, repeated
+
+
+def shingle_sets(f: Features) -> list[PageSets]:
+    """Per document of ``f``: what it teaches its host's model (:class:`PageSets`)."""
+    heads, repeated = _heads_per_doc(f)
+    return [
+        PageSets(s, m, h, r)
+        for (s, m), h, r in zip(
+            zip(_unique_per_doc(f.sh, f.scounts), _unique_per_doc(f.mh, f.mcounts), strict=True),
+            heads,
+            repeated,
+            strict=True,
+        )
+    ]
+
+
+def doc_shingle_sets(texts: Sequence[str], params: FingerprintParams) -> list[PageSets]:
+    """Per text: what it teaches its host's model (learning input)."""
     if not texts:
         return []
     return shingle_sets(features(texts, params))
 
 
 class Learner:
-    """Accumulates per-host page counts and shingle document frequencies, then builds models."""
+    """Accumulates per-host page counts and shingle and line-head document frequencies, then
+    builds models."""
 
     def __init__(self, config: BoilerplateConfig) -> None:
         self.config = config
         self._pages: dict[str, int] = {}
-        self._sim: dict[str, list[np.ndarray]] = {}
-        self._min: dict[str, list[np.ndarray]] = {}
+        self._sets: dict[str, list[PageSets]] = {}
 
-    def add(self, host: str, sim_unique: np.ndarray, min_unique: np.ndarray) -> None:
-        """Record one page of ``host`` (its unique shingle hashes)."""
-        self.add_many(host, 1, sim_unique, min_unique)
+    def add(self, host: str, sets: PageSets) -> None:
+        """Record one page of ``host``."""
+        self.add_many(host, 1, sets)
 
-    def add_many(self, host: str, pages: int, sims: np.ndarray, mins: np.ndarray) -> None:
-        """Record ``pages`` pages of ``host``: their unique shingle hashes, concatenated."""
+    def add_many(self, host: str, pages: int, sets: PageSets) -> None:
+        """Record ``pages`` pages of ``host`` (their :class:`PageSets`, concatenated)."""
         self._pages[host] = self._pages.get(host, 0) + pages
-        self._sim.setdefault(host, []).append(sims)
-        self._min.setdefault(host, []).append(mins)
+        self._sets.setdefault(host, []).append(sets)
 
     def pages(self, host: str) -> int:
         return self._pages.get(host, 0)
@@ -202,11 +270,14 @@ class Learner:
         """Every host seen."""
         return set(self._pages)
 
+    def _need(self, pages: int) -> int:
+        return max(self.config.min_docs, int(np.floor(self.config.min_share * pages)) + 1)
+
     def _frequent(self, arrays: list[np.ndarray], pages: int) -> np.ndarray:
         if not arrays:
             return np.zeros(0, dtype=np.uint64)
         values, df = np.unique(np.concatenate(arrays), return_counts=True)
-        need = max(self.config.min_docs, int(np.floor(self.config.min_share * pages)) + 1)
+        need = self._need(pages)
         frequent = values[df >= need]
         if len(frequent) > self.config.max_hashes:
             frequent = frequent[np.argsort(-df[df >= need], kind="stable")][
@@ -215,16 +286,35 @@ class Learner:
             frequent.sort()
         return frequent.astype(np.uint64)
 
+    def _slots(self, sets: list[PageSets], pages: int) -> np.ndarray:
+        """Heads of lines on more than ``min_share`` of the pages, mostly once a page."""
+        heads = self._frequent([p.heads for p in sets], pages)
+        if not len(heads):
+            return heads
+        values, df = np.unique(np.concatenate([p.heads for p in sets]), return_counts=True)
+        repeated = np.concatenate([p.repeated for p in sets])
+        rep_values, rep_df = np.unique(repeated, return_counts=True)
+        at = np.searchsorted(values, heads)
+        rep = np.zeros(len(heads), dtype=np.int64)
+        found = np.searchsorted(rep_values, heads)
+        hit = found < len(rep_values)
+        hit[hit] = rep_values[found[hit]] == heads[hit]
+        rep[hit] = rep_df[found[hit]]
+        return heads[rep <= SLOT_MAX_REPEATED * df[at]]
+
     def models(self) -> dict[str, HostModel]:
         """A model per host with at least ``min_pages`` pages and some furniture."""
         out: dict[str, HostModel] = {}
         for host, pages in self._pages.items():
             if pages < self.config.min_pages:
                 continue
-            sim = self._frequent(self._sim[host], pages)
-            if len(sim) == 0:
+            sets = self._sets[host]
+            sim = self._frequent([p.sim for p in sets], pages)
+            slots = self._slots(sets, pages)
+            if len(sim) == 0 and len(slots) == 0:
                 continue
-            out[host] = HostModel(host, pages, sim, self._frequent(self._min[host], pages))
+            mins = self._frequent([p.mins for p in sets], pages)
+            out[host] = HostModel(host, pages, sim, mins, slots)
         return out
 
 
@@ -327,16 +417,23 @@ def fingerprint_features(
     furniture_m = np.zeros(len(f.mh), dtype=bool)
     sdoc = np.repeat(np.arange(n), f.scounts)
     mdoc = np.repeat(np.arange(n), f.mcounts)
+    lines = line_heads(f) if any(len(m.slot_heads) for m, _ in by_model.values()) else None
+    slotted = np.zeros(len(tdoc), dtype=bool)  # tokens of template slots' lines
     for model, docs in by_model.values():
         mine = np.zeros(n, dtype=bool)
         mine[docs] = True
         gone = _furniture(f, model, mine, params.shingle, tdoc)
+        if lines is not None and len(model.slot_heads):
+            slots = _slot_lines(model, mine, lines, len(tdoc))
+            gone |= slots
         cut = np.bincount(tdoc[gone], minlength=n)
         with np.errstate(divide="ignore", invalid="ignore"):
             share = cut / lengths
         kept = content_units(np.where(gone, 0, weights), lengths)
         apply = mine & (cut > 0) & (share <= max_removed) & (kept >= min_remaining)
         keep &= ~(gone & apply[tdoc])
+        if lines is not None and len(model.slot_heads):
+            slotted |= slots & apply[tdoc]
         removed[apply] = share[apply]
         applied |= apply
         at = np.flatnonzero(apply[sdoc])
@@ -356,6 +453,12 @@ def fingerprint_features(
     if whole.any():
         own_s = whole[sdoc] & ~furniture_s
         own_m = whole[mdoc] & ~furniture_m
+        # a shorter text's slot lines are a large part of it: their shingles go too
+        sparse = whole & (units < SLOT_WHOLE_WORDS)
+        if sparse.any() and slotted.any():
+            cut_slots = slotted & sparse[tdoc]
+            own_s &= ~_touching(cut_slots, f.scounts, lengths, params.shingle)
+            own_m &= ~_touching(cut_slots, f.mcounts, lengths, params.minhash_shingle)
         sh, scounts = _choose(
             sh, scounts, f.sh[own_s], np.bincount(sdoc[own_s], minlength=n), whole
         )
@@ -372,6 +475,35 @@ def fingerprint_features(
         present=np.ones(n, dtype=bool),
     )
     return arrays, removed
+
+
+def _slot_lines(
+    model: HostModel,
+    mine: np.ndarray,
+    lines: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    total: int,
+) -> np.ndarray:
+    """(total tokens,) bool: the tokens of the lines of documents ``mine`` whose head is one
+    of the model's template slots."""
+    doc, heads, first, size = lines
+    at = np.flatnonzero(mine[doc])
+    at = at[_member(heads[at], model.slot_heads)]
+    edges = np.bincount(first[at], minlength=total + 1)
+    edges -= np.bincount(first[at] + size[at], minlength=total + 1)
+    return np.cumsum(edges[:total]) > 0
+
+
+def _touching(tokens: np.ndarray, counts: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
+    """Per shingle (``counts`` per document, ``k`` tokens each): whether it covers a token
+    where ``tokens`` is True."""
+    n = len(counts)
+    sdoc = np.repeat(np.arange(n), counts)
+    tstart = np.cumsum(lengths) - lengths
+    sstart = np.cumsum(counts) - counts
+    a = tstart[sdoc] + np.arange(len(sdoc)) - sstart[sdoc]
+    b = a + np.minimum(k, lengths[sdoc])
+    cs = np.concatenate(([0], np.cumsum(tokens)))
+    return (cs[b] - cs[a]) > 0
 
 
 def _choose(

@@ -1,8 +1,9 @@
 """Host boilerplate models persisted in Elasticsearch, so single-document writes use them too.
 
 One document per (target index, fingerprint version, host) in the index
-``collapse-boilerplate`` (configurable): the two hash sets as ES ``binary`` (sorted
-little-endian uint64, base64), never indexed; ``index``, ``host`` and ``version`` as keywords.
+``collapse-boilerplate`` (configurable): the two shingle hash sets and the template slots'
+line heads as ES ``binary`` (sorted little-endian uint64, base64), never indexed; ``index``,
+``host`` and ``version`` as keywords.
 """
 
 from __future__ import annotations
@@ -19,18 +20,17 @@ from indexer.boilerplate import HostModel
 __all__ = ["DEFAULT_STORE", "STORE_MAPPINGS", "load_models", "model_id", "save_models"]
 
 DEFAULT_STORE = "collapse-boilerplate"
-STORE_MAPPINGS = {
-    "dynamic": "strict",
-    "properties": {
-        "index": {"type": "keyword"},
-        "host": {"type": "keyword"},
-        "version": {"type": "keyword"},
-        "pages": {"type": "integer"},
-        "simhash_hashes": {"type": "binary"},
-        "minhash_hashes": {"type": "binary"},
-        "learned_at": {"type": "date"},
-    },
+_PROPERTIES: dict[str, dict[str, str]] = {
+    "index": {"type": "keyword"},
+    "host": {"type": "keyword"},
+    "version": {"type": "keyword"},
+    "pages": {"type": "integer"},
+    "simhash_hashes": {"type": "binary"},
+    "minhash_hashes": {"type": "binary"},
+    "slot_heads": {"type": "binary"},
+    "learned_at": {"type": "date"},
 }
+STORE_MAPPINGS = {"dynamic": "strict", "properties": _PROPERTIES}
 
 
 def model_id(index: str, version: str, host: str) -> str:
@@ -56,6 +56,8 @@ def save_models(
     """Store (replace) the models of ``index``; returns how many were written."""
     if not es.indices.exists(index=store).body:
         es.options(ignore_status=400).indices.create(index=store, mappings=STORE_MAPPINGS)
+    else:  # a store made before a field was added gains it (adding a field is always allowed)
+        es.indices.put_mapping(index=store, properties=_PROPERTIES)
     now = datetime.now(UTC).isoformat()
     actions = (
         {
@@ -68,6 +70,7 @@ def save_models(
                 "pages": m.pages,
                 "simhash_hashes": _pack(m.simhash_hashes),
                 "minhash_hashes": _pack(m.minhash_hashes),
+                "slot_heads": _pack(m.slot_heads),
                 "learned_at": now,
             },
         }
@@ -86,6 +89,7 @@ def from_source(source: Mapping[str, object]) -> HostModel:
         pages=int(source["pages"]),  # type: ignore[call-overload]
         simhash_hashes=_unpack(str(source["simhash_hashes"])),
         minhash_hashes=_unpack(str(source["minhash_hashes"])),
+        slot_heads=_unpack(str(source.get("slot_heads", ""))),
     )
 
 

@@ -26,11 +26,10 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from elasticsearch import Elasticsearch
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.boilerplate import BoilerplateConfig, HostModel, Learner, merge_models
+from indexer.boilerplate import BoilerplateConfig, HostModel, Learner, PageSets, merge_models
 from indexer.boilerplate_store import DEFAULT_STORE, load_models, save_models
 from indexer.bulk import BulkConfig, send_lines
 from indexer.checkpoint import Checkpoint, SeqWatermark
@@ -131,24 +130,17 @@ def _work_prepare(batch: RawBatch, ref: str | None = None) -> Prepared:
     return prepare_lines(batch.items(), _config, _models)
 
 
-def _work_sample(
-    batch: RawBatch, start: int, key: int
-) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
+def _work_sample(batch: RawBatch, start: int, key: int) -> list[tuple[str, int, PageSets]]:
     """Featurise a batch of the learning sample, keep it here (under ``key``) for
     :func:`_work_finish`, and return what it teaches the learner (per host, aggregated)."""
     assert _config is not None
     learn, featured = sample_batch(batch.items(), _config, start)
     if featured.out:
         _held[key] = featured
-    by_host: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
-    for host, sim, mh in learn:
-        sims, mhs = by_host.setdefault(host, ([], []))
-        sims.append(sim)
-        mhs.append(mh)
-    return [
-        (host, len(sims), np.concatenate(sims), np.concatenate(mhs))
-        for host, (sims, mhs) in by_host.items()
-    ]
+    by_host: dict[str, list[PageSets]] = {}
+    for host, sets in learn:
+        by_host.setdefault(host, []).append(sets)
+    return [(host, len(sets), PageSets.concat(sets)) for host, sets in by_host.items()]
 
 
 def _work_finish(key: int, ref: str | None = None) -> Prepared:
@@ -339,8 +331,8 @@ def _learn(
             yield worker, _work_sample, (batch, start, key)
 
     for learnt in pool.imap(tasks()):
-        for host, pages, sims, mhs in learnt:
-            learner.add_many(host, pages, sims, mhs)
+        for host, pages, sets in learnt:
+            learner.add_many(host, pages, sets)
     learned = learner.models()
     version = opts.prepare.params.version
     if learned:

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from indexer.boilerplate import (
     Features,
     HostModel,
+    PageSets,
     doc_shingle_sets,
     features,
     fingerprint_excluding,
@@ -355,7 +356,7 @@ class Featured:
 
 def sample_batch(
     items: Sequence[RawItem], config: PrepareConfig, start: int = 0
-) -> tuple[list[tuple[str, np.ndarray, np.ndarray]], Featured]:
+) -> tuple[list[tuple[str, PageSets]], Featured]:
     """One batch of the learning sample, parsed and tokenised once for both uses.
 
     Returns what :func:`learn_batch` returns (for every page with a host, also those before
@@ -365,11 +366,11 @@ def sample_batch(
     parsed = [parse(it, config.max_doc_bytes, config.text_fields) for it in items]
     good = [p for p in parsed if isinstance(p, Parsed)]
     feats = features([g.text for g in good], config.params) if good else None
-    learn: list[tuple[str, np.ndarray, np.ndarray]] = []
+    learn: list[tuple[str, PageSets]] = []
     if feats is not None:
-        for g, (s, m) in zip(good, shingle_sets(feats), strict=True):
+        for g, sets in zip(good, shingle_sets(feats), strict=True):
             if g.host:
-                learn.append((g.host, s, m))
+                learn.append((g.host, sets))
         if start > 0:  # keep the features of the documents still to index only
             keep = np.fromiter((g.seq >= start for g in good), dtype=bool, count=len(good))
             if not keep.all():
@@ -415,12 +416,10 @@ def finish_lines(
     return _lines(batch.out, batch.good, _finish(batch, config, models)[0])
 
 
-def learn_batch(
-    items: Sequence[RawItem], config: PrepareConfig
-) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """For the learning pass: (host, unique SimHash shingles, unique MinHash shingles) per page."""
+def learn_batch(items: Sequence[RawItem], config: PrepareConfig) -> list[tuple[str, PageSets]]:
+    """For the learning pass: (host, what the page teaches its model) per page."""
     outcomes = (parse(it, config.max_doc_bytes, config.text_fields) for it in items)
     parsed = [p for p in outcomes if isinstance(p, Parsed)]
     hosted = [p for p in parsed if p.host]
     sets = doc_shingle_sets([p.text for p in hosted], config.params)
-    return [(p.host, s, m) for p, (s, m) in zip(hosted, sets, strict=True)]  # type: ignore[misc]
+    return [(p.host, s) for p, s in zip(hosted, sets, strict=True)]  # type: ignore[misc]

@@ -13,7 +13,8 @@ spaces of every script). Then:
   does: each character with the next one of its run, a run of one character its unigram. A run
   is a maximal sequence of such characters with only separators between them (spaces and
   punctuation inside it are ignored, so adding or removing them changes nothing); a word
-  character of another script (Latin, a digit) ends it.
+  character of another script (Latin, a digit) or a line break ends it (lines are what the
+  per-host boilerplate model recognises, ``indexer.boilerplate``).
 
 Each token carries a **content weight** (:func:`token_weight`, in eighths of a word) so that a
 count of tokens means the same amount of text in every script (docs/fingerprints.md).
@@ -32,6 +33,7 @@ import numpy as np
 
 __all__ = [
     "DENSE_RANGES",
+    "LINE",
     "WEIGHT_UNIT",
     "jaccard",
     "normalize",
@@ -99,11 +101,18 @@ def _class_of(ch: str) -> str:
 
 _class = functools.lru_cache(maxsize=1 << 16)(_class_of)
 
-# ASCII fast path: lower-case letters, keep [0-9_a-z], every other byte becomes a space.
+# ASCII fast path: lower-case letters, keep [0-9_a-z] and line breaks, every other byte becomes
+# a space (a line break separates tokens too, and ends a dense run).
 _ASCII_WORDS = bytes(
-    (c | 0x20) if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95) else 32
+    (c | 0x20)
+    if 65 <= c <= 90
+    else c
+    if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c == 10)
+    else 32
     for c in range(256)
 )
+#: The token :func:`word_bytes` puts where a line breaks when asked (``lines=True``).
+LINE = b"\x01"
 _UTF8_WORDS = _ASCII_WORDS[:128] + bytes(range(128, 256))  # non-ASCII bytes kept as they are
 _ASCII_BYTES = bytes(range(128))
 _DENSE_CLASS = "".join(
@@ -184,8 +193,9 @@ def _dense_tokens(text: str) -> str:
     return flat[flat != 0].tobytes().decode("utf-32-le")
 
 
-def word_bytes(text: str) -> bytes:
-    """The tokens of :func:`tokenize` as UTF-8, separated by runs of spaces (``split()`` them).
+def word_bytes(text: str, lines: bool = False) -> bytes:
+    """The tokens of :func:`tokenize` as UTF-8, separated by runs of whitespace (``split()``
+    them); with ``lines``, each line break is the token :data:`LINE` between spaces instead.
 
     Every byte that is not part of a token is a space, so a byte never in any token (such as
     ``\\x00``) can be put between the outputs of several texts to tokenise them in one go.
@@ -195,7 +205,8 @@ def word_bytes(text: str) -> bytes:
     runs, if any, become their bigrams (one regex substitution).
     """
     if text.isascii():
-        return text.encode("ascii").translate(_ASCII_WORDS)
+        out = text.encode("ascii").translate(_ASCII_WORDS)
+        return out.replace(b"\n", _SPACED_LINE) if lines else out
     # lone surrogates become "?", a separator, as they would be in the text itself
     data = normalize(text).encode("utf-8", "replace")
     # UTF-8 is self-synchronising: replacing one character's bytes never touches another's.
@@ -207,11 +218,15 @@ def word_bytes(text: str) -> bytes:
             out = out.replace(ch.encode("utf-8"), b" ")
         elif kind == "d":
             dense = True
-    if not dense:
-        return out
-    if len(out) < _NUMPY_BYTES:
-        return _DENSE_RUN.sub(_bigrams, out.decode("utf-8")).encode("utf-8")
-    return _dense_tokens(out.decode("utf-8")).encode("utf-8")
+    if dense:
+        if len(out) < _NUMPY_BYTES:
+            out = _DENSE_RUN.sub(_bigrams, out.decode("utf-8")).encode("utf-8")
+        else:
+            out = _dense_tokens(out.decode("utf-8")).encode("utf-8")
+    return out.replace(b"\n", _SPACED_LINE) if lines else out
+
+
+_SPACED_LINE = b" " + LINE + b" "
 
 
 def _weight_of(token: bytes) -> int:

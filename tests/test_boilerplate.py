@@ -18,7 +18,7 @@ from indexer.boilerplate import (
     doc_shingle_sets,
     fingerprint_excluding,
 )
-from indexer.boilerplate_store import load_models
+from indexer.boilerplate_store import load_models, save_models
 from indexer.cli import main
 from indexer.fingerprints import FingerprintParams, fingerprint_arrays
 from indexer.grouping import Thresholds, verify
@@ -132,9 +132,9 @@ def test_guards_min_pages_max_removed_min_remaining() -> None:
     p = FingerprintParams()
     texts = [prose(1, 200) + " " + prose(i + 10, 30) for i in range(10)]
     learner = Learner(BoilerplateConfig(min_pages=20))
-    for host_text, (s, m) in zip(texts, doc_shingle_sets(texts, p), strict=True):
+    for host_text, sets in zip(texts, doc_shingle_sets(texts, p), strict=True):
         assert host_text
-        learner.add("few.example", s, m)
+        learner.add("few.example", sets)
     assert learner.models() == {}  # too few pages for a model
     learner.config = BoilerplateConfig(min_pages=5)
     model = learner.models()["few.example"]
@@ -160,3 +160,22 @@ def test_no_model_equals_plain_fingerprints() -> None:
     assert (arrays.simhash == plain.simhash).all()
     assert (arrays.minhash == plain.minhash).all()
     assert arrays.exact_keys == plain.exact_keys
+
+
+def test_a_stored_model_keeps_its_slot_heads(es: Elasticsearch, index_name: str) -> None:
+    """The template slots learnt by one run reach every later writer through the store."""
+    store = f"{index_name}-models"
+    model = HostModel(
+        "quotes.example",
+        40,
+        np.array([3, 9], np.uint64),
+        np.array([4], np.uint64),
+        np.array([7, 2**63 + 5], np.uint64),
+    )
+    try:
+        save_models(es, index_name, "v", [model], store)
+        got = load_models(es, index_name, "v", ["quotes.example"], store)["quotes.example"]
+        assert got.slot_heads.tolist() == [7, 2**63 + 5]
+        assert got.simhash_hashes.tolist() == [3, 9] and got.pages == 40
+    finally:
+        es.options(ignore_status=404).indices.delete(index=store)

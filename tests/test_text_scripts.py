@@ -41,7 +41,9 @@ def _reference(text: str) -> list[str]:
         elif letter:
             flush_run()
             word += ch
-        else:  # a separator ends a word, not a dense run
+        else:  # a separator ends a word, not a dense run (a line break ends both)
+            if ch == "\n":
+                flush_run()
             if word:
                 tokens.append(word)
                 word = ""
@@ -114,7 +116,7 @@ def test_every_script_gives_content_bearing_tokens(script: str, data: st.DataObj
 @settings(max_examples=100, deadline=None)
 @given(
     letters=st.lists(st.sampled_from(SCRIPTS["han"] + SCRIPTS["hiragana"]), min_size=1),
-    cuts=st.lists(st.tuples(st.integers(0, 400), st.sampled_from([" ", "、", "。 ", "\n", "，"]))),
+    cuts=st.lists(st.tuples(st.integers(0, 400), st.sampled_from([" ", "、", "。 ", "\t", "，"]))),
 )
 def test_spaces_and_punctuation_inside_dense_text_change_nothing(
     letters: list[str], cuts: list[tuple[int, str]]
@@ -124,6 +126,12 @@ def test_spaces_and_punctuation_inside_dense_text_change_nothing(
     for at, sep in cuts:
         spaced.insert(at % (len(spaced) + 1), sep)
     assert tokenize("".join(spaced)) == tokenize(text)
+
+
+def test_a_line_break_ends_a_dense_run() -> None:
+    """Lines are what a host's template slots are recognised by (indexer.boilerplate)."""
+    assert tokenize("相关页面\n你好") == ["相关", "关页", "页面", "你好"]
+    assert tokenize("相关页面 你好") == ["相关", "关页", "页面", "面你", "你好"]
 
 
 @settings(max_examples=100, deadline=None)

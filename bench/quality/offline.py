@@ -113,9 +113,9 @@ def fingerprints(docs: Sequence[dict], params, boilerplate: bool):
     cfg = BoilerplateConfig()
     hosts = [host_of(d.get("url")) for d in docs]
     learner = Learner(cfg)
-    for h, (s, m) in zip(hosts, doc_shingle_sets(texts, params), strict=True):
+    for h, sets in zip(hosts, doc_shingle_sets(texts, params), strict=True):
         if h:
-            learner.add(h, s, m)
+            learner.add(h, sets)
     models = learner.models()
     arrays, removed = fingerprint_excluding(
         texts,

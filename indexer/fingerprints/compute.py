@@ -30,7 +30,7 @@ from indexer.fingerprints.numbers import number_sketches
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord
 from indexer.fingerprints.simhash import simhash_segments
-from indexer.text import word_bytes
+from indexer.text import LINE, word_bytes
 
 __all__ = ["document_features", "fingerprint", "fingerprint_arrays", "fingerprint_batch"]
 
@@ -56,24 +56,28 @@ _SEP = b"\x00"  # never in a token (word_bytes turns it into a space): separates
 
 def tokenise(
     texts: Sequence[str], names: Sequence[str]
-) -> tuple[list[np.ndarray], np.ndarray, list[str]]:
+) -> tuple[list[np.ndarray], np.ndarray, list[str], np.ndarray]:
     """Tokenise texts in one go: per hash name the token hashes of all of them (concatenated;
-    ``features.WEIGHT``: content weights), each text's number of tokens, and each text's
-    exact key (sha256 of its space-joined tokens).
+    ``features.WEIGHT``: content weights), each text's number of tokens, each text's exact
+    key (sha256 of its space-joined tokens), and per token whether it starts a line.
 
     One ``split`` and one ``join`` for the batch instead of one of each per text.
     """
     if not texts:
-        return [np.zeros(0, dtype=np.uint64) for _ in names], np.zeros(0, dtype=np.int64), []
+        empty = np.zeros(0, dtype=np.uint64)
+        return [empty for _ in names], np.zeros(0, dtype=np.int64), [], np.zeros(0, dtype=bool)
     if _arrow is not None and len(texts) >= _ARROW_MIN_TEXTS:
-        return _tokenise_arrow([word_bytes(t) for t in texts], names)
-    tokens = b" \x00 ".join([word_bytes(t) for t in texts]).split()
-    hashes, lengths = separated_token_hashes(tokens, _SEP, names)
-    # the joined tokens of each text, between separators (strip: the spaces around them)
-    keys = [
-        hashlib.sha256(piece.strip(b" ")).hexdigest() for piece in b" ".join(tokens).split(_SEP)
-    ]
-    return hashes, lengths, keys
+        return _tokenise_arrow([word_bytes(t, lines=True) for t in texts], names)
+    tokens = b" \x00 ".join([word_bytes(t, lines=True) for t in texts]).split()
+    hashes, lengths, starts = separated_token_hashes(tokens, _SEP, names, LINE)
+    # the joined tokens of each text, between separators, without the line tokens
+    joined = b" ".join(tokens).replace(_SPACED_LINE, b"")
+    keys = [hashlib.sha256(piece.strip(_STRIP)).hexdigest() for piece in joined.split(_SEP)]
+    return hashes, lengths, keys, starts
+
+
+_SPACED_LINE = b" " + LINE  # every line token but a batch's very first follows a space
+_STRIP = b" " + LINE
 
 
 _arrow: tuple[Any, Any] | None = None  # (pyarrow, pyarrow.compute) once enabled
@@ -100,25 +104,36 @@ def enable_arrow() -> bool:
 
 def _tokenise_arrow(
     words: list[bytes], names: Sequence[str]
-) -> tuple[list[np.ndarray], np.ndarray, list[str]]:
+) -> tuple[list[np.ndarray], np.ndarray, list[str], np.ndarray]:
     """:func:`tokenise` of ``word_bytes`` outputs, with pyarrow (see :func:`enable_arrow`)."""
     assert _arrow is not None
     pa, pc = _arrow
     parts = pc.split_pattern(pa.array(words, type=pa.binary()), b" ")
     pieces = parts.flatten()
-    keep = pc.greater(pc.binary_length(pieces), 0)
+    nonempty = pc.greater(pc.binary_length(pieces), 0)
+    marks = pc.equal(pieces, LINE)
+    keep = pc.and_(nonempty, pc.invert(marks))
+    kept = keep.to_numpy(zero_copy_only=False)
     tokens = pieces.filter(keep)
-    # tokens per text: the kept pieces between the text's offsets
-    before = np.concatenate(([0], np.cumsum(keep.to_numpy(zero_copy_only=False))))
+    # a kept token starts a line when no kept token precedes it since the last line token or
+    # the start of its text
     offsets = np.asarray(parts.offsets)
-    lengths = (before[offsets[1:]] - before[offsets[:-1]]).astype(np.int64)
+    n = len(kept)
+    reset = marks.to_numpy(zero_copy_only=False).copy()
+    reset[offsets[:-1][offsets[:-1] < n]] = True
+    idx = np.arange(n)
+    since = np.maximum.accumulate(np.where(reset, idx, 0))
+    prior = np.concatenate(([0], np.cumsum(kept)))  # kept tokens before each position
+    starts = (prior[idx] == prior[since])[kept]
+    # tokens per text: the kept pieces between the text's offsets
+    lengths = (prior[offsets[1:]] - prior[offsets[:-1]]).astype(np.int64)
     bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
     joined = pc.binary_join(pa.LargeListArray.from_arrays(pa.array(bounds), tokens), b" ")
     keys = [hashlib.sha256(j).hexdigest() for j in joined.to_pylist()]
     coded = tokens.dictionary_encode()
     ids = distinct_token_ids(coded.dictionary.to_pylist())
     at = coded.indices.to_numpy(zero_copy_only=False)
-    return [table[ids][at] for table in token_tables(names)], lengths, keys
+    return [table[ids][at] for table in token_tables(names)], lengths, keys, starts
 
 
 def document_features(
@@ -154,7 +169,7 @@ def fingerprint_arrays(
     token_count = np.zeros(n, dtype=np.int64)
     for a, b in _chunks(texts):
         names = (params.hash, "minhash", WEIGHT, SAMPLE)
-        (sim_tok, min_tok, weights, sample), lengths, chunk_keys = tokenise(texts[a:b], names)
+        (sim_tok, min_tok, weights, sample), lengths, chunk_keys, _ = tokenise(texts[a:b], names)
         units = content_units(weights, lengths)
         sh, scounts, mh, mcounts = document_features(
             sim_tok, min_tok, sample, lengths, units, params

@@ -170,21 +170,27 @@ def token_tables(names: Sequence[str]) -> list[np.ndarray]:
 
 
 def separated_token_hashes(
-    tokens: Sequence[bytes], sep: bytes, names: Sequence[str]
-) -> tuple[list[np.ndarray], np.ndarray]:
+    tokens: Sequence[bytes], sep: bytes, names: Sequence[str], line: bytes | None = None
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     """:func:`token_hash_arrays` of several documents' tokens separated by ``sep`` tokens.
 
-    Returns the hashes without the separators and each document's token count.
+    Returns the hashes without the separators (nor ``line`` tokens, which mark line breaks),
+    each document's token count, and per token whether it starts a line (the first of its
+    document, or the first after a ``line`` token).
     """
     global _vocab
     if len(_vocab) > _VOCAB_LIMIT:
         _vocab = _Vocabulary()
     ids = _vocab.ids(tokens)
     is_sep = ids == _vocab[sep]
-    bounds = np.concatenate(([-1], np.flatnonzero(is_sep), [len(ids)]))
-    lengths = np.diff(bounds) - 1
-    ids = ids[~is_sep]
-    return [_vocab.table(name)[ids] for name in names], lengths
+    real = ~is_sep
+    if line is not None:
+        real &= ids != _vocab[line]
+    doc = np.cumsum(is_sep)
+    lengths = np.bincount(doc[real], minlength=int(doc[-1]) + 1 if len(doc) else 1)
+    starts = ~np.concatenate(([False], real[:-1]))[real]
+    ids = ids[real]
+    return [_vocab.table(name)[ids] for name in names], lengths.astype(np.int64), starts
 
 
 def content_units(weights: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Stored shape, produced by :meth:`FingerprintRecord.to_es`::
 
-    {"version": "sh2-k4-blake2b-count-b8-mh128x8k4",
+    {"version": "sh3-k4-blake2b-count-b8-mh128x8k4",
      "simhash": <int64>,          # ES long: the 64 bits read as signed two's complement
      "block_0": "9d", ..., "block_{B-1}": "93",   # lowercase hex, block 0 = low bits
      "minhash": "<base64>",       # ES binary (stored, not indexed)
