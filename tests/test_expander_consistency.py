@@ -217,3 +217,12 @@ def test_a_document_that_is_no_representative_folds_nothing(
     assert missing.status_code == 404
     assert missing.json()["error"]["type"] == "resource_not_found_exception"
     assert _post(f"{url}/b3", {**body, "from": 10}, {})["collapse"]["representative"] is True
+    # A search by query string (q=, from/size) is expanded with the same q; its from/size go
+    # in the body, since the expander's query string pages the members.
+    q = {"q": "body:earthquake"}
+    found = _post(f"{proxy_url}/{index_name}/_search", {}, {**q, "from": 2, "size": 5})
+    assert any(hit["_collapse"]["folded"] for hit in found["hits"]["hits"])
+    for hit in found["hits"]["hits"]:
+        expanded = _post(f"{url}/{hit['_id']}", {"from": 2, "size": 5}, {**q, "size": 100})
+        assert expanded["hits"]["total"]["value"] == hit["_collapse"]["folded"]
+        assert len(expanded["hits"]["hits"]) == hit["_collapse"]["folded"]
