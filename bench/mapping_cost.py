@@ -48,8 +48,9 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from corpus import CACHE
 
 from indexer.bulk import send
+from indexer.fingerprints import FingerprintParams
 from indexer.hits import FINGERPRINT_FIELD
-from indexer.mapping import fingerprint_mapping, index_mappings
+from indexer.mapping import index_mappings
 
 Fp = dict[str, Any]
 PREFIX = "mapcost-"
@@ -194,10 +195,24 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+def _layout_6d28171() -> dict[str, Any]:
+    """The ``collapse_fp`` mapping ``init`` created at 6d28171: blocks and ``band`` keyword
+    with doc values, no ``packed``, ``id`` or ``fields``, dynamic mapping on."""
+    props: dict[str, Any] = {"simhash": {"type": "long", "index": False}}
+    props.update({f"block_{i}": {"type": "keyword"} for i in range(FingerprintParams().blocks)})
+    props["minhash"] = {"type": "binary"}
+    props["numbers"] = {"type": "binary"}
+    props["band"] = {"type": "keyword"}
+    props["exact_key"] = {"type": "keyword"}
+    props["token_count"] = {"type": "integer"}
+    props["version"] = {"type": "keyword"}
+    return {"type": "object", "properties": props}
+
+
 def mapping_of(changes: dict[str, Any]) -> dict[str, Any]:
     """``changes`` applied to the mapping of 6d28171 (blocks and ``band`` keyword, doc values):
     the variants' base, whatever ``init`` creates today."""
-    fp = fingerprint_mapping(indexed_blocks=True)
+    fp = _layout_6d28171()
     for name, spec in changes.items():
         if name == "__dynamic__":
             fp["dynamic"] = spec

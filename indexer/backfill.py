@@ -2,30 +2,24 @@
 
 Two passes, each under a point in time with ``search_after``:
 
-1. the documents whose ``collapse_fp.version`` is not the current one (missing, or an older
-   algorithm) or whose ``collapse_fp.fields`` are not the text fields their index records
+1. the documents whose ``collapse_fp.version`` is not the current one (missing, or another
+   version) or whose ``collapse_fp.fields`` are not the text fields their index records
    (``indexer init --text-field``): those fields' text (minus their host's stored
    boilerplate) is fingerprinted and the whole ``collapse_fp`` is written back, with ``id``
    (the document's ``_id``) and ``fields``;
-2. the documents of the current version with tokens but without MinHash band keys
-   (``collapse_fp.band``, indexed before bands existed), without ``collapse_fp.id`` (indexed
-   before it, or written with an id Elasticsearch generated) or without ``collapse_fp.packed``
-   (indexed before it): the bands are computed from the stored ``collapse_fp.minhash`` alone
-   (no text, no boilerplate model), the ``id`` from the hit's ``_id``, ``packed`` from the
-   stored ``simhash``, ``token_count``, ``exact_key`` and ``minhash`` (and the version), and
-   whatever is missing is added in one update.
+2. the documents of the current version without ``collapse_fp.id`` (written with an id
+   Elasticsearch generated, which no writer knew beforehand): their ``_id`` is added, so that
+   the proxy reads them from doc values too.
 
 Both write with bulk partial updates guarded by ``if_seq_no``/``if_primary_term``: a document
 changed meanwhile is left alone (409) and picked up by the next run. Resumable by
 construction: a run after an interruption finds only the documents still lacking the current
-version, their bands, ``id`` or ``packed``. ``id`` and ``packed`` are checked in doc values, not
-in ``_source``: one written before the field was mapped is in ``_source`` only and is written
-again.
+version or their ``id``. ``id`` is checked in doc values, not in ``_source``.
 
-``verify``: pass 2 reads every document of the current version, not only the incomplete
-ones, and also rewrites ``band``, ``id`` and ``packed`` values that are present but disagree
-with the rest (stale: an ``id`` kept by a reindex that changed ids, a ``packed`` or ``band``
-left by a partial update from a writer that predates them). It reads the whole index.
+``verify``: pass 2 reads every document of the current version and also rewrites ``band``,
+``id`` and ``packed`` values that disagree with the rest of the fingerprint (stale: an ``id``
+kept by a reindex that changed ids, a ``packed`` or ``band`` left by a partial update that
+changed the rest). It reads the whole index.
 """
 
 from __future__ import annotations
@@ -69,30 +63,24 @@ __all__ = [
     "BackfillSummary",
     "backfill",
     "current_query",
-    "incomplete_query",
     "stale_query",
-    "unbanded_query",
+    "without_id_query",
 ]
 
 
 class BackfillSummary(BaseModel):
-    """Scanned = updated + banded + ids_added + packed_added + corrected + verified + no_text
-    + conflicts + failed.
+    """Scanned = updated + ids_added + corrected + verified + no_text + conflicts + failed.
 
-    ``updated``: fingerprinted from the text; ``banded``: band keys added from the stored
-    sketch (and ``id``, ``packed`` when they were missing too); ``ids_added``: ``id`` added
-    (and ``packed`` when missing), no bands (they were there, or the document has no tokens);
-    ``packed_added``: only ``packed`` added; ``corrected``: a ``band``, ``id`` or ``packed``
-    present but wrong was rewritten (with whatever was missing); ``verified``: checked and
-    right (with ``verify`` only); ``failed`` includes current-version documents lacking bands
-    or ``packed`` whose stored values are unreadable.
+    ``updated``: fingerprinted from the text; ``ids_added``: ``id`` added (the rest was
+    right); ``corrected``: a ``band``, ``id`` or ``packed`` missing or disagreeing with the
+    rest was rewritten (with ``verify`` only); ``verified``: checked and right (with
+    ``verify`` only); ``failed`` includes current-version documents whose stored values are
+    unreadable.
     """
 
     scanned: int = 0
     updated: int = 0
-    banded: int = 0
     ids_added: int = 0
-    packed_added: int = 0
     corrected: int = 0
     verified: int = 0
     no_text: int = 0
@@ -117,38 +105,13 @@ def stale_query(version: str, fields: TextFields = DEFAULT_TEXT_FIELDS) -> dict[
     return {"bool": {"must_not": [{"bool": {"filter": current}}]}}
 
 
-def unbanded_query(version: str) -> dict[str, Any]:
-    """Documents with a fingerprint of ``version`` and tokens, but no band keys."""
-    fp = FINGERPRINT_FIELD
-    return {
-        "bool": {
-            "filter": [
-                {"term": {f"{fp}.version": version}},
-                {"range": {f"{fp}.token_count": {"gt": 0}}},
-            ],
-            "must_not": [{"exists": {"field": f"{fp}.band"}}],
-        }
-    }
-
-
-def incomplete_query(version: str) -> dict[str, Any]:
-    """Documents with a fingerprint of ``version`` lacking band keys (and having tokens),
-    ``id`` or ``packed``: what pass 2 completes."""
+def without_id_query(version: str) -> dict[str, Any]:
+    """Documents with a fingerprint of ``version`` but no ``id``: what pass 2 completes."""
     fp = FINGERPRINT_FIELD
     return {
         "bool": {
             "filter": [{"term": {f"{fp}.version": version}}],
-            "should": [
-                {
-                    "bool": {
-                        "filter": [{"range": {f"{fp}.token_count": {"gt": 0}}}],
-                        "must_not": [{"exists": {"field": f"{fp}.band"}}],
-                    }
-                },
-                {"bool": {"must_not": [{"exists": {"field": f"{fp}.id"}}]}},
-                {"bool": {"must_not": [{"exists": {"field": f"{fp}.packed"}}]}},
-            ],
-            "minimum_should_match": 1,
+            "must_not": [{"exists": {"field": f"{fp}.id"}}],
         }
     }
 
@@ -163,7 +126,7 @@ def _pages(
     index: str,
     query: dict[str, Any],
     size: int,
-    fields: list[str],
+    fields: list[str] | bool,
     docvalues: list[str] | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
     pit = es.open_point_in_time(index=index, keep_alive="5m").body["id"]
@@ -203,9 +166,9 @@ def backfill(
     verify: bool = False,
 ) -> BackfillSummary:
     """Fingerprint every document of ``index`` lacking the current version computed from the
-    text fields its index records, and add band keys, ``id`` and ``packed`` to those of the
-    current version lacking them; ``verify``: also rewrite the ones present but stale (module
-    doc). Indices of a pattern that record different fields are each read with their own."""
+    text fields its index records, and add ``id`` to those of the current version lacking it;
+    ``verify``: also rewrite ``band``, ``id`` and ``packed`` where stale (module doc). Indices
+    of a pattern that record different fields are each read with their own."""
     p = params or FingerprintParams()
     started = time.perf_counter()
     ensure_index(es, index, p)
@@ -311,60 +274,53 @@ def _complete(
     *,
     verify: bool = False,
 ) -> None:
-    """Pass 2: band keys of current-version documents from their stored sketch, ``id`` from
-    their ``_id`` and ``packed`` from their stored values, each where missing (``verify``:
-    or present and wrong)."""
+    """Pass 2: ``id`` of current-version documents from their ``_id`` where missing;
+    ``verify``: also ``band`` and ``packed`` from their stored values where missing or
+    wrong."""
     fp = FINGERPRINT_FIELD
     names = ("simhash", "minhash", "band", "exact_key", "token_count", "numbers")
-    source = [f"{fp}.{name}" for name in names]
-    docvalues = [ID_FIELD, PACKED_FIELD]
-    query = current_query(p.version) if verify else incomplete_query(p.version)
+    source: list[str] | bool = [f"{fp}.{name}" for name in names] if verify else False
+    docvalues = [ID_FIELD, PACKED_FIELD] if verify else [ID_FIELD]
+    query = current_query(p.version) if verify else without_id_query(p.version)
     for hits in _pages(es, index, query, page_size, source, docvalues):
         summary.scanned += len(hits)
-        stored = [hit.get("_source", {}).get(fp) or {} for hit in hits]
-        packed, bands = _derived([_stored_values(one, p) for one in stored], p)
-        banded: list[dict[str, Any]] = []
         with_id: list[dict[str, Any]] = []
-        packed_only: list[dict[str, Any]] = []
         corrected: list[dict[str, Any]] = []
-        for hit, one, want, keys in zip(hits, stored, packed, bands, strict=True):
-            fields: dict[str, Any] = {}
-            stale = False  # a value present but not what the rest of the document says
-            if _has_tokens(one) and (verify or not one.get("band")):
-                if keys is None:
-                    summary.failed += 1  # unreadable sketch: the version says otherwise
-                    continue
-                if one.get("band") != keys:
-                    stale = bool(one.get("band"))
-                    fields["band"] = keys
-            have_id = hit.get("fields", {}).get(ID_FIELD)
-            fields.update(_id_if_missing(hit))
-            stale = stale or ("id" in fields and bool(have_id))
-            have = hit.get("fields", {}).get(PACKED_FIELD)
-            if want is None and not have:
-                summary.failed += 1  # unreadable values: no packed to derive
+        checked = _checked(hits, p) if verify else [{} for _ in hits]
+        for hit, fields in zip(hits, checked, strict=True):
+            if fields is None:
+                summary.failed += 1  # unreadable stored values: the version says otherwise
                 continue
-            if want is not None and have != [want]:
-                stale = stale or bool(have)
-                fields["packed"] = want
+            fields.update(_id_if_missing(hit))
             if not fields:
                 summary.verified += 1
-            elif stale:
-                corrected.append(_guarded_update(hit, fields, force=True))
-            elif "band" in fields:
-                banded.append(_guarded_update(hit, fields))
-            elif "id" in fields:
+            elif set(fields) == {"id"} and not hit.get("fields", {}).get(ID_FIELD):
                 with_id.append(_guarded_update(hit, fields, force=True))
             else:
-                packed_only.append(_guarded_update(hit, fields, force=True))
-        if banded:
-            summary.banded += _send(es, banded, summary)
+                corrected.append(_guarded_update(hit, fields, force=True))
         if with_id:
             summary.ids_added += _send(es, with_id, summary)
-        if packed_only:
-            summary.packed_added += _send(es, packed_only, summary)
         if corrected:
             summary.corrected += _send(es, corrected, summary)
+
+
+def _checked(hits: list[dict[str, Any]], p: FingerprintParams) -> list[dict[str, Any] | None]:
+    """Per hit, the ``band`` and ``packed`` values to write because they are missing or
+    disagree with its stored fingerprint ({} when right; None when that is unreadable)."""
+    stored = [hit.get("_source", {}).get(FINGERPRINT_FIELD) or {} for hit in hits]
+    packed, bands = _derived([_stored_values(one, p) for one in stored], p)
+    out: list[dict[str, Any] | None] = []
+    for hit, one, want, keys in zip(hits, stored, packed, bands, strict=True):
+        if want is None or (keys is None and _has_tokens(one)):
+            out.append(None)
+            continue
+        fields: dict[str, Any] = {}
+        if _has_tokens(one) and one.get("band") != keys:
+            fields["band"] = keys
+        if hit.get("fields", {}).get(PACKED_FIELD) != [want]:
+            fields["packed"] = want
+        out.append(fields)
+    return out
 
 
 def _derived(

@@ -27,7 +27,7 @@ from indexer.documents import TextFields, document_text, host_of
 from indexer.fingerprints import FingerprintRecord
 from indexer.fingerprints.minhash import value_dtype
 from indexer.grouping import DEFAULT_THRESHOLDS, Prints, Thresholds, verify
-from indexer.hits import FINGERPRINT_FIELD, block_terms, decode, key_code, probe_keys
+from indexer.hits import FINGERPRINT_FIELD, decode, key_code, probe_keys
 from indexer.prepare import PrepareConfig
 
 __all__ = [
@@ -81,10 +81,9 @@ def lookup_record(
 
 
 def search_body(record: FingerprintRecord, size: int = 100) -> dict[str, Any]:
-    """The ``_search`` body fetching the candidates of ``record`` (block terms + exact key)."""
-    # Bands and blocks both: the stored documents may predate bands (indexed without them).
+    """The ``_search`` body fetching the candidates of ``record`` (band keys + exact key)."""
     stored = {"_source": {FINGERPRINT_FIELD: record.to_es()}}
-    terms = probe_keys(stored, record.params.blocks) + block_terms(stored, record.params.blocks)
+    terms = probe_keys(stored, record.params.blocks)
     return {
         "query": candidates_query({}, terms if not record.short else [], [record.exact_key]),
         "size": size,

@@ -20,28 +20,17 @@ every writer reads it (:func:`text_fields_for`).
 
 ``packed`` and ``id`` have doc values so that the proxy can fetch hits beyond its first
 window with ``stored_fields: "_none_"`` and ``docvalue_fields`` of these two alone (every
-value the rule reads and the hit's ``_id``; no stored fields loaded: ``docs/indexer.md``,
-"Doc values for refills"). Binary doc values have no ordinals: the cheapest kind. Indices
-created between ``id`` and ``packed`` have doc values on ``minhash`` too (read as six fields
-before ``packed``); they stay compatible, and ``init`` adds ``packed`` to them.
-
-The SimHash blocks stay in every stored ``collapse_fp`` but are not indexed in indices
-created now: the probe looks copies up by band (``docs/indexer.md``, "Mapping cost"). A
-``terms`` query on them there matches nothing, without error (the field is unmapped), so a
-search may still send the block fallback to every index of a pattern. Indices created
-before this kept their mapping: ``block_0..block_{B-1}`` keyword (searched for documents
-without bands), ``band`` keyword with doc values (created between bands and this change),
-``minhash`` without doc values, no ``id`` and no ``packed``; they are compatible
-(:func:`conflicts`), and :func:`fingerprint_mapping` with ``indexed_blocks=True`` gives that
-older layout (tests and tools that model such an index). Doc values cannot be added to an
-existing field, but a new field may have them: ``packed``, added by ``init`` and written by
-``indexer backfill``, gives such an index the doc-value reads too.
+value the rule reads and the hit's ``_id``; no stored fields loaded). Binary doc values have
+no ordinals: the cheapest kind. The SimHash blocks stay in every stored ``collapse_fp`` but
+are not indexed: the probe looks copies up by band.
 
 Only ``collapse_fp`` is ours: the user's own fields stay with their mapping or dynamic
-mapping. An existing index whose ``collapse_fp`` is mapped otherwise is refused
-(:class:`MappingConflict`), never changed. The one exception: fields added to ``collapse_fp``
-after indices were created with it (:data:`ADDED_FIELDS`: ``band``, ``id``, ``packed``) may be
-missing; ``ensure_index`` adds them (``put_mapping``, action "updated"), and nothing else.
+mapping, and an index without ``collapse_fp`` gets it added. ``init`` accepts exactly the
+layout above; an index whose ``collapse_fp`` is mapped otherwise (another fingerprint
+version's layout, a dynamic mapping that got there first) is refused
+(:class:`MappingConflict`), never changed: a mapping cannot be changed in place, so such
+documents go into a new index. Documents of another fingerprint version in an index of this
+layout are re-fingerprinted in place by ``indexer backfill``.
 """
 
 from __future__ import annotations
@@ -56,7 +45,6 @@ from indexer.fingerprints import FingerprintParams
 from indexer.hits import FINGERPRINT_FIELD
 
 __all__ = [
-    "ADDED_FIELDS",
     "META_KEY",
     "FieldsConflict",
     "InitResult",
@@ -66,15 +54,9 @@ __all__ = [
     "fingerprint_mapping",
     "index_mappings",
     "init",
-    "missing_added",
     "recorded_fields",
     "text_fields_for",
 ]
-
-#: Sub-fields of ``collapse_fp`` newer than the first mapping: an index lacking them is
-#: upgraded in place, not refused (adding a field never changes the existing ones).
-ADDED_FIELDS: tuple[str, ...] = ("band", "id", "packed", "fields", "numbers")
-
 
 class MappingConflict(Exception):
     """An existing index maps ``collapse_fp`` differently; the message lists each difference."""
@@ -97,6 +79,8 @@ class InitResult(BaseModel):
     text_fields: list[str] = []
     #: the fields recorded before, when this init changed them (then: run ``backfill``)
     fields_before: list[str] | None = None
+    #: the fingerprint version recorded before, when another (then: run ``backfill``)
+    version_before: str | None = None
 
 
 #: ``band``: only ``terms`` lookups of exact values; no sorting or aggregating on it. Its
@@ -104,55 +88,33 @@ class InitResult(BaseModel):
 _NO_DV = {"doc_values": False}
 #: ``packed``, ``id``: read from doc values by the proxy's refills (binary: off by default).
 _DV = {"doc_values": True}
-#: Sub-fields that exist to be read from doc values: refused without them.
-_DV_REQUIRED = ("id", "packed")
 
 
-def fingerprint_mapping(
-    params: FingerprintParams | None = None, *, indexed_blocks: bool = False
-) -> dict[str, Any]:
-    """The mapping of the ``collapse_fp`` object, as ``init`` creates it.
-
-    ``indexed_blocks=True``: the layout of indices created before the blocks were left
-    unindexed (``block_0..block_{B-1}`` keyword, for the parameters' block count; ``band``
-    keyword with doc values; ``minhash`` without doc values; no ``id``, no ``packed``), for
-    modelling such an index. Both are accepted by :func:`conflicts`.
-    """
-    p = params or FingerprintParams()
-    props: dict[str, Any] = {"simhash": {"type": "long", "index": False}}
-    if indexed_blocks:
-        for i in range(p.blocks):
-            props[f"block_{i}"] = {"type": "keyword"}
-    props["minhash"] = {"type": "binary"}
-    props["numbers"] = {"type": "binary"}  # the number sketch: in _source, read with the rest
-    if not indexed_blocks:
-        props["packed"] = {"type": "binary", **_DV}
-        props["id"] = {"type": "binary", **_DV}
-    props["band"] = {"type": "keyword"} if indexed_blocks else {"type": "keyword", **_NO_DV}
-    props["exact_key"] = {"type": "keyword"}
-    props["token_count"] = {"type": "integer"}
-    props["version"] = {"type": "keyword"}
-    if not indexed_blocks:
-        props["fields"] = {"type": "keyword", **_NO_DV}
-    if indexed_blocks:
-        return {"type": "object", "properties": props}
+def fingerprint_mapping(params: FingerprintParams | None = None) -> dict[str, Any]:
+    """The mapping of the ``collapse_fp`` object, as ``init`` creates it (the parameters do not
+    change it: the blocks are not mapped)."""
+    props: dict[str, Any] = {
+        "simhash": {"type": "long", "index": False},
+        "minhash": {"type": "binary"},
+        "numbers": {"type": "binary"},  # the number sketch: in _source, read with the rest
+        "packed": {"type": "binary", **_DV},
+        "id": {"type": "binary", **_DV},
+        "band": {"type": "keyword", **_NO_DV},
+        "exact_key": {"type": "keyword"},
+        "token_count": {"type": "integer"},
+        "version": {"type": "keyword"},
+        "fields": {"type": "keyword", **_NO_DV},
+    }
     # dynamic false: the block fields (and anything else unmapped) stay in _source only
     return {"type": "object", "dynamic": False, "properties": props}
 
 
 def index_mappings(
-    params: FingerprintParams | None = None,
-    *,
-    indexed_blocks: bool = False,
-    text_fields: TextFields | None = None,
+    params: FingerprintParams | None = None, *, text_fields: TextFields | None = None
 ) -> dict[str, Any]:
     """Index ``mappings`` holding only the fingerprint object (see :func:`fingerprint_mapping`)
     and, with ``text_fields``, the ``_meta`` entry that records them."""
-    out: dict[str, Any] = {
-        "properties": {
-            FINGERPRINT_FIELD: fingerprint_mapping(params, indexed_blocks=indexed_blocks)
-        }
-    }
+    out: dict[str, Any] = {"properties": {FINGERPRINT_FIELD: fingerprint_mapping(params)}}
     if text_fields is not None:
         out["_meta"] = {META_KEY: _meta_entry(text_fields, params)}
     return out
@@ -223,13 +185,15 @@ def text_fields_for(es: Elasticsearch, index: str, given: TextFields | None = No
 
 def _record_fields(
     es: Elasticsearch, index: str, fields: TextFields, params: FingerprintParams | None
-) -> tuple[bool, TextFields | None]:
-    """Record ``fields`` in the ``_meta`` of every index ``index`` names (their other
-    ``_meta`` entries kept). Returns whether anything was written, and the fields recorded
-    before where they differ from ``fields`` (None when none did)."""
+) -> tuple[bool, TextFields | None, str | None]:
+    """Record ``fields`` and the fingerprint version in the ``_meta`` of every index ``index``
+    names (their other ``_meta`` entries kept). Returns whether anything was written, the
+    fields recorded before where they differ from ``fields`` and the version recorded before
+    where it differs (None when none did)."""
     answer = es.indices.get_mapping(index=index).body
     wrote = False
     before: TextFields | None = None
+    version_before: str | None = None
     want = _meta_entry(fields, params)
     for name, body in answer.items():
         meta = dict(body.get("mappings", {}).get("_meta") or {})
@@ -238,21 +202,24 @@ def _record_fields(
         have = _fields_in(meta) or DEFAULT_TEXT_FIELDS
         if have != fields:
             before = have
+        entry = meta.get(META_KEY)
+        version = entry.get("version") if isinstance(entry, dict) else None
+        if isinstance(version, str) and version != want["version"]:
+            version_before = version
         meta[META_KEY] = want
         es.indices.put_mapping(index=name, meta=meta)
         wrote = True
-    return wrote, before
+    return wrote, before, version_before
 
 
-def _normalise(name: str, field: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a field mapping that matter to us: type, whether ``simhash`` is indexed,
-    whether ``id`` and ``packed`` have doc values (they exist for them; ``minhash`` may have
-    them or not: indices created between ``id`` and ``packed`` have them)."""
+def _normalise(field: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a field mapping that matter to us: type, whether a ``long`` is indexed,
+    whether it has doc values (Elasticsearch's default when not said: none for ``binary``)."""
     kind = field.get("type", "object" if "properties" in field else None)
     out: dict[str, Any] = {"type": kind}
     if kind == "long":
         out["index"] = str(field.get("index", True)).lower() == "true"
-    if name in _DV_REQUIRED and kind != "text":  # text has no doc values to speak of
+    if kind in ("binary", "keyword", "long", "integer"):
         out["doc_values"] = str(field.get("doc_values", kind != "binary")).lower() == "true"
     return out
 
@@ -270,54 +237,34 @@ def _describe(field: dict[str, Any]) -> str:
 def conflicts(
     existing: dict[str, Any] | None, params: FingerprintParams | None = None
 ) -> list[str]:
-    """Differences between an existing ``collapse_fp`` mapping and ours ([] if compatible).
+    """Differences between an existing ``collapse_fp`` mapping and ours ([] if the same).
 
-    ``existing`` is the mapping of the ``collapse_fp`` property, None when it is not mapped.
-    A missing object is compatible (it will be added), and so are missing
-    :data:`ADDED_FIELDS` (they will be added, see :func:`missing_added`); other missing
-    sub-fields are not (a dynamic mapping got there first, or another block count). The
-    block fields are either all absent (unindexed: the layout ``init`` creates) or all
-    ``keyword`` for the parameters' block count (an index created before that); ``band``
-    and ``minhash`` may have doc values or not; ``id`` and ``packed``, when there, must be
-    ``binary`` with doc values.
-    """
+    ``existing`` is the mapping of the ``collapse_fp`` property, None when it is not mapped: a
+    missing object is compatible (``init`` adds it). Otherwise every sub-field must be there
+    and mapped as ours, with nothing else indexed (``dynamic: false``)."""
     if existing is None:
         return []
-    p = params or FingerprintParams()
-    want = fingerprint_mapping(p)
     kind = existing.get("type", "object" if "properties" in existing else None)
     if kind != "object":
         return [f"{FINGERPRINT_FIELD} is mapped as {kind!r}, expected an object"]
     have = existing.get("properties", {})
-    expected = dict(want["properties"])
-    if any(name.startswith("block_") for name in have):  # an index with indexed blocks
-        older = fingerprint_mapping(p, indexed_blocks=True)["properties"]
-        # fields added since are mapped as init adds them (see _complete)
-        expected = {**older, **{n: expected[n] for n in ADDED_FIELDS if n not in older}}
+    expected = fingerprint_mapping(params)["properties"]
     problems = []
+    if str(existing.get("dynamic", True)).lower() != "false":
+        problems.append(f"{FINGERPRINT_FIELD} maps new sub-fields (expected dynamic: false)")
     for name, spec in expected.items():
         if name not in have:
-            if name in ADDED_FIELDS:
-                continue
             problems.append(f"{FINGERPRINT_FIELD}.{name} is missing")
             continue
-        got, exp = _normalise(name, have[name]), _normalise(name, spec)
+        got, exp = _normalise(have[name]), _normalise(spec)
         if got != exp:
             problems.append(
                 f"{FINGERPRINT_FIELD}.{name} is mapped as {_describe(got)}, "
                 f"expected {_describe(exp)}"
             )
     for name in sorted(set(have) - set(expected)):
-        problems.append(f"{FINGERPRINT_FIELD}.{name} is not ours (another block count?)")
+        problems.append(f"{FINGERPRINT_FIELD}.{name} is not ours")
     return problems
-
-
-def missing_added(existing: dict[str, Any] | None) -> list[str]:
-    """The :data:`ADDED_FIELDS` an existing (compatible) ``collapse_fp`` mapping lacks."""
-    if existing is None:
-        return []
-    have = existing.get("properties", {})
-    return [name for name in ADDED_FIELDS if name not in have]
 
 
 def _existing_fp(es: Elasticsearch, index: str) -> dict[str, dict[str, Any] | None]:
@@ -340,9 +287,12 @@ def _refuse_conflicts(
         problems = conflicts(fp, params)
         if problems:
             raise MappingConflict(
-                f"index {name!r} maps the fingerprint fields differently: "
+                f"index {name!r} maps the fingerprint fields differently (another fingerprint "
+                "version's layout?): "
                 + "; ".join(problems)
-                + ". Use another index (or delete this one) and run `init` again."
+                + ". A mapping cannot be changed in place: create a new index with `indexer "
+                "init --index NEW` and ingest the documents into it (or copy them there and "
+                "run `indexer backfill --index NEW`)."
             )
     return existing
 
@@ -356,8 +306,8 @@ def ensure_index(
     """Create ``index`` with the fingerprint mapping, or add it to an existing index.
 
     A created index records ``text_fields`` (default: the defaults); an existing one keeps
-    what it records. Returns "created", "updated" (``collapse_fp`` added, or the
-    :data:`ADDED_FIELDS` it lacked) or "compatible" (already there). Raises
+    what it records. Returns "created", "updated" (``collapse_fp`` added to an index without
+    it) or "compatible" (already there). Raises
     :class:`MappingConflict` when the existing mapping differs otherwise. An index that
     another process creates at the same moment counts as existing.
     """
@@ -380,18 +330,12 @@ def ensure_index(
 def _complete(
     es: Elasticsearch, index: str, existing: dict[str, Any] | None, params: FingerprintParams | None
 ) -> bool:
-    """Add ``collapse_fp`` to a (compatible) concrete index lacking it, or the
-    :data:`ADDED_FIELDS` it lacks, and nothing else (its other fields keep their mapping);
-    whether anything was added."""
-    if existing is None:
-        es.indices.put_mapping(index=index, properties=index_mappings(params)["properties"])
-        return True
-    missing = missing_added(existing)
-    if missing:
-        props = fingerprint_mapping(params)["properties"]
-        added = {FINGERPRINT_FIELD: {"properties": {name: props[name] for name in missing}}}
-        es.indices.put_mapping(index=index, properties=added)
-    return bool(missing)
+    """Add ``collapse_fp`` to a concrete index lacking it (its other fields keep their
+    mapping); whether anything was added."""
+    if existing is not None:
+        return False
+    es.indices.put_mapping(index=index, properties=index_mappings(params)["properties"])
+    return True
 
 
 def template_name_for(pattern: str) -> str:
@@ -417,12 +361,14 @@ def init(
     it records the new ones and reports the old (``fields_before``): ``indexer backfill`` then
     re-fingerprints the documents. The template carries only ``collapse_fp`` and the record;
     existing indices matching the pattern are checked (and recorded) too, so a conflict shows
-    now rather than at the first write, and those lacking only :data:`ADDED_FIELDS` get them.
+    now rather than at the first write, and those without ``collapse_fp`` get it.
+    ``version_before``: the fingerprint version the index (or template) recorded before, when
+    another: ``indexer backfill`` then re-fingerprints its documents.
     """
     if "*" not in name:
         action = ensure_index(es, name, params, text_fields)
         fields = text_fields or text_fields_for(es, name)
-        wrote, before = _record_fields(es, name, fields, params)
+        wrote, before, version_before = _record_fields(es, name, fields, params)
         if wrote and action == "compatible":
             action = "updated"
         return InitResult(
@@ -431,6 +377,7 @@ def init(
             action=action,
             text_fields=list(fields.names),
             fields_before=list(before.names) if before is not None else None,
+            version_before=version_before,
         )
     tname = template_name or template_name_for(name)
     exists = es.indices.exists_index_template(name=tname).body
@@ -440,10 +387,12 @@ def init(
         text_fields = _fields_in(mappings.get("_meta"))
     fields = text_fields or DEFAULT_TEXT_FIELDS
     before = None
+    version_before = None
     for index, fp in _refuse_conflicts(es, name, params).items():
-        if missing_added(fp):
-            _complete(es, index, fp, params)
-        before = _record_fields(es, index, fields, params)[1] or before
+        _complete(es, index, fp, params)
+        _, fields_then, version_then = _record_fields(es, index, fields, params)
+        before = fields_then or before
+        version_before = version_then or version_before
     es.indices.put_index_template(
         name=tname,
         index_patterns=[name],
@@ -460,4 +409,5 @@ def init(
         action="updated" if exists else "created",
         text_fields=list(fields.names),
         fields_before=list(before.names) if before is not None else None,
+        version_before=version_before,
     )

@@ -13,17 +13,13 @@ import httpx
 import numpy as np
 import orjson
 import pytest
-from click.testing import CliRunner
-from elasticsearch import Elasticsearch, helpers
+from elasticsearch import Elasticsearch
 
-import indexer.backfill as backfill_module
 from indexer.boilerplate import fingerprint_excluding
-from indexer.cli import main
 from indexer.fingerprints import (
     FingerprintParams,
     FingerprintRecord,
     decode_many,
-    encode_id,
     fingerprint,
 )
 from indexer.fingerprints.bands import (
@@ -35,7 +31,6 @@ from indexer.fingerprints.bands import (
 )
 from indexer.fingerprints.compute import fingerprint_arrays
 from indexer.hits import FINGERPRINT_FIELD
-from indexer.mapping import conflicts, fingerprint_mapping
 from tests.conftest import ServerThread
 from tests.test_ingest import prose
 from tests.test_ingest import run as ingest
@@ -60,14 +55,7 @@ def old_shape(fp: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in fp.items() if k not in ("band", "packed")}
 
 
-def old_mapping() -> dict[str, Any]:
-    """The mapping of an index created before bands (blocks indexed, no ``band``)."""
-    fp = fingerprint_mapping(indexed_blocks=True)
-    del fp["properties"]["band"]
-    return {"properties": {FINGERPRINT_FIELD: fp, "body": {"type": "text"}}}
-
-
-#: How ``init`` maps ``band`` (also when it adds it to an index created before bands).
+#: How ``init`` maps ``band``.
 BAND_MAPPING = {"type": "keyword", "doc_values": False}
 
 
@@ -250,194 +238,6 @@ def test_proxy_write_path_stores_bands(es: Elasticsearch, index_name: str, proxy
     assert put.status_code == 201, put.text
     fp = es.get(index=index_name, id="1")["_source"][FINGERPRINT_FIELD]
     assert fp["band"] == fingerprint("t\n" + body).to_es()["band"]
-
-
-# --- mapping upgrade --------------------------------------------------------------------------
-
-
-def test_conflicts_allow_missing_band_only() -> None:
-    old = fingerprint_mapping()
-    del old["properties"]["band"]
-    assert conflicts(old) == []
-    del old["properties"]["exact_key"]
-    assert conflicts(old) == [f"{FINGERPRINT_FIELD}.exact_key is missing"]
-    text = fingerprint_mapping()
-    text["properties"]["band"] = {"type": "text"}
-    assert conflicts(text) == [f"{FINGERPRINT_FIELD}.band is mapped as text, expected keyword"]
-
-
-def test_init_adds_band_to_an_index_created_before_bands(
-    es: Elasticsearch, es_url: str, index_name: str
-) -> None:
-    es.indices.create(index=index_name, mappings=old_mapping())
-    result = CliRunner().invoke(main, ["init", "--index", index_name, "--es-url", es_url])
-    assert result.exit_code == 0, result.output
-    assert f"index {index_name}: updated" in result.output
-    props = es.indices.get_mapping(index=index_name).body[index_name]["mappings"]["properties"]
-    assert props[FINGERPRINT_FIELD]["properties"]["band"] == BAND_MAPPING
-    again = CliRunner().invoke(main, ["init", "--index", index_name, "--es-url", es_url])
-    assert again.exit_code == 0 and f"index {index_name}: compatible" in again.output
-
-
-def test_init_pattern_upgrades_matching_indices(
-    es: Elasticsearch, es_url: str, index_name: str
-) -> None:
-    concrete = f"{index_name}-old"
-    es.indices.create(index=concrete, mappings=old_mapping())
-    try:
-        result = CliRunner().invoke(
-            main, ["init", "--index", f"{index_name}-*", "--es-url", es_url]
-        )
-        assert result.exit_code == 0, result.output
-        props = es.indices.get_mapping(index=concrete).body[concrete]["mappings"]["properties"]
-        assert props[FINGERPRINT_FIELD]["properties"]["band"] == BAND_MAPPING
-    finally:
-        es.indices.delete(index=concrete)
-
-
-def test_init_still_refuses_a_band_mapped_otherwise(
-    es: Elasticsearch, es_url: str, index_name: str
-) -> None:
-    # an old index that got band-carrying documents before init: dynamic mapping made it text
-    es.indices.create(index=index_name, mappings=old_mapping())
-    fp = fingerprint(prose(2)).to_es()
-    es.index(index=index_name, id="1", document={FINGERPRINT_FIELD: fp}, refresh=True)
-    before = es.indices.get_mapping(index=index_name).body
-    assert (
-        before[index_name]["mappings"]["properties"][FINGERPRINT_FIELD]["properties"]["band"][
-            "type"
-        ]
-        == "text"
-    )
-    result = CliRunner().invoke(main, ["init", "--index", index_name, "--es-url", es_url])
-    assert result.exit_code == 3
-    assert f"{FINGERPRINT_FIELD}.band is" in result.output
-    assert es.indices.get_mapping(index=index_name).body == before
-
-
-# --- backfill -----------------------------------------------------------------------------------
-
-
-def _old_index(es: Elasticsearch, index: str, n: int) -> dict[str, dict[str, Any]]:
-    """An index with the old mapping holding documents of the current version without bands,
-    one empty document, one of an older version and one without a fingerprint."""
-    es.indices.create(index=index, mappings=old_mapping())
-    expected: dict[str, dict[str, Any]] = {}
-    actions = []
-    for i in range(n):
-        body = prose(500 + i, 80 if i % 5 else 20)  # some short ones
-        fp = fingerprint(body).to_es()
-        expected[f"d{i}"] = fp
-        actions.append(
-            {
-                "_index": index,
-                "_id": f"d{i}",
-                "_source": {"body": body, FINGERPRINT_FIELD: old_shape(fp)},
-            }
-        )
-    empty = fingerprint("").to_es()
-    assert "band" not in empty
-    expected["empty"] = empty
-    actions.append(
-        {
-            "_index": index,
-            "_id": "empty",
-            "_source": {"body": "", FINGERPRINT_FIELD: old_shape(empty)},
-        }
-    )
-    older = old_shape(fingerprint(prose(7), FingerprintParams(shingle=3)).to_es())
-    expected["older"] = fingerprint(prose(7)).to_es()
-    actions.append(
-        {"_index": index, "_id": "older", "_source": {"body": prose(7), FINGERPRINT_FIELD: older}}
-    )
-    expected["none"] = fingerprint(prose(8)).to_es()
-    actions.append({"_index": index, "_id": "none", "_source": {"body": prose(8)}})
-    helpers.bulk(es, actions, refresh=True)
-    return expected
-
-
-def test_backfill_adds_bands_from_the_stored_sketch(
-    es: Elasticsearch, es_url: str, index_name: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    expected = _old_index(es, index_name, 130)
-    # bands come from the stored sketch alone: no text is read, no boilerplate model loaded
-    real = backfill_module.fingerprint_excluding
-
-    def only_stale(texts: list[str], *args: Any, **kwargs: Any) -> Any:
-        assert set(texts) <= {prose(7), prose(8)}, "text fingerprinted for a band-only document"
-        return real(texts, *args, **kwargs)
-
-    monkeypatch.setattr(backfill_module, "fingerprint_excluding", only_stale)
-    result = CliRunner().invoke(
-        main, ["backfill", "--index", index_name, "--es-url", es_url, "--page-size", "50"]
-    )
-    assert result.exit_code == 0, result.output
-    # the empty document has no bands to add: only its id
-    assert (
-        "scanned 133, updated 2, bands added 130, ids added 1, packed added 0, without text 0"
-        in result.output
-    )
-    assert "changed meanwhile 0, failed 0" in result.output
-    es.indices.refresh(index=index_name)
-    props = es.indices.get_mapping(index=index_name).body[index_name]["mappings"]["properties"]
-    assert props[FINGERPRINT_FIELD]["properties"]["band"] == BAND_MAPPING
-    for doc_id, fp in expected.items():
-        assert es.get(index=index_name, id=doc_id)["_source"][FINGERPRINT_FIELD] == {
-            **old_shape(fp),
-            **({"band": fp["band"]} if "band" in fp else {}),
-            "packed": fp["packed"],
-            "id": encode_id(doc_id),
-        }, doc_id
-    assert "band" not in es.get(index=index_name, id="empty")["_source"][FINGERPRINT_FIELD]
-    found = _terms(es, index_name, expected["d3"]["band"])
-    assert "d3" in found
-    again = CliRunner().invoke(main, ["backfill", "--index", index_name, "--es-url", es_url])
-    assert again.exit_code == 0, again.output
-    assert "scanned 0, updated 0, bands added 0, ids added 0, packed added 0" in again.output
-
-
-def test_backfill_band_updates_are_guarded(
-    es: Elasticsearch, index_name: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A document rewritten between the read and the band update is left alone (409) and
-    picked up by the next run."""
-    expected = _old_index(es, index_name, 10)
-    real_pages = backfill_module._pages
-    rewritten: list[str] = []
-
-    def pages(es_: Elasticsearch, index: str, query: dict, *rest: Any) -> Iterator[list[dict]]:
-        for hits in real_pages(es_, index, query, *rest):
-            if query == backfill_module.incomplete_query(version) and not rewritten:
-                victim = hits[0]["_id"]
-                source = es.get(index=index, id=victim)["_source"]
-                es.index(index=index, id=victim, document={**source, "edited": True})
-                rewritten.append(victim)
-            yield hits
-
-    version = FingerprintParams().version
-    monkeypatch.setattr(backfill_module, "_pages", pages)
-    first = backfill_module.backfill(es, index_name)
-    assert rewritten and first.conflicts == 1 and first.failed == 0
-    assert first.banded == 9 and first.updated == 2
-    es.indices.refresh(index=index_name)
-    victim = es.get(index=index_name, id=rewritten[0])["_source"]
-    assert victim["edited"] is True and "band" not in victim[FINGERPRINT_FIELD]
-    monkeypatch.setattr(backfill_module, "_pages", real_pages)
-    second = backfill_module.backfill(es, index_name)
-    assert (second.scanned, second.banded, second.conflicts) == (1, 1, 0)
-    es.indices.refresh(index=index_name)
-    victim = es.get(index=index_name, id=rewritten[0])["_source"]
-    assert victim[FINGERPRINT_FIELD]["band"] == expected[rewritten[0]]["band"]
-
-
-def test_backfill_counts_an_unreadable_sketch_as_failed(es: Elasticsearch, index_name: str) -> None:
-    es.indices.create(index=index_name, mappings=old_mapping())
-    fp = old_shape(fingerprint(prose(9)).to_es())
-    fp["minhash"] = base64.b64encode(b"short").decode()
-    es.index(index=index_name, id="bad", document={"body": prose(9), FINGERPRINT_FIELD: fp})
-    es.indices.refresh(index=index_name)
-    s = backfill_module.backfill(es, index_name)
-    assert (s.scanned, s.banded, s.failed) == (1, 0, 1)
 
 
 @pytest.mark.parametrize("bits", [8, 16, 32])

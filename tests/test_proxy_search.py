@@ -11,8 +11,7 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from collapse.settings import Settings
-from indexer.mapping import fingerprint_mapping
-from tests.proxy_support import PARAMS, create_index, fingerprints, index_docs, text, variants
+from tests.proxy_support import create_index, fingerprints, index_docs, text, variants
 
 pytestmark = pytest.mark.es
 
@@ -97,44 +96,6 @@ def test_copies_beyond_the_window_are_counted(
     assert all(m["block"] is None or 0 <= m["block"] < 8 for m in beyond)
     # what the probe looks copies up by: each shares a MinHash band with c0
     assert all(m["band"] is not None and 0 <= m["band"] < 16 for m in beyond)
-
-
-def test_documents_indexed_before_bands_are_probed_by_their_blocks(
-    es: Elasticsearch, index_name: str, proxy_url: str
-) -> None:
-    """An index written before band keys existed (``collapse_fp`` without ``band``): the probe
-    falls back to the SimHash blocks, and finds exactly the copies sharing one with c0."""
-    rng = random.Random(5)
-    story = variants(text(rng, 300, "earthquake"), 20, rng)
-    fps = fingerprints(story)
-    for fp in fps:
-        fp.pop("band", None)
-    docs = [
-        {"_id": f"c{i}", "n": i, "body": t, "collapse_fp": fp}
-        for i, (t, fp) in enumerate(zip(story, fps, strict=True))
-    ]
-    # such an index has the block fields mapped (indices created now keep them in _source only)
-    create_index(es, index_name, collapse_fp=fingerprint_mapping(PARAMS, indexed_blocks=True))
-    index_docs(es, index_name, docs)
-    c0 = fps[0]
-    sharing = {
-        f"c{i}"
-        for i in range(5, 20)
-        if any(fps[i][f"block_{k}"] == c0[f"block_{k}"] for k in range(8))
-        or fps[i]["exact_key"] == c0["exact_key"]
-    }
-    out = search(
-        proxy_url,
-        index_name,
-        {**SORTED, "size": 1},
-        collapse_window=5,
-        collapse_members=30,
-        collapse_explain="true",
-    )
-    members = out["hits"]["hits"][0]["_collapse"]["members"]
-    beyond = {m["_id"] for m in members if m["found"] == "probe"}
-    assert sharing and beyond == sharing
-    assert all(m["block"] is not None for m in members if m["found"] == "probe")
 
 
 def test_a_knn_search_counts_no_copy_it_does_not_match(

@@ -26,15 +26,15 @@ from indexer.mapping import MappingConflict
     "--verify",
     is_flag=True,
     help="Also read every current document and rewrite band keys, collapse_fp.id and "
-    "collapse_fp.packed that are present but stale (an id kept by a reindex that changed "
-    "ids; values left by a partial update from an older writer). Reads the whole index.",
+    "collapse_fp.packed that disagree with the rest of its fingerprint (an id kept by a "
+    "reindex that changed ids; values left by a partial update). Reads the whole index.",
 )
 @es_url_option
 def backfill_command(index: str, page_size: int, verify: bool, es_url: str) -> None:
-    """Add fingerprints to documents lacking them, carrying an older algorithm version or
-    computed from other text fields than INDEX records (``init --text-field``), and MinHash
-    band keys (from the stored sketch), collapse_fp.id (the document's _id) and
-    collapse_fp.packed (from the stored values) to current ones stored without them.
+    """Add fingerprints to documents lacking them, carrying another fingerprint version or
+    computed from other text fields than INDEX records (``init --text-field``), and
+    collapse_fp.id (the document's _id) to current ones stored without it (ids Elasticsearch
+    generated).
 
     Point in time + search_after, bulk partial updates; run it again after an interruption
     and it continues with the documents still lacking them. Exit 1 when some failed.
@@ -51,8 +51,8 @@ def backfill_command(index: str, page_size: int, verify: bool, es_url: str) -> N
     finally:
         es.close()
     click.echo(
-        f"scanned {s.scanned}, updated {s.updated}, bands added {s.banded}, "
-        f"ids added {s.ids_added}, packed added {s.packed_added}, without text {s.no_text}, "
+        f"scanned {s.scanned}, updated {s.updated}, ids added {s.ids_added}, "
+        f"without text {s.no_text}, "
         f"changed meanwhile {s.conflicts}, failed {s.failed}"
         + (f", stale values rewritten {s.corrected}" if verify or s.corrected else "")
         + (f", found right {s.verified}" if verify else "")

@@ -28,7 +28,7 @@ from indexer.mapping import MappingConflict, init
     type=click.Choice(["1", "2", "4", "8", "16"]),
     default="8",
     show_default=True,
-    help="SimHash blocks (one keyword field each).",
+    help="SimHash blocks (stored in each fingerprint, not indexed).",
 )
 @text_field_option
 @es_url_option
@@ -44,8 +44,9 @@ def init_command(
     which fields' text is fingerprinted (--text-field; kept when not given).
 
     With a pattern (``logs-*``) an index template is created instead. An existing index whose
-    fingerprint fields are mapped differently is refused (exit 3) and left unchanged. Naming
-    other text fields than an existing index records changes them: run ``backfill`` next.
+    fingerprint fields are mapped differently is refused (exit 3) and left unchanged: the
+    message says how to rebuild. Naming other text fields than an existing index records, or
+    an index recording another fingerprint version, calls for ``backfill`` next.
     """
     given = text_fields_given(text_fields)
     es = client(es_url)
@@ -66,6 +67,11 @@ def init_command(
         f"{result.kind} {result.name}: {result.action}; text fields: "
         + ", ".join(result.text_fields)
     )
+    if result.version_before is not None:
+        click.echo(
+            f"documents of fingerprint version {result.version_before}: run "
+            f"`indexer backfill --index {index}` to fingerprint them with this version"
+        )
     if result.fields_before is not None:
         click.echo(
             f"text fields changed (were {', '.join(result.fields_before)}): run "
