@@ -10,14 +10,25 @@ Elasticsearch has more hits, up to ``refills`` further fetches extend it (doubli
 pages re-fetch everything above them, so page ``p`` costs O(p x size) hits; capped by
 ``max_window`` (and Elasticsearch's ``index.max_result_window``).
 
-**search_after** (a cursor carrying the groups already shown). Every representative's ``sort``
-gets one extra value: ``"collapse:<token>"``, the compressed ``(_index, _id)`` of the
-representatives shown so far (the last ``cursor_reps`` of them). A client that copies a hit's
-``sort`` into ``search_after`` — as frontends do — sends it back untouched; the proxy strips it,
-looks the earlier representatives' fingerprints up (one ids search, run alongside the window
-fetch) and ranks them before the window, so hits that belong to an earlier page's group are
-folded there and never shown again. Cost: the token grows about 25 bytes per representative
-up to the cap; groups more than ``cursor_reps`` representatives back are forgotten.
+**search_after** (a cursor carrying the groups already shown). On a search that pages with
+``search_after`` — its body has ``search_after`` or a ``pit`` (:func:`carries_cursor`) — every
+representative's ``sort`` gets one extra value: ``"collapse:<token>"``, the compressed
+``(_index, _id)`` of the representatives shown so far (the last ``cursor_reps`` of them). A
+client that copies a hit's ``sort`` into ``search_after`` — as frontends do — sends it back
+untouched; the proxy strips it, looks the earlier representatives' fingerprints up (one ids
+search, run alongside the window fetch) and ranks them before the window, so hits that belong
+to an earlier page's group are folded there and never shown again. Cost: the token grows about
+25 bytes per representative up to the cap; groups more than ``cursor_reps`` representatives
+back are forgotten.
+
+The first page of a sorted search without a ``pit`` carries no cursor (nothing says it will be
+continued with ``search_after``), nor does a search with Elasticsearch's own ``collapse``. A
+``search_after`` without our token is continued from the hit it names: the proxy fetches the
+ranking from its top (up to ``max_window`` hits, fingerprints only, alongside the window),
+keeps the hits down to the one whose ``sort`` equals ``search_after`` (:func:`hits_before`)
+and ranks them before the window, as a cursor's representatives. Grouping is prefix-stable, so
+the groups are those the cursor would have carried. A ``search_after`` naming no hit of that
+prefix (written by hand, or deeper than ``max_window``) has no memory of earlier pages.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from __future__ import annotations
 import base64
 import json
 import zlib
+from typing import Any
 
 from collapse.errors import BadRequest
 
@@ -58,6 +70,44 @@ def decode_cursor(token: str) -> list[DocKey]:
         return [(str(i), str(d)) for i, d in reps]
     except (ValueError, TypeError, zlib.error) as exc:
         raise BadRequest(f"search_after carries a damaged collapse cursor: {exc}") from exc
+
+
+#: Body keys that decide which hits match and in what order (what the prefix search keeps).
+RANKING_KEYS = frozenset(
+    {
+        "query",
+        "post_filter",
+        "sort",
+        "pit",
+        "knn",
+        "retriever",
+        "rescore",
+        "min_score",
+        "indices_boost",
+        "collapse",
+        "rank",
+    }
+)
+
+
+def carries_cursor(body: dict[str, Any]) -> bool:
+    """Whether a collapsed search's hits carry our cursor in ``sort``: it pages with
+    ``search_after`` (has ``search_after`` or a ``pit``) and has no ``collapse`` of its own."""
+    return ("search_after" in body or "pit" in body) and "collapse" not in body
+
+
+def remembers(body: dict[str, Any]) -> bool:
+    """Whether a ``search_after`` without our cursor rebuilds the earlier pages' groups."""
+    return "collapse" not in body
+
+
+def hits_before(prefix: list[dict[str, Any]], after: list[Any]) -> list[dict[str, Any]]:
+    """The hits of the ranking's ``prefix`` down to the one ``search_after`` names (none when
+    it names none of them)."""
+    for i in range(len(prefix) - 1, -1, -1):
+        if prefix[i].get("sort") == after:
+            return prefix[: i + 1]
+    return []
 
 
 def split_search_after(values: list[object]) -> tuple[list[object], list[DocKey]]:

@@ -134,8 +134,12 @@ class CollapsedSearch:
             raise Malformed("[from] and [size] must be non-negative")  # ES's own error
         self.source: SourcePlan = plan(body, query)
         self.prior_keys: list[DocKey] = []
+        #: ``search_after`` without our cursor: the earlier groups are rebuilt from the top
+        #: of the ranking down to the hit it names (``collapse.paging``).
+        self.rebuild = False
         if isinstance(body.get("search_after"), list):
             body["search_after"], self.prior_keys = paging.split_search_after(body["search_after"])
+            self.rebuild = not self.prior_keys and paging.remembers(body)
         self.body = body
         #: A point in time replaces the index: internal searches must carry it too.
         self.pit = body.get("pit") if isinstance(body.get("pit"), dict) else None
@@ -234,6 +238,8 @@ class CollapsedSearch:
         if self.fetches == 0:
             # The cursor lookup comes first: its answer must be in before the window is grouped.
             out = [("prior", self._prior_search())] if self.prior_keys else []
+            if self.rebuild:
+                out.append(("prefix", self._prefix_search()))
             out.append(("window", SubSearch(self.index, self._window_body(), self.header, True)))
             if self.ctl.total:
                 self.total_again = False
@@ -270,6 +276,18 @@ class CollapsedSearch:
         }
         return self._internal(body)
 
+    def _prefix_search(self) -> SubSearch:
+        """The ranking from its top, fingerprints only: the hits before ``search_after``."""
+        body = {k: v for k, v in self.body.items() if k in paging.RANKING_KEYS}
+        body.update(
+            {
+                "size": self.max_window,
+                "_source": VERIFY_SOURCE,
+                "track_total_hits": False,
+            }
+        )
+        return SubSearch(self.index, body, self.header, True)
+
     def _total_search(self) -> SubSearch:
         body: dict[str, Any] = {
             "size": self._cap(self.settings.collapse_total_limit),
@@ -303,6 +321,16 @@ class CollapsedSearch:
         if kind == "check":
             if not result.ok:
                 self.failed = result  # Elasticsearch's refusal of the request's own from + size
+            return
+        if kind == "prefix":
+            if self._window_refused(result):
+                self._redo = True
+            elif result.ok and result.body:
+                self.prior_hits = paging.hits_before(
+                    result.body.get("hits", {}).get("hits", []), self.body["search_after"]
+                )
+            else:
+                self.degraded.append("rebuilding the earlier pages' groups failed")
             return
         if kind == "prior":
             if self._window_refused(result):
@@ -437,6 +465,8 @@ class CollapsedSearch:
         self._grouped = len(self.hits)
         reps = self.grouping.representatives
         self.collapsed = [int(r) - self.n_prior for r in reps if r >= self.n_prior]
+        if self.rebuild and not self.prior_keys:  # the rebuilt earlier groups, for the cursor
+            self.prior_keys = [key(self.prior_hits[int(r)]) for r in reps if r < self.n_prior]
         self.collapse_ns += time.perf_counter_ns() - t0
 
     # -- the probe beyond the window --------------------------------------------------------
@@ -653,7 +683,7 @@ class CollapsedSearch:
         out = self.first.body
         page_hits = []
         folded_total = 0
-        sorted_request = "sort" in self.body
+        with_cursor = paging.carries_cursor(self.body)
         shown: list[DocKey] = list(self.prior_keys)
         rep_keys = [key(self.hits[w]) for w in self.collapsed]
         folded_behind: dict[int, list[int]] = {}  # representative -> its members, in rank order
@@ -668,7 +698,7 @@ class CollapsedSearch:
             folded_total += folded
             self.source.strip(hit)
             hit["_collapse"] = {"folded": folded, "members": listed}
-            if sorted_request and isinstance(hit.get("sort"), list):
+            if with_cursor and isinstance(hit.get("sort"), list):
                 cap = max(self.settings.collapse_cursor_reps, 1)
                 carried = (shown + rep_keys[: pos + 1])[-cap:]
                 hit["sort"] = [*hit["sort"], paging.encode_cursor(carried)]

@@ -82,8 +82,11 @@ def test_search_after_pages_never_repeat_a_group(
             body["search_after"] = after
         hits = page(proxy_url, index_name, body)
         pages.append(hits)
+        # The first page carries no cursor (nothing says it will be continued): the second is
+        # continued from the hit its search_after names; from then on the cursor rides along.
+        cursor = [str(h["sort"][-1]).startswith("collapse:") for h in hits]
+        assert cursor == [after is not None] * len(hits)
         after = hits[-1]["sort"]
-        assert after[0] == hits[-1]["sort"][0] and str(after[-1]).startswith("collapse:")
     check_pages(pages, story)
     one = page(proxy_url, index_name, {**QUERY, "size": 15})
     assert [h["_id"] for p in pages for h in p] == [h["_id"] for h in one]
@@ -128,3 +131,21 @@ def test_point_in_time_pages_never_repeat_a_group(
         assert [h["_id"] for p in pages for h in p] == [h["_id"] for h in one]
     finally:
         es.close_point_in_time(id=pit)
+
+
+def test_the_cursor_rides_only_where_search_after_pages(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    scattered_stories(es, index_name)
+    plain = page(proxy_url, index_name, {**QUERY, "size": 5})
+    assert all(len(h["sort"]) == 1 for h in plain)  # Elasticsearch's own sort values
+    later = page(proxy_url, index_name, {**QUERY, "size": 5, "search_after": plain[-1]["sort"]})
+    assert all(len(h["sort"]) == 2 and h["sort"][1].startswith("collapse:") for h in later)
+    native = {**QUERY, "size": 5, "collapse": {"field": "n"}}
+    for body in (native, {**native, "search_after": [3]}):
+        hits = page(proxy_url, index_name, body)
+        direct = {
+            h["_id"]: h["sort"]
+            for h in es.search(index=index_name, body={**body, "size": 60})["hits"]["hits"]
+        }
+        assert hits and all(h["sort"] == direct[h["_id"]] for h in hits)
