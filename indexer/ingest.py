@@ -456,7 +456,10 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
         pool.close()
         rejects.close()
         state.done = watermark.value
-        state.save(opts.state_path)
+        if state.finished:  # nothing left to resume: no state file stays behind
+            opts.state_path.unlink(missing_ok=True)
+        else:
+            state.save(opts.state_path)
     summary.fields_seen = string_fields(without_text)
     summary.seconds = time.perf_counter() - started
     return summary

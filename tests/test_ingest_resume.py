@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
@@ -74,8 +75,7 @@ def test_killed_then_resumed_indexes_each_document_once(
     assert "settled by the earlier run" in result.output
     es.indices.refresh(index=index_name)
     assert es.count(index=index_name)["count"] == N
-    finished = Checkpoint.load(state)
-    assert finished is not None and finished.done == N and finished.finished
+    assert not state.exists()  # a finished run leaves no state behind
     # read in the resumed run + settled earlier == all documents
     read = int(result.output.split("read ")[1].split(",")[0])
     assert read + killed_at.done >= N >= read
@@ -104,3 +104,18 @@ def test_resume_refuses_changed_inputs(es_url: str, index_name: str, tmp_path: P
     )
     assert result.exit_code == 2
     assert "differ from the interrupted run" in result.output
+
+
+def test_a_finished_run_leaves_no_state_in_the_current_folder(
+    es_url: str, index_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "docs.jsonl"
+    src.write_text("".join(json.dumps({"body": prose(i)}) + "\n" for i in range(20)))
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    result = CliRunner().invoke(
+        main, ["ingest", "--index", index_name, "--es-url", es_url, "--workers", "0", str(src)]
+    )
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in cwd.iterdir() if "state" in p.name] == []

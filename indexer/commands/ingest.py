@@ -43,7 +43,7 @@ from indexer.prepare import PrepareConfig
     "state_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Resume state file [default: ./.INDEX.ingest-state.json].",
+    help="Resume state file, removed when the run finishes [default: ./.INDEX.ingest-state.json].",
 )
 @click.option(
     "--resume", is_flag=True, help="Continue an interrupted run: skip documents it settled."
