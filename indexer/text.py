@@ -8,6 +8,8 @@ spaces of every script). Then:
 
 * scripts written with spaces give **words**: maximal runs of word characters and marks
   (marks keep Devanagari, Bengali, ... words whole);
+* a URL (``scheme://`` up to the next space) is one token, its word characters run together:
+  an address is one identifier, not a dozen words;
 * scripts written without spaces (:data:`DENSE_RANGES`: Han, Hiragana, Katakana, Bopomofo,
   Hangul; Thai, Lao, Khmer, Myanmar) give **character bigrams**, as Lucene's ``CJKBigramFilter``
   does: each character with the next one of its run, a run of one character its unigram. A run
@@ -193,6 +195,14 @@ def _dense_tokens(text: str) -> str:
     return flat[flat != 0].tobytes().decode("utf-32-le")
 
 
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def _url_token(m: re.Match[str]) -> str:
+    return " " + _NOT_WORD.sub("", m.group()) + " "
+
+
 def word_bytes(text: str, lines: bool = False) -> bytes:
     """The tokens of :func:`tokenize` as UTF-8, separated by runs of whitespace (``split()``
     them); with ``lines``, each line break is the token :data:`LINE` between spaces instead.
@@ -204,6 +214,8 @@ def word_bytes(text: str, lines: bool = False) -> bytes:
     then each distinct non-ASCII character that is a separator becomes a space, and dense
     runs, if any, become their bigrams (one regex substitution).
     """
+    if "://" in text:  # a URL is one identifier, one token: not a dozen words of the text
+        text = _URL.sub(_url_token, text)
     if text.isascii():
         out = text.encode("ascii").translate(_ASCII_WORDS)
         return out.replace(b"\n", _SPACED_LINE) if lines else out

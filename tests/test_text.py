@@ -82,3 +82,22 @@ def test_jaccard_seed_002_examples() -> None:
     assert jaccard(d3, d4, 2) == pytest.approx(0.5)
     assert jaccard("", "", 4) == 1.0
     assert jaccard("", "x", 4) == 0.0
+
+
+def test_a_url_is_one_token() -> None:
+    """A printer's footer names the page's address: one token, not a dozen words."""
+    line = "Printed from https://Example.org/en/fortune/cookie-146?print=1 on October 6"
+    assert tokenize(line) == [
+        "printed",
+        "from",
+        "httpsexampleorgenfortunecookie146print1",
+        "on",
+        "october",
+        "6",
+    ]
+    assert tokenize("see http://a.example/x and http://b.example/x") == [
+        "see",
+        "httpaexamplex",
+        "and",
+        "httpbexamplex",
+    ]
