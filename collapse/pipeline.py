@@ -459,7 +459,14 @@ class CollapsedSearch:
             prints = decoded.prints
             if self.prior_hits:
                 prior = decode(self.prior_hits, self.settings.collapse_min_tokens, version)
-                prints = Prints.concat([prior.prints, decoded.prints])
+                if decoded.params is None and prior.params is not None:
+                    # No fingerprint in the window (an empty last page): the earlier pages'
+                    # version gives its rows their shape.
+                    decoded = decode(
+                        self.hits, self.settings.collapse_min_tokens, prior.params.version
+                    )
+                    prints = decoded.prints
+                prints = Prints.concat([prior.prints, prints])
             self.decoded = Decoded(prints, decoded.params)
             self.grouping = group(prints, self.t)
         self._grouped = len(self.hits)
