@@ -76,6 +76,9 @@ class BoilerplateConfig(BaseModel):
         10, ge=0, description="documents keeping less content than this (words) stay whole"
     )
     max_hashes: int = Field(200_000, ge=1, description="cap on a host model's size")
+    slot_share: float = Field(
+        0.1, gt=0, le=1, description="a short line's head on more than this share is a slot"
+    )
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,8 @@ SLOT_MIN_TOKENS = 3
 SLOT_MAX_REPEATED = 0.2
 #: Longer lines (words of content) are never a slot's: a slot is a label and a short value.
 SLOT_MAX_WORDS = 48
+#: Lines of at most this many words are a slot's from ``BoilerplateConfig.slot_share``.
+SLOT_SHORT_WORDS = 12
 #: Documents with this much content of their own (words) keep their slot lines' shingles.
 SLOT_WHOLE_WORDS = 2 * NO_WORDS
 
@@ -194,16 +199,21 @@ class PageSets(NamedTuple):
 
 
 def line_heads(f: Features) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every line of at least ``SLOT_MIN_TOKENS`` tokens and at most ``SLOT_MAX_WORDS`` words:
-    its document, the hash of its first two tokens (its *head*), its first token's position
-    and its token count."""
+    """Line heads: for every line of at least ``SLOT_MIN_TOKENS`` tokens and at most
+    ``SLOT_MAX_WORDS`` words its document, the hash of its first two tokens (its *head*; low
+    bit 0), its first token's position and its token count; and again for every line of at
+    most ``SLOT_SHORT_WORDS`` words, with the low bit 1 (a short line's head, which
+    ``BoilerplateConfig.slot_share`` of the pages make a slot)."""
     first = np.flatnonzero(f.starts)
     size = np.diff(np.append(first, len(f.starts)))
     words = content_units(f.tokens[2], size)
     ok = (size >= SLOT_MIN_TOKENS) & (words <= SLOT_MAX_WORDS)
-    first, size = first[ok], size[ok]
+    first, size, words = first[ok], size[ok], words[ok]
     tok = f.tokens[0]
-    heads = fmix64(tok[first] * PHI + tok[first + 1])
+    heads = fmix64(tok[first] * PHI + tok[first + 1]) & ~np.uint64(1)
+    short = words <= SLOT_SHORT_WORDS
+    first, size = np.concatenate([first, first[short]]), np.concatenate([size, size[short]])
+    heads = np.concatenate([heads, heads[short] | np.uint64(1)])
     doc = np.searchsorted(np.cumsum(f.lengths), first, side="right")
     return doc, heads, first, size
 
@@ -270,14 +280,17 @@ class Learner:
         """Every host seen."""
         return set(self._pages)
 
-    def _need(self, pages: int) -> int:
-        return max(self.config.min_docs, int(np.floor(self.config.min_share * pages)) + 1)
+    def _need(self, pages: int, share: float | None = None) -> int:
+        share = self.config.min_share if share is None else share
+        return max(self.config.min_docs, int(np.floor(share * pages)) + 1)
 
-    def _frequent(self, arrays: list[np.ndarray], pages: int) -> np.ndarray:
+    def _frequent(
+        self, arrays: list[np.ndarray], pages: int, share: float | None = None
+    ) -> np.ndarray:
         if not arrays:
             return np.zeros(0, dtype=np.uint64)
         values, df = np.unique(np.concatenate(arrays), return_counts=True)
-        need = self._need(pages)
+        need = self._need(pages, share)
         frequent = values[df >= need]
         if len(frequent) > self.config.max_hashes:
             frequent = frequent[np.argsort(-df[df >= need], kind="stable")][
@@ -287,8 +300,12 @@ class Learner:
         return frequent.astype(np.uint64)
 
     def _slots(self, sets: list[PageSets], pages: int) -> np.ndarray:
-        """Heads of lines on more than ``min_share`` of the pages, mostly once a page."""
-        heads = self._frequent([p.heads for p in sets], pages)
+        """Heads of lines on more than ``min_share`` of the pages (short lines': more than
+        ``slot_share``), mostly once a page."""
+        heads = self._frequent([p.heads for p in sets], pages, self.config.slot_share)
+        short = (heads & np.uint64(1)).astype(bool)
+        if not short.all():
+            heads = heads[short | np.isin(heads, self._frequent([p.heads for p in sets], pages))]
         if not len(heads):
             return heads
         values, df = np.unique(np.concatenate([p.heads for p in sets]), return_counts=True)

@@ -267,3 +267,34 @@ def test_a_template_slot_line_is_cut_with_the_furniture() -> None:
         assert verifies(texts, [(0, 30)], modelled) == [True], zh
         assert verifies(texts, [(0, 30)], without) == [False], zh
         assert not any(verifies(texts, [(i, i + 1) for i in range(29)], modelled))
+
+
+def test_a_printer_frame_on_a_few_pages_is_a_slot_too() -> None:
+    """Short lines that start the same way on a tenth of a host's pages (a printer-friendly
+    copy's header and "printed from" footer) are the template's as well: the printer copy of
+    a short quote verifies with the quote's page once the model knows them."""
+    rng = random.Random(8)
+    p = FingerprintParams()
+    _, pages = _quote_site(rng, False)
+    printed = []
+    for k, page in enumerate(pages[:6]):
+        lines = page.split("\n")
+        printed.append(
+            "\n".join(
+                [
+                    "Printer-friendly version | Close window",
+                    *lines[1:4],
+                    f"Printed from https://quotes.example/q/{k}?print=1 on {k + 3} May 2026.",
+                ]
+            )
+        )
+    texts = [*pages, *printed]
+    learner = Learner(BoilerplateConfig())
+    for sets in doc_shingle_sets(texts, p):
+        learner.add("quotes.example", sets)
+    model = learner.models()["quotes.example"]
+    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    plain, _ = fingerprint_excluding(texts, p, [None] * len(texts))
+    pairs = [(k, 30 + k) for k in range(6)]
+    assert all(verifies(texts, pairs, modelled))
+    assert modelled.token_count[30] < plain.token_count[30] - 8  # header and footer cut
