@@ -112,10 +112,19 @@ class Features:
     mcounts: np.ndarray
     exact_keys: list[str]
     token_count: np.ndarray
-    numbers: np.ndarray  # (n, CELLS) uint32 (indexer.fingerprints.numbers)
     tokens: np.ndarray  # (4, total tokens) uint64: SimHash hash, MinHash hash, weight, sample
     lengths: np.ndarray  # tokens per text
-    starts: np.ndarray  # (total tokens,) bool: the token starts a line
+    line_no: np.ndarray  # (total tokens,) int32: the token's line in its text
+    texts: list[str]  # the texts (their number sketches are read once the furniture is known)
+
+    @property
+    def starts(self) -> np.ndarray:
+        """(total tokens,) bool: the token starts a line (its text's first does)."""
+        out = np.ones(len(self.line_no), dtype=bool)
+        out[1:] = self.line_no[1:] != self.line_no[:-1]
+        ends = np.cumsum(self.lengths)
+        out[ends[(ends > 0) & (ends < len(out))]] = True
+        return out
 
     def __len__(self) -> int:
         return len(self.scounts)
@@ -129,24 +138,24 @@ class Features:
             self.mcounts[keep],
             [k for k, ok in zip(self.exact_keys, keep.tolist(), strict=True) if ok],
             self.token_count[keep],
-            self.numbers[keep],
             self.tokens[:, np.repeat(keep, self.lengths)],
             self.lengths[keep],
-            self.starts[np.repeat(keep, self.lengths)],
+            self.line_no[np.repeat(keep, self.lengths)],
+            [t for t, ok in zip(self.texts, keep.tolist(), strict=True) if ok],
         )
 
 
 def features(texts: Sequence[str], p: FingerprintParams) -> Features:
     """The :class:`Features` of ``texts``."""
     names = (p.hash, "minhash", WEIGHT, SAMPLE)
-    (sim_tok, min_tok, weights, sample), lengths, keys, starts = tokenise(texts, names)
+    (sim_tok, min_tok, weights, sample), lengths, keys, line_no = tokenise(texts, names)
     seg = Segments(lengths)
     sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
     units = content_units(weights, lengths)
     tokens = np.stack([sim_tok, min_tok, weights, sample]).astype(np.uint64, copy=False)
     return Features(
-        sh, scounts, mh, mcounts, keys, units, number_sketches(texts), tokens, seg.lengths, starts
+        sh, scounts, mh, mcounts, keys, units, tokens, seg.lengths, line_no, list(texts)
     )
 
 
@@ -486,12 +495,35 @@ def fingerprint_features(
         params=params,
         simhash=simhash_segments(sh, scounts, presence=params.weights == "presence"),
         minhash=sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits),
-        numbers=f.numbers,
+        numbers=number_sketches(_content_texts(f, keep, applied)),
         exact_keys=list(f.exact_keys),
         token_count=units,
         present=np.ones(n, dtype=bool),
     )
     return arrays, removed
+
+
+def _content_texts(f: Features, keep: np.ndarray, applied: np.ndarray) -> list[str]:
+    """Each text, less the lines (of the documents ``applied``) whose tokens are mostly cut:
+    what the number sketch reads, so that numbers of the host's frame neither block true
+    copies nor hide a changed number among their own."""
+    texts = list(f.texts)
+    docs = np.flatnonzero(applied)
+    if not len(docs):
+        return texts
+    starts = np.cumsum(f.lengths) - f.lengths
+    for d in docs.tolist():
+        a, b = int(starts[d]), int(starts[d] + f.lengths[d])
+        line = f.line_no[a:b]
+        total = np.bincount(line)
+        cut = np.bincount(line, weights=~keep[a:b], minlength=len(total))
+        drop = np.flatnonzero((2 * cut >= total) & (total > 0))
+        if len(drop):
+            lines = texts[d].split("\n")
+            for i in drop.tolist():
+                lines[i] = ""
+            texts[d] = "\n".join(lines)
+    return texts
 
 
 def _slot_lines(

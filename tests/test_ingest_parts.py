@@ -230,7 +230,7 @@ def test_arrow_tokenisation_equals_the_python_path() -> None:
     finally:
         compute._arrow = was
     for a, b in ((want[0], got[0]),):
-        for name in ("sh", "scounts", "mh", "mcounts", "token_count"):
+        for name in ("sh", "scounts", "mh", "mcounts", "token_count", "line_no", "tokens"):
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
         assert a.exact_keys == b.exact_keys
     assert np.array_equal(want[1].simhash, got[1].simhash)

@@ -65,15 +65,15 @@ def tokenise(
     """
     if not texts:
         empty = np.zeros(0, dtype=np.uint64)
-        return [empty for _ in names], np.zeros(0, dtype=np.int64), [], np.zeros(0, dtype=bool)
+        return [empty for _ in names], np.zeros(0, dtype=np.int64), [], np.zeros(0, np.int32)
     if _arrow is not None and len(texts) >= _ARROW_MIN_TEXTS:
         return _tokenise_arrow([word_bytes(t, lines=True) for t in texts], names)
     tokens = b" \x00 ".join([word_bytes(t, lines=True) for t in texts]).split()
-    hashes, lengths, starts = separated_token_hashes(tokens, _SEP, names, LINE)
+    hashes, lengths, line_no = separated_token_hashes(tokens, _SEP, names, LINE)
     # the joined tokens of each text, between separators, without the line tokens
     joined = b" ".join(tokens).replace(_SPACED_LINE, b"")
     keys = [hashlib.sha256(piece.strip(_STRIP)).hexdigest() for piece in joined.split(_SEP)]
-    return hashes, lengths, keys, starts
+    return hashes, lengths, keys, line_no
 
 
 _SPACED_LINE = b" " + LINE  # every line token but a batch's very first follows a space
@@ -115,16 +115,13 @@ def _tokenise_arrow(
     keep = pc.and_(nonempty, pc.invert(marks))
     kept = keep.to_numpy(zero_copy_only=False)
     tokens = pieces.filter(keep)
-    # a kept token starts a line when no kept token precedes it since the last line token or
-    # the start of its text
+    # each kept token's line: the line tokens before it in its text
     offsets = np.asarray(parts.offsets)
-    n = len(kept)
-    reset = marks.to_numpy(zero_copy_only=False).copy()
-    reset[offsets[:-1][offsets[:-1] < n]] = True
-    idx = np.arange(n)
-    since = np.maximum.accumulate(np.where(reset, idx, 0))
+    marks_np = marks.to_numpy(zero_copy_only=False)
+    counted = np.concatenate(([0], np.cumsum(marks_np)))
+    text_of = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    line_no = (counted[:-1] - counted[offsets[:-1]][text_of])[kept].astype(np.int32)
     prior = np.concatenate(([0], np.cumsum(kept)))  # kept tokens before each position
-    starts = (prior[idx] == prior[since])[kept]
     # tokens per text: the kept pieces between the text's offsets
     lengths = (prior[offsets[1:]] - prior[offsets[:-1]]).astype(np.int64)
     bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
@@ -133,7 +130,7 @@ def _tokenise_arrow(
     coded = tokens.dictionary_encode()
     ids = distinct_token_ids(coded.dictionary.to_pylist())
     at = coded.indices.to_numpy(zero_copy_only=False)
-    return [table[ids][at] for table in token_tables(names)], lengths, keys, starts
+    return [table[ids][at] for table in token_tables(names)], lengths, keys, line_no
 
 
 def document_features(

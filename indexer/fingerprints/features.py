@@ -175,8 +175,8 @@ def separated_token_hashes(
     """:func:`token_hash_arrays` of several documents' tokens separated by ``sep`` tokens.
 
     Returns the hashes without the separators (nor ``line`` tokens, which mark line breaks),
-    each document's token count, and per token whether it starts a line (the first of its
-    document, or the first after a ``line`` token).
+    each document's token count, and per token its line in its document (the ``line``
+    tokens before it there).
     """
     global _vocab
     if len(_vocab) > _VOCAB_LIMIT:
@@ -184,13 +184,15 @@ def separated_token_hashes(
     ids = _vocab.ids(tokens)
     is_sep = ids == _vocab[sep]
     real = ~is_sep
-    if line is not None:
-        real &= ids != _vocab[line]
+    marks = np.zeros(len(ids), dtype=bool) if line is None else ids == _vocab[line]
+    real &= ~marks
     doc = np.cumsum(is_sep)
     lengths = np.bincount(doc[real], minlength=int(doc[-1]) + 1 if len(doc) else 1)
-    starts = ~np.concatenate(([False], real[:-1]))[real]
+    counted = np.cumsum(marks | is_sep)
+    base = np.concatenate(([0], counted[is_sep]))  # at each document's start
+    line_no = (counted - base[doc])[real].astype(np.int32)
     ids = ids[real]
-    return [_vocab.table(name)[ids] for name in names], lengths.astype(np.int64), starts
+    return [_vocab.table(name)[ids] for name in names], lengths.astype(np.int64), line_no
 
 
 def content_units(weights: np.ndarray, lengths: np.ndarray) -> np.ndarray:
