@@ -298,3 +298,27 @@ def test_a_printer_frame_on_a_few_pages_is_a_slot_too() -> None:
     pairs = [(k, 30 + k) for k in range(6)]
     assert all(verifies(texts, pairs, modelled))
     assert modelled.token_count[30] < plain.token_count[30] - 8  # header and footer cut
+
+
+def test_a_templates_numbers_neither_block_nor_hide() -> None:
+    """The number sketch reads a page's own lines: two hosts whose footers are full of other
+    numbers still fold the same listing, and not the listing with another price."""
+    rng = random.Random(11)
+    p = FingerprintParams()
+    vocab = [f"w{k}" for k in range(3000)]
+    listing = "Phone X2 {} GB storage, price {} dollars, ships free in two days with warranty."
+    texts, hosts = [], []
+    for h, host in enumerate(("a.example", "b.example")):
+        footer = " ".join(f"{rng.choice(vocab)} {rng.randint(10, 99999)}" for _ in range(80))
+        pages = [" ".join(rng.choices(vocab, k=25)) for _ in range(30)]
+        pages += [listing.format(128, 199 + h), listing.format(128, 199)]
+        texts += [f"Shop {host} | Home | Deals\n{own}\nAbout us: {footer}" for own in pages]
+        hosts += [host] * len(pages)
+    learner = Learner(BoilerplateConfig())
+    for host, sets in zip(hosts, doc_shingle_sets(texts, p), strict=True):
+        learner.add(host, sets)
+    models = learner.models()
+    modelled, _ = fingerprint_excluding(texts, p, [models[h] for h in hosts])
+    same_a, other_price_b, same_b = 31, 62, 63
+    assert verifies(texts, [(same_a, same_b)], modelled) == [True]
+    assert verifies(texts, [(same_a, other_price_b)], modelled) == [False]
