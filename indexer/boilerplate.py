@@ -2,14 +2,18 @@
 
 A host's *model* is two sorted sets of shingle hashes, one per hash family (the SimHash
 features and the MinHash features, see ``indexer.fingerprints.features``), that occur on
-more than ``min_share`` of the host's pages. A token of a page is furniture when a shingle of
-the model (SimHash family) covers it; the page's own content is what is left (its token count:
-content in words, so a short text inside a long template is a short document). A page with
-at least ``features.NO_WORDS`` words of its own is fingerprinted from its own shingles: those
-of the full text that are not the model's (no shingle joins the text before a template block
-to the text after it). A shorter page is fingerprinted from its other tokens, in order, as if
-they were its whole text, so that it is fingerprinted like the same text without a template
-(the words it adds, ``features.with_words``). The exact key stays that of the full text.
+more than ``min_share`` of the host's pages, and a set of *slot heads*: the first two tokens
+of lines that start alike on many pages and go on differently ("Related pages: ...", a
+byline; :func:`line_heads`). A token of a page is furniture when a shingle of the model
+(SimHash family) covers it or its line starts with a slot head; the page's own content is
+what is left (its token count: content in words, so a short text inside a long template is a
+short document). A page with at least ``features.NO_WORDS`` words of its own is fingerprinted
+from its own shingles: those of the full text that are not the model's (no shingle joins the
+text before a template block to the text after it; under ``SLOT_WHOLE_WORDS`` words, none
+touching a slot line either). A shorter page is fingerprinted from its other tokens, in
+order, as if they were its whole text, so that it is fingerprinted like the same text
+without a template (the words it adds, ``features.with_words``). The number sketch reads the
+page's lines less those mostly cut. The exact key stays that of the full text.
 
 The literal rule removes content too (a host of license texts, where the shared text IS the
 content; common wording on a host with few pages), so it is guarded:

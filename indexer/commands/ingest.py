@@ -63,6 +63,14 @@ from indexer.prepare import PrepareConfig
     help="A shingle on more than this share of a host's pages is boilerplate.",
 )
 @click.option(
+    "--boilerplate-slot-share",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.1,
+    show_default=True,
+    help="A short line starting alike on more than this share of a host's pages is a "
+    "template slot (cut whatever follows the start).",
+)
+@click.option(
     "--boilerplate-min-pages",
     type=click.IntRange(1),
     default=20,
@@ -138,6 +146,7 @@ def ingest_command(
     allow_rejects: bool,
     boilerplate: bool,
     boilerplate_share: float,
+    boilerplate_slot_share: float,
     boilerplate_min_pages: int,
     boilerplate_max_removed: float,
     boilerplate_min_remaining: int,
@@ -176,6 +185,7 @@ def ingest_command(
         boilerplate=boilerplate,
         boilerplate_config=BoilerplateConfig(
             min_share=boilerplate_share,
+            slot_share=boilerplate_slot_share,
             min_pages=boilerplate_min_pages,
             max_removed=boilerplate_max_removed,
             min_remaining=boilerplate_min_remaining,
