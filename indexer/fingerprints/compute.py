@@ -175,7 +175,7 @@ def fingerprint_arrays(
         sketch[a:b] = sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits)
         keys += chunk_keys
         token_count[a:b] = units
-    numbers = number_sketches(texts)  # what the numbers say (collapse.grouping's verification)
+    numbers = number_sketches(texts)  # what the numbers say (indexer.grouping's verification)
     return FingerprintArrays(
         params=params,
         simhash=simhash,

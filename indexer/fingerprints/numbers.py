@@ -3,7 +3,7 @@
 Two texts that differ only in a version, a year, a price or a model code are near-duplicates to
 SimHash and MinHash, yet different documents to a reader. This module summarises, per
 document, *which number stands where*, in a fixed-size sketch compared at verification
-(``collapse.grouping``).
+(``indexer.grouping``).
 
 Definitions, on the text's bytes (NFKC and case folding as :func:`indexer.text.normalize`,
 UTF-8; ASCII punctuation and common non-ASCII punctuation a space), cut into *runs*: maximal

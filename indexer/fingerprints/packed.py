@@ -163,7 +163,7 @@ class Unpacked:
 
     def key_codes(self) -> np.ndarray:
         """(n,) int64: the first 60 bits of each exact key (-1 where not present), as
-        ``collapse.fingerprints.key_code`` reads them from the hex digits."""
+        ``indexer.hits.key_code`` reads them from the hex digits."""
         first = self.exact_key[:, :8].copy().view(">u8").reshape(-1)
         codes = (first >> np.uint64(4)).astype(np.int64)
         codes[~self.present] = -1
