@@ -12,8 +12,11 @@ sys.modules.setdefault("pyarrow", None)  # type: ignore[arg-type]
 
 import click  # noqa: E402
 
+from indexer import __version__  # noqa: E402  # the one version of the package (pyproject.toml)
+
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="neardup-collapse")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))

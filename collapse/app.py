@@ -31,6 +31,7 @@ from collapse.routes import (
 )
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
+from indexer import __version__
 from indexer.fingerprints import FingerprintParams
 
 
@@ -63,7 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(
         title="neardup collapse",
         summary="Elasticsearch-compatible search folding near-duplicates behind their best copy.",
-        version="0.1.0",
+        version=__version__,
         lifespan=lifespan,
     )
     app.state.settings = settings

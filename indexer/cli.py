@@ -13,10 +13,12 @@ from typing import Any
 
 import click
 
+from indexer import __version__
 from indexer.fingerprints.params import HASH_NAMES
 
 
 @click.group()
+@click.version_option(__version__, prog_name="neardup-indexer")
 def main() -> None:
     """Near-duplicate collapsing: index-time tools."""
 
