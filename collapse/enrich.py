@@ -49,7 +49,13 @@ from collapse.credentials import Refused, is_refusal
 from collapse.errors import BadRequest, UpstreamUnavailable
 from collapse.upstream import Upstream
 from indexer.boilerplate import HostModel, fingerprint_excluding
-from indexer.boilerplate_store import DEFAULT_STORE, from_source, model_id
+from indexer.boilerplate_store import (
+    DEFAULT_STORE,
+    MODEL_KEY,
+    from_source,
+    model_id,
+    model_version,
+)
 from indexer.documents import DEFAULT_TEXT_FIELDS, DocumentError, TextFields, document_text
 from indexer.documents import host_of as _host_of
 from indexer.fingerprints import FingerprintParams
@@ -244,6 +250,10 @@ def render_bulk(items: Iterable[BulkItem]) -> bytes:
     return b"\n".join(out) + b"\n"
 
 
+#: Read with an update's stored text: a model named there is cleared when none applies now.
+_STORED_MODEL = f"{FINGERPRINT_FIELD}.{MODEL_KEY}"
+
+
 def update_lookups(
     items: Sequence[BulkItem],
     default_index: str | None,
@@ -264,7 +274,7 @@ def update_lookups(
         entry: Doc = {
             "_index": index,
             "_id": str(doc_id),
-            "_source": [*rules.fields_for(index).names, "url"],
+            "_source": [*rules.fields_for(index).names, "url", _STORED_MODEL],
         }
         routing = item.meta.get("routing", default_routing)
         if routing is not None:
@@ -361,6 +371,11 @@ def enrich(
         tag = rules.fields_for(target.index).stored_tag
         if tag is not None:
             fp["fields"] = tag
+        model = host_models[i]
+        if model is not None:
+            fp[MODEL_KEY] = model_version(model)
+        elif (target.doc.get(FINGERPRINT_FIELD) or {}).get(MODEL_KEY) is not None:
+            fp[MODEL_KEY] = None  # an update's stored one would stay (objects are merged)
         target.put(fp)
     outcome.fingerprinted = len(chosen)
     return outcome

@@ -35,8 +35,8 @@ import numpy as np
 from elasticsearch import Elasticsearch, helpers
 from pydantic import BaseModel
 
-from indexer.boilerplate import fingerprint_excluding
-from indexer.boilerplate_store import DEFAULT_STORE, load_models
+from indexer.boilerplate import HostModel, fingerprint_excluding
+from indexer.boilerplate_store import DEFAULT_STORE, MODEL_KEY, load_models, model_version
 from indexer.documents import (
     DEFAULT_TEXT_FIELDS,
     DocumentError,
@@ -207,10 +207,11 @@ def _refingerprint(
 ) -> None:
     """Pass 1: documents of another version or text fields (or none) fingerprinted from the
     text of ``fields``."""
-    models: dict[str, Any] = {}
+    models: dict[str, HostModel | None] = {}
     query = stale_query(p.version, fields)
     tag_field = f"{FINGERPRINT_FIELD}.fields"
-    for hits in _pages(es, index, query, page_size, [*fields.names, "url", tag_field]):
+    model_field = f"{FINGERPRINT_FIELD}.{MODEL_KEY}"
+    for hits in _pages(es, index, query, page_size, [*fields.names, "url", tag_field, model_field]):
         summary.scanned += len(hits)
         good: list[tuple[dict[str, Any], str, str | None]] = []
         for hit in hits:
@@ -225,23 +226,27 @@ def _refingerprint(
             models.update(load_models(es, index, p.version, hosts, store))
         if not good:
             continue
-        arrays, _ = fingerprint_excluding(
-            [t for _, t, _ in good], p, [models.get(h) if h else None for _, _, h in good]
-        )
+        used = [models.get(h) if h else None for _, _, h in good]
+        arrays, _ = fingerprint_excluding([t for _, t, _ in good], p, used)
         actions = [
-            _guarded_update(hit, _tagged(arrays.record(i).to_es(hit["_id"]), hit, fields))
+            _guarded_update(hit, _tagged(arrays.record(i).to_es(hit["_id"]), hit, fields, used[i]))
             for i, (hit, _, _) in enumerate(good)
         ]
         summary.updated += _send(es, actions, summary)
 
 
-def _tagged(fp: dict[str, Any], hit: dict[str, Any], fields: TextFields) -> dict[str, Any]:
-    """``fp`` with the ``fields`` it was computed from; null (the defaults) where the document
-    holds another tag, which a partial update would otherwise keep."""
+def _tagged(
+    fp: dict[str, Any], hit: dict[str, Any], fields: TextFields, model: HostModel | None
+) -> dict[str, Any]:
+    """``fp`` with the ``fields`` it was computed from and the version of the host ``model``
+    used; null (the defaults, no model) where the document holds another tag, which a partial
+    update would otherwise keep."""
     tag = fields.stored_tag
-    had = (hit.get("_source", {}).get(FINGERPRINT_FIELD) or {}).get("fields")
-    if tag is not None or had is not None:
+    had = hit.get("_source", {}).get(FINGERPRINT_FIELD) or {}
+    if tag is not None or had.get("fields") is not None:
         fp["fields"] = tag
+    if model is not None or had.get(MODEL_KEY) is not None:
+        fp[MODEL_KEY] = model_version(model) if model is not None else None
     return fp
 
 

@@ -1,29 +1,50 @@
-"""Host boilerplate models persisted in Elasticsearch, so single-document writes use them too.
+"""Host boilerplate models persisted in Elasticsearch: learnt once per host, shared by every
+writer (parallel ingesters, the proxy's write path, backfill, lookup).
 
 One document per (target index, fingerprint version, host) in the index
 ``collapse-boilerplate`` (configurable): the two shingle hash sets and the template slots'
 line heads as ES ``binary`` (sorted little-endian uint64, base64), never indexed; ``index``,
-``host`` and ``version`` as keywords.
+``host``, ``version`` and ``model`` as keywords. ``model`` is the model's own version
+(:func:`model_version`, a hash of what it cuts): a document fingerprinted with a host model
+carries it as ``collapse_fp.model`` (:data:`MODEL_KEY`), so one can tell which model made a
+fingerprint.
+
+``save_models(..., replace=False)`` stores a model only where its host has none: ingesters
+learning the same host at the same moment all end up with the first one stored.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 import numpy as np
-from elasticsearch import Elasticsearch, helpers
+from elasticsearch import BadRequestError, Elasticsearch, helpers
 
 from indexer.boilerplate import HostModel
 
-__all__ = ["DEFAULT_STORE", "STORE_MAPPINGS", "load_models", "model_id", "save_models"]
+__all__ = [
+    "DEFAULT_STORE",
+    "MODEL_KEY",
+    "STORE_MAPPINGS",
+    "ensure_store",
+    "load_models",
+    "model_id",
+    "model_version",
+    "save_models",
+]
 
 DEFAULT_STORE = "collapse-boilerplate"
+#: Key of ``collapse_fp`` naming the host model a document was fingerprinted with (in
+#: ``_source`` only: ``collapse_fp`` maps no new sub-fields).
+MODEL_KEY = "model"
 _PROPERTIES: dict[str, dict[str, str]] = {
     "index": {"type": "keyword"},
     "host": {"type": "keyword"},
     "version": {"type": "keyword"},
+    "model": {"type": "keyword"},
     "pages": {"type": "integer"},
     "simhash_hashes": {"type": "binary"},
     "minhash_hashes": {"type": "binary"},
@@ -36,6 +57,41 @@ STORE_MAPPINGS = {"dynamic": "strict", "properties": _PROPERTIES}
 def model_id(index: str, version: str, host: str) -> str:
     """Document id of one host's model."""
     return f"{index}|{version}|{host}"
+
+
+_VERSIONS: dict[int, tuple[HostModel, str]] = {}  # id(model) -> (model, version)
+
+
+def model_version(m: HostModel) -> str:
+    """The model's version: 16 hex digits of a hash of its host and of the three hash sets,
+    so the same model learnt twice has the same version (cached per model object)."""
+    hit = _VERSIONS.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    h = hashlib.blake2b(m.host.encode("utf-8"), digest_size=8)
+    for part in (m.simhash_hashes, m.minhash_hashes, m.slot_heads):
+        a = np.asarray(part, dtype="<u8")
+        h.update(len(a).to_bytes(8, "little"))
+        h.update(a.tobytes())
+    version = h.hexdigest()
+    if len(_VERSIONS) > 10_000:  # the proxy's cache replaces models: keep this bounded
+        _VERSIONS.clear()
+    _VERSIONS[id(m)] = (m, version)
+    return version
+
+
+def ensure_store(es: Elasticsearch, store: str = DEFAULT_STORE) -> None:
+    """Create the store index, or add fields it lacks (adding a field is always allowed).
+
+    A store that another writer creates at the same moment counts as created."""
+    if es.indices.exists(index=store).body:
+        es.indices.put_mapping(index=store, properties=_PROPERTIES)
+        return
+    try:
+        es.indices.create(index=store, mappings=STORE_MAPPINGS)
+    except BadRequestError as exc:
+        if exc.error != "resource_already_exists_exception":
+            raise
 
 
 def _pack(a: np.ndarray) -> str:
@@ -52,21 +108,25 @@ def save_models(
     version: str,
     models: Iterable[HostModel],
     store: str = DEFAULT_STORE,
+    *,
+    replace: bool = True,
 ) -> int:
-    """Store (replace) the models of ``index``; returns how many were written."""
-    if not es.indices.exists(index=store).body:
-        es.options(ignore_status=400).indices.create(index=store, mappings=STORE_MAPPINGS)
-    else:  # a store made before a field was added gains it (adding a field is always allowed)
-        es.indices.put_mapping(index=store, properties=_PROPERTIES)
+    """Store the models of ``index``; returns how many were written.
+
+    ``replace`` False: a host that has a stored model keeps it (the first writer wins), and
+    its model here is not written."""
+    ensure_store(es, store)
     now = datetime.now(UTC).isoformat()
     actions = (
         {
+            "_op_type": "index" if replace else "create",
             "_index": store,
             "_id": model_id(index, version, m.host),
             "_source": {
                 "index": index,
                 "host": m.host,
                 "version": version,
+                "model": model_version(m),
                 "pages": m.pages,
                 "simhash_hashes": _pack(m.simhash_hashes),
                 "minhash_hashes": _pack(m.minhash_hashes),
@@ -78,8 +138,13 @@ def save_models(
     )
     # no refresh: every reader (``load_models``, the proxy's ``ModelCache``) uses ``_mget``,
     # which is real-time, so waiting for a refresh only delayed ingestion (up to 1 s).
-    ok, _ = helpers.bulk(es, actions, chunk_size=200)
-    return int(ok)
+    written = 0
+    for ok, item in helpers.streaming_bulk(es, actions, chunk_size=200, raise_on_error=False):
+        if ok:
+            written += 1
+        elif replace or item.get("create", {}).get("status") != 409:
+            raise helpers.BulkIndexError("a boilerplate model was not stored", [item])
+    return written
 
 
 def from_source(source: Mapping[str, object]) -> HostModel:

@@ -8,18 +8,58 @@ the same stable id, so the index still holds each document exactly once.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from indexer.sources import InputSpec
 
-__all__ = ["Checkpoint", "ResumeMismatch", "SeqWatermark"]
+__all__ = ["Checkpoint", "ResumeMismatch", "SeqWatermark", "StateInUse", "held"]
 
 
 class ResumeMismatch(Exception):
     """The inputs changed since the interrupted run; resuming would skip the wrong documents."""
+
+
+class StateInUse(Exception):
+    """Another running ingestion holds this state file (parallel runs need one each)."""
+
+
+@contextlib.contextmanager
+def held(path: Path) -> Iterator[None]:
+    """Hold the state file ``path`` for one run: an exclusive lock on ``<path>.lock``, removed
+    at the end; :class:`StateInUse` when another run holds it. Two runs sharing a state file
+    (and a rejects file) would overwrite each other's."""
+    lock = path.with_name(path.name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StateInUse(
+                f"another `indexer ingest` is using the state file {path} (and likely the same "
+                "rejects file): give each parallel ingester its own --state and --rejects, or "
+                "run each in its own folder"
+            ) from None
+        try:
+            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder removed the lock file meanwhile: take the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+        os.close(fd)
 
 
 class Checkpoint(BaseModel):

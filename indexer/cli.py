@@ -154,3 +154,7 @@ main.add_command(backfill_command)
 from indexer.commands.lookup import lookup_command  # noqa: E402
 
 main.add_command(lookup_command)
+
+from indexer.commands.learn import learn_command  # noqa: E402
+
+main.add_command(learn_command)

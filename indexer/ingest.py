@@ -30,9 +30,9 @@ from elasticsearch import Elasticsearch
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.boilerplate import BoilerplateConfig, HostModel, Learner, PageSets, merge_models
-from indexer.boilerplate_store import DEFAULT_STORE, load_models, save_models
+from indexer.boilerplate_store import DEFAULT_STORE, load_models, model_version, save_models
 from indexer.bulk import BulkConfig, send_lines
-from indexer.checkpoint import Checkpoint, SeqWatermark
+from indexer.checkpoint import Checkpoint, SeqWatermark, held
 from indexer.documents import NO_TEXT_REASON, TextFields, string_fields
 from indexer.fingerprints.compute import enable_arrow
 from indexer.lines import LineBatch
@@ -42,13 +42,21 @@ from indexer.prepare import (
     PrepareConfig,
     Prepared,
     finish_lines,
+    learn_batch,
     prepare_lines,
     sample_batch,
 )
 from indexer.rejects import Reject, RejectsFile
 from indexer.sources import RawBatch, RawItem, Row, describe_inputs, read_rows, take
 
-__all__ = ["DEFAULT_BOILERPLATE_SAMPLE", "IngestOptions", "Summary", "ingest"]
+__all__ = [
+    "DEFAULT_BOILERPLATE_SAMPLE",
+    "IngestOptions",
+    "LearnSummary",
+    "Summary",
+    "ingest",
+    "learn",
+]
 
 #: Pages read by the learning pass: enough for every host with a real share of the input
 #: (a host needs ``min_pages`` of them), small next to a bulk load (measured in docs/indexer.md).
@@ -75,6 +83,9 @@ class IngestOptions(BaseModel):
         DEFAULT_BOILERPLATE_SAMPLE, ge=0, description="pages read to learn host models"
     )
     boilerplate_store: str = DEFAULT_STORE
+    #: learn every host's model from this run's sample and replace the stored one (False: a
+    #: host with a stored model uses it; the others' models are learnt and stored if still none)
+    relearn: bool = False
     workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=0)
     batch_size: int = Field(256, ge=1)
     progress: bool = False
@@ -89,6 +100,7 @@ class Summary(BaseModel):
     skipped: int = 0  # settled by an earlier, interrupted run (--resume)
     seconds: float = 0.0
     boilerplate_hosts: int = 0
+    boilerplate_stored: int = 0  # of those, models another run stored (not learnt here)
     text_fields: list[str] = []  # the fields fingerprinted
     no_text: int = 0  # rejected for lack of text in those fields
     #: the fields that documents rejected for lack of text have most often
@@ -139,6 +151,15 @@ def _work_sample(batch: RawBatch, start: int, key: int) -> list[tuple[str, int, 
         _held[key] = featured
     by_host: dict[str, list[PageSets]] = {}
     for host, sets in learn:
+        by_host.setdefault(host, []).append(sets)
+    return [(host, len(sets), PageSets.concat(sets)) for host, sets in by_host.items()]
+
+
+def _work_learn(batch: RawBatch) -> list[tuple[str, int, PageSets]]:
+    """What a batch teaches the learner (per host, aggregated); nothing is kept."""
+    assert _config is not None
+    by_host: dict[str, list[PageSets]] = {}
+    for host, sets in learn_batch(batch.items(), _config):
         by_host.setdefault(host, []).append(sets)
     return [(host, len(sets), PageSets.concat(sets)) for host, sets in by_host.items()]
 
@@ -305,13 +326,13 @@ def _learn(
     pool: _Pool,
     rows: Iterator[Row],
     start: int,
-) -> tuple[dict[str, HostModel], list[tuple[int, int]], list[RawBatch]]:
+) -> tuple[dict[str, HostModel], int, list[tuple[int, int]], list[RawBatch]]:
     """The learning sample (the first ``boilerplate_sample`` items), parsed and featurised once.
 
-    Returns the per-host models (learnt from the sample, merged over stored ones for hosts
-    seen without enough pages, and saved), the sample's batches held by the workers
-    (worker, key) featurised and waiting for those models (:func:`_work_finish`), and the
-    sample's raw batches at or after ``start`` (for the rejects of Elasticsearch).
+    Returns the per-host models (:func:`_models_for`), how many of them came from the store,
+    the sample's batches held by the workers (worker, key) featurised and waiting for those
+    models (:func:`_work_finish`), and the sample's raw batches at or after ``start`` (for
+    the rejects of Elasticsearch).
     """
     learner = Learner(opts.boilerplate_config)
     held: list[tuple[int, int]] = []
@@ -333,16 +354,93 @@ def _learn(
     for learnt in pool.imap(tasks()):
         for host, pages, sets in learnt:
             learner.add_many(host, pages, sets)
-    learned = learner.models()
+    models, stored = _models_for(es, opts, learner)
+    return models, stored, [(w, k) for w, k in held if w >= 0], raws
+
+
+def _models_for(
+    es: Elasticsearch, opts: IngestOptions, learner: Learner
+) -> tuple[dict[str, HostModel], int]:
+    """The model of every host seen (those that have one), and how many came from the store.
+
+    By default a host's stored model wins, so that every ingester of an index fingerprints
+    a host alike: a host without one gets the model learnt here, stored unless another
+    ingester stored one first (then that one). ``relearn``: the models learnt here replace
+    the stored ones (hosts seen with too few pages keep theirs).
+    """
     version = opts.prepare.params.version
-    if learned:
-        save_models(es, opts.index, version, learned.values(), opts.boilerplate_store)
-    hosts = learner.hosts() - set(learned)
-    stored = load_models(es, opts.index, version, hosts, opts.boilerplate_store) if hosts else {}
-    return (
-        merge_models(stored.values(), learned.values()),
-        [(w, k) for w, k in held if w >= 0],
-        raws,
+    store = opts.boilerplate_store
+    hosts = learner.hosts()
+    if not hosts:
+        return {}, 0
+    learned = learner.models()
+    if opts.relearn:
+        if learned:
+            save_models(es, opts.index, version, learned.values(), store)
+        kept = load_models(es, opts.index, version, hosts - set(learned), store)
+        return merge_models(kept.values(), learned.values()), len(kept)
+    stored = load_models(es, opts.index, version, hosts, store)
+    new = [m for host, m in learned.items() if host not in stored]
+    if not new:
+        return stored, len(stored)
+    save_models(es, opts.index, version, new, store, replace=False)
+    # re-read: where another ingester stored its model first, that one is every ingester's
+    first = load_models(es, opts.index, version, [m.host for m in new], store)
+    theirs = sum(model_version(first[m.host]) != model_version(m) for m in new if m.host in first)
+    return merge_models(stored.values(), new, first.values()), len(stored) + theirs
+
+
+class LearnSummary(BaseModel):
+    """What ``learn`` did: documents read, hosts seen, and the model stored per host."""
+
+    read: int
+    hosts: int
+    models: dict[str, str]  # host -> model version
+    pages: dict[str, int]  # host -> pages learnt from
+    version: str  # the fingerprint version the models are stored under
+    text_fields: list[str]
+    seconds: float
+
+
+def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
+    """``indexer learn``: learn the host models of ``opts.index`` from the first
+    ``boilerplate_sample`` documents of the inputs and store them (replacing stored ones),
+    so that ingesters started afterwards, in parallel, all use them. Creates the index as
+    ``ingest`` would (which records its text fields)."""
+    started = time.perf_counter()
+    ensure_index(es, opts.index, opts.prepare.params, opts.text_fields)
+    fields = text_fields_for(es, opts.index, opts.text_fields)
+    config = opts.prepare.model_copy(update={"text_fields": fields})
+    learner = Learner(opts.boilerplate_config)
+    rows = read_rows(opts.inputs)
+    pool = _Pool(opts.workers, config)
+    read = 0
+
+    def tasks() -> Iterator[_Task]:
+        nonlocal read
+        left = opts.boilerplate_sample
+        while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
+            left -= len(batch)
+            read += len(batch)
+            yield None, _work_learn, (batch,)
+
+    try:
+        for learnt in pool.imap(tasks()):
+            for host, pages, sets in learnt:
+                learner.add_many(host, pages, sets)
+    finally:
+        pool.close()
+    models = learner.models()
+    if models:
+        save_models(es, opts.index, config.params.version, models.values(), opts.boilerplate_store)
+    return LearnSummary(
+        read=read,
+        hosts=len(learner.hosts()),
+        models={host: model_version(m) for host, m in sorted(models.items())},
+        pages={host: m.pages for host, m in sorted(models.items())},
+        version=config.params.version,
+        text_fields=list(fields.names),
+        seconds=time.perf_counter() - started,
     )
 
 
@@ -369,7 +467,13 @@ class _Inflight:
 
 
 def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
-    """Run one ingestion; raises ResumeMismatch, MappingConflict, or transport errors."""
+    """Run one ingestion; raises ResumeMismatch, StateInUse (another run holds the state
+    file), MappingConflict, or transport errors."""
+    with held(opts.state_path):
+        return _ingest(es, opts)
+
+
+def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     started = time.perf_counter()
     specs = describe_inputs(opts.inputs)
     state = Checkpoint.load(opts.state_path) if opts.resume else None
@@ -387,14 +491,19 @@ def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     rows = read_rows(opts.inputs)
     pool = _Pool(opts.workers, opts.prepare)
     try:
-        models, held, raws = (
-            _learn(es, opts, pool, rows, start) if opts.boilerplate else ({}, [], [])
+        models, from_store, held, raws = (
+            _learn(es, opts, pool, rows, start) if opts.boilerplate else ({}, 0, [], [])
         )
     except BaseException:
         pool.close()
         raise
     pool.set_models(models)
-    summary = Summary(skipped=start, boilerplate_hosts=len(models), text_fields=list(fields.names))
+    summary = Summary(
+        skipped=start,
+        boilerplate_hosts=len(models),
+        boilerplate_stored=from_store,
+        text_fields=list(fields.names),
+    )
     without_text: list[Any] = []  # a sample of the documents rejected for lack of text
     rejects = RejectsFile(opts.rejects_path, append=opts.resume)
     watermark = SeqWatermark(start)

@@ -28,6 +28,7 @@ from indexer.boilerplate import (
     fingerprint_features,
     shingle_sets,
 )
+from indexer.boilerplate_store import MODEL_KEY, model_version
 from indexer.documents import (
     DEFAULT_TEXT_FIELDS,
     MAX_ID_BYTES,
@@ -255,14 +256,15 @@ def _prepare(
     good = [o for o in out if isinstance(o, Parsed)]
     if not good:
         return out, good, [], []
+    used = [models.get(g.host) if g.host else None for g in good]
     arrays, removed = fingerprint_excluding(
         [g.text for g in good],
         config.params,
-        [models.get(g.host) if g.host else None for g in good],
+        used,
         config.max_removed,
         config.min_remaining,
     )
-    fps = tagged(arrays.to_es_json_many([g.id for g in good]), config.text_fields)
+    fps = tagged(arrays.to_es_json_many([g.id for g in good]), config.text_fields, used)
     return out, good, fps, removed.tolist()
 
 
@@ -282,15 +284,27 @@ def prepare_lines(
     return _lines(out, good, fps)
 
 
-def tagged(fps: list[bytes], fields: TextFields) -> list[bytes]:
-    """Compact ``collapse_fp`` JSON objects with ``"fields"`` added last when ``fields`` are
-    not the defaults (:attr:`~indexer.documents.TextFields.stored_tag`): the text fields a
-    fingerprint was computed from, so that ``indexer backfill`` redoes the others."""
+def tagged(
+    fps: list[bytes], fields: TextFields, models: Sequence[HostModel | None] | None = None
+) -> list[bytes]:
+    """Compact ``collapse_fp`` JSON objects with ``"fields"`` added when ``fields`` are not
+    the defaults (:attr:`~indexer.documents.TextFields.stored_tag`): the text fields a
+    fingerprint was computed from, so that ``indexer backfill`` redoes the others; then
+    ``"model"``, the version of the host model each was fingerprinted with (``models``, one
+    per fingerprint; none: no key)."""
     tag = fields.stored_tag
-    if tag is None:
+    if tag is not None:
+        tail = b',"fields":' + orjson.dumps(tag) + b"}"
+        fps = [fp[:-1] + tail for fp in fps]
+    if models is None or not any(m is not None for m in models):
         return fps
-    tail = b',"fields":' + orjson.dumps(tag) + b"}"
-    return [fp[:-1] + tail for fp in fps]
+    return [
+        fp if m is None else fp[:-1] + _MODEL_KEY + model_version(m).encode("ascii") + b'"}'
+        for fp, m in zip(fps, models, strict=True)
+    ]
+
+
+_MODEL_KEY = b',"' + MODEL_KEY.encode("ascii") + b'":"'
 
 
 _FP_KEY = b',"' + FINGERPRINT_FIELD.encode("ascii") + b'":'
@@ -387,14 +401,15 @@ def _finish(
 ) -> tuple[list[bytes], list[float]]:
     """The ``collapse_fp`` JSON of a featurised batch's documents and the share removed."""
     assert batch.features is not None
+    used = [models.get(g.host) if g.host else None for g in batch.good]
     arrays, removed = fingerprint_features(
         batch.features,
         config.params,
-        [models.get(g.host) if g.host else None for g in batch.good],
+        used,
         config.max_removed,
         config.min_remaining,
     )
-    fps = tagged(arrays.to_es_json_many([g.id for g in batch.good]), config.text_fields)
+    fps = tagged(arrays.to_es_json_many([g.id for g in batch.good]), config.text_fields, used)
     return fps, removed.tolist()
 
 

@@ -19,7 +19,7 @@ from collapse.enrich import parse_bulk, render_bulk
 from collapse.errors import BadRequest
 from collapse.settings import Settings
 from indexer.boilerplate import HostModel, doc_shingle_sets
-from indexer.boilerplate_store import save_models
+from indexer.boilerplate_store import MODEL_KEY, model_version, save_models
 from indexer.fingerprints import decode_id, encode_id
 from indexer.hits import FINGERPRINT_FIELD
 from indexer.mapping import ensure_index
@@ -349,10 +349,19 @@ def test_the_hosts_boilerplate_model_is_applied(es: Elasticsearch, es_url: str, 
     try:
         with ServerThread(create_app(settings)) as server:
             answer = httpx.put(f"{server.url}/{index}/_doc/p", json=page, headers=AUTH)
-        assert answer.status_code == 201
-        fp = stored(es, index, "p")[FINGERPRINT_FIELD]
-        assert fp == expected_fp(page, "p", {"shop.example": model})
-        assert fp != expected_fp(page, "p")
+            assert answer.status_code == 201
+            fp = stored(es, index, "p")[FINGERPRINT_FIELD]
+            assert fp == expected_fp(page, "p", {"shop.example": model})
+            assert fp != expected_fp(page, "p")
+            assert fp[MODEL_KEY] == model_version(model)  # which model made it
+            # moved to a host without a model: the stored model's name goes too
+            moved = {"url": "https://other.example/p"}
+            answer = httpx.post(
+                f"{server.url}/{index}/_update/p", json={"doc": moved}, headers=AUTH
+            )
+            assert answer.status_code == 200, answer.text
+            fp = stored(es, index, "p")[FINGERPRINT_FIELD]
+            assert fp == {**expected_fp({**page, **moved}, "p"), MODEL_KEY: None}
     finally:
         es.options(ignore_status=404).indices.delete(index=store)
 
@@ -427,4 +436,3 @@ def test_unchanged_lines_are_forwarded_byte_for_byte() -> None:
     assert render_bulk(items) == body
     with pytest.raises(BadRequest):
         parse_bulk(b'{"index":{}}\n')
-

@@ -10,7 +10,7 @@ from elasticsearch import TransportError
 
 from indexer.boilerplate import BoilerplateConfig
 from indexer.bulk import BulkConfig
-from indexer.checkpoint import ResumeMismatch
+from indexer.checkpoint import ResumeMismatch, StateInUse
 from indexer.commands.common import (
     EXIT_NO_TEXT,
     EXIT_REJECTED,
@@ -21,7 +21,8 @@ from indexer.commands.common import (
     text_field_option,
     text_fields_given,
 )
-from indexer.ingest import DEFAULT_BOILERPLATE_SAMPLE, IngestOptions, ingest
+from indexer.commands.learn import learning_options
+from indexer.ingest import IngestOptions, ingest
 from indexer.mapping import MappingConflict
 from indexer.prepare import PrepareConfig
 
@@ -55,27 +56,13 @@ from indexer.prepare import PrepareConfig
     show_default=True,
     help="Learn and leave out per-host boilerplate shingles.",
 )
+@learning_options
 @click.option(
-    "--boilerplate-share",
-    type=click.FloatRange(0, 1, min_open=True),
-    default=0.5,
-    show_default=True,
-    help="A shingle on more than this share of a host's pages is boilerplate.",
-)
-@click.option(
-    "--boilerplate-slot-share",
-    type=click.FloatRange(0, 1, min_open=True),
-    default=0.1,
-    show_default=True,
-    help="A short line starting alike on more than this share of a host's pages is a "
-    "template slot (cut whatever follows the start).",
-)
-@click.option(
-    "--boilerplate-min-pages",
-    type=click.IntRange(1),
-    default=20,
-    show_default=True,
-    help="Hosts with fewer pages get no boilerplate model.",
+    "--relearn",
+    is_flag=True,
+    help="Learn every host's model from this run's sample and replace the stored one "
+    "[default: a host with a stored model uses it; the others' are learnt and stored]. Not "
+    "while other ingesters of INDEX run.",
 )
 @click.option(
     "--boilerplate-max-removed",
@@ -90,13 +77,6 @@ from indexer.prepare import PrepareConfig
     default=10,
     show_default=True,
     help="A document keeping fewer words of its own than this is fingerprinted whole.",
-)
-@click.option(
-    "--boilerplate-sample",
-    type=click.IntRange(0),
-    default=DEFAULT_BOILERPLATE_SAMPLE,
-    show_default=True,
-    help="Documents read in the learning pass.",
 )
 @click.option(
     "--max-doc-bytes",
@@ -151,6 +131,7 @@ def ingest_command(
     boilerplate_max_removed: float,
     boilerplate_min_remaining: int,
     boilerplate_sample: int,
+    relearn: bool,
     max_doc_bytes: int,
     workers: int | None,
     batch_size: int,
@@ -191,13 +172,14 @@ def ingest_command(
             min_remaining=boilerplate_min_remaining,
         ),
         boilerplate_sample=boilerplate_sample,
+        relearn=relearn,
         progress=sys.stderr.isatty() if progress is None else progress,
         **({"workers": workers} if workers is not None else {}),
     )
     es = client(es_url)
     try:
         summary = ingest(es, opts)
-    except ResumeMismatch as exc:
+    except (ResumeMismatch, StateInUse) as exc:
         raise click.UsageError(str(exc)) from exc
     except MappingConflict as exc:
         raise Fatal(str(exc)) from exc
@@ -211,6 +193,11 @@ def ingest_command(
         + (f"; {summary.skipped} settled by the earlier run" if summary.skipped else "")
         + (
             f"; boilerplate models for {summary.boilerplate_hosts} hosts"
+            + (
+                f" ({summary.boilerplate_stored} stored before)"
+                if summary.boilerplate_stored
+                else ""
+            )
             if summary.boilerplate_hosts
             else ""
         )
