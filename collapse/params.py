@@ -30,10 +30,10 @@ CONTROL_NAMES = frozenset(
 class CollapseParams(BaseModel):
     """How one request is collapsed.
 
-    ``max_distance`` may go up to 64, but only distances up to B−1 (7 for eight 8-bit blocks)
-    are guaranteed to share a block: inside the window every pair is compared, so grouping
+    ``max_distance`` may go up to 64: inside the window every pair is compared, so grouping
     there is exact at any distance; the probe beyond the window finds only copies that share a
-    block, so counts beyond the window are approximate for larger distances.
+    probe key (``indexer.hits``: a band, or a block, guaranteed only within 3 bits), so counts
+    beyond the window are approximate.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -19,8 +19,10 @@ from typing import Any
 import numpy as np
 
 from collapse import metrics, paging, probe, result_window, slim
+from collapse.credentials import client_credentials
 from collapse.errors import Malformed
 from collapse.executor import HEADER_PARAMS, Executor, SubResult, SubSearch
+from collapse.index_fields import IndexFields
 from collapse.params import CollapseParams
 from collapse.settings import Settings
 from collapse.source import SourcePlan, plan
@@ -60,6 +62,8 @@ _Q_PARAMS = {
 #: Parts of a body that only the first window fetch needs.
 _FIRST_ONLY = ("aggs", "aggregations", "suggest", "profile")
 _TOTAL_SOURCE = VERIFY_SOURCE
+#: The probe schemes of a search that will not probe.
+_NONE: frozenset[str] = frozenset()
 
 
 def key(hit: Hit) -> DocKey:
@@ -478,12 +482,20 @@ class CollapsedSearch:
 
     # -- the probe beyond the window --------------------------------------------------------
 
-    def probe_requests(self) -> list[SubSearch]:
-        """The page's probe: one candidate search for all its representatives."""
+    @property
+    def may_probe(self) -> bool:
+        """Whether hits may lie beyond a grouped window (then :meth:`probe_requests` needs the
+        probe schemes of the indices searched)."""
+        return self.failed is None and self.grouping is not None and not self.complete
+
+    def probe_requests(self, probes: frozenset[str]) -> list[SubSearch]:
+        """The page's probe: one candidate search for all its representatives, by their keys
+        of the schemes ``probes`` (``indexer.hits``) and their exact keys."""
         if self.failed is not None or self.grouping is None or self.decoded is None:
             return []
         self.page = self.collapsed[self.start : self.start + self.size]
-        if not self.settings.collapse_probe_size or not self.decoded.blocks:
+        params = self.decoded.params
+        if not self.settings.collapse_probe_size or params is None:
             return []
         if self.complete:  # the window holds every hit: nothing lies beyond it
             return []
@@ -494,16 +506,15 @@ class CollapsedSearch:
             return []
         terms: list[list[tuple[str, str]]] = []
         prints = self.decoded.prints
-        bits = self.decoded.params.minhash_bits if self.decoded.params else 0
         fingerprinted = [w for w in self.page if prints.present[w + self.n_prior]]
-        keys = exact_keys_of([self.hits[w] for w in fingerprinted], self.decoded.params)
-        blocks = self.decoded.blocks
+        keys = exact_keys_of([self.hits[w] for w in fingerprinted], params)
         for w in fingerprinted:
             row = w + self.n_prior
             # A short document groups by exact key only: its other keys would only bring
             # candidates that cannot verify.
             if prints.token_count[row] >= self.t.min_tokens:
-                terms.append(probe_keys(self.hits[w], blocks, prints.minhash[row], bits))
+                simhash = int(prints.simhash[row])
+                terms.append(probe_keys(simhash, prints.minhash[row], params, probes))
         if not any(terms) and not any(keys):
             return []
         seen = self.prior_keys + [key(h) for h in self.hits]
@@ -636,7 +647,7 @@ class CollapsedSearch:
             "similarity": round(sim, 4),
         }
         if self.ctl.explain and self.decoded is not None:
-            blocks = self.decoded.blocks
+            blocks = self.decoded.params.blocks if self.decoded.params else 0
             entry["block"] = (
                 matched_block(
                     int(prints.prints.simhash[row]), int(self.decoded.prints.simhash[rep]), blocks
@@ -756,9 +767,13 @@ class CollapsedSearch:
 
 
 async def run(
-    searches: list[CollapsedSearch], executor: Executor, budget_ms: float | None = None
+    searches: list[CollapsedSearch],
+    executor: Executor,
+    budget_ms: float | None,
+    index_meta: IndexFields,
 ) -> None:
-    """Drive the searches through their rounds, batching each round across searches.
+    """Drive the searches through their rounds, batching each round across searches; the
+    probe sends the keys of the schemes the searched indices record (``index_meta``).
 
     Past ``budget_ms`` (``collapse_time_budget_ms``) no refill starts and the probe is abandoned:
     the answer is then collapsed within the window only and marked ``degraded``.
@@ -785,7 +800,11 @@ async def run(
         results = await executor.run([sub for _, _, sub in round_])
         for (s, kind, _), result in zip(round_, results, strict=True):
             s.accept(kind, result)
-    probes = [(s, sub) for s in searches for sub in s.probe_requests()]
+    wanted = {s.index for s in searches if s.may_probe}
+    credentials = client_credentials(executor.json_headers)
+    found = await asyncio.gather(*(index_meta.probes(i, credentials) for i in wanted))
+    schemes = dict(zip(wanted, found, strict=True))
+    probes = [(s, sub) for s in searches for sub in s.probe_requests(schemes.get(s.index, _NONE))]
     fills = [(s, sub) for s in searches for sub in s.fill_requests()]
 
     async def probe_round(
@@ -849,7 +868,7 @@ async def run(
     # A probe read from doc values that could not be (an older index): once more, in full.
     refused = [s for s in searches if s.probe_again]
     if refused:
-        again = [(s, sub) for s in refused for sub in s.probe_requests()]
+        again = [(s, sub) for s in refused for sub in s.probe_requests(schemes[s.index])]
         try:
             redone: object = await probe_round(again)
         except TimeoutError as exc:

@@ -10,17 +10,13 @@ verified by the same rule as the window (``indexer.grouping``). One search per r
 would evaluate the user's query once per representative: ten times the Elasticsearch work for
 the same candidates.
 
-Probe keys (:func:`indexer.hits.probe_keys`): the MinHash band keys
-``collapse_fp.band`` (16 bands of 4 sketch values, ``indexer.fingerprints.bands``) where the
-representative has them, else its SimHash blocks (documents indexed before bands existed).
-What bands find: a copy of MinHash similarity J shares a band with probability
-1 − (1 − J⁴)¹⁶ (0.64 at 0.5, 0.98 at 0.7, all but 1e-7 at 0.9); unrelated documents almost
-never do, so the candidates are mostly true copies (measured against the blocks in
-``docs/proxy.md``). Blocks find every copy within B−1 bits (7 for eight 8-bit blocks) and
-further ones only by chance, at the price of sharing an 8-bit block with 1/256 of the index.
-An equal exact key is always a candidate. At most ``probe_size`` candidates per page are
-fetched (in the user's order: copies rank near their original); beyond that ``folded`` is a
-lower bound.
+Probe keys (:func:`indexer.hits.probe_keys`), of the scheme each searched index records
+(``indexer init --probe``): MinHash band keys ``collapse_fp.band`` (a copy of MinHash
+similarity J shares one with probability 1 − (1 − J⁴)¹⁶), or the four 16-bit SimHash blocks
+``collapse_fp.block_i`` (every copy within 3 bits shares one, further ones only by chance).
+Keys of a scheme an index does not map match nothing there. An equal exact key is always a
+candidate. At most ``probe_size`` candidates per page are fetched (in the user's order: copies
+rank near their original); beyond that ``folded`` is a lower bound.
 """
 
 from __future__ import annotations
@@ -33,7 +29,7 @@ from indexer.hits import VERIFY_SOURCE
 
 DocKey = tuple[str, str]
 
-#: Fields the probe reads back from each candidate: what verification needs (not the blocks).
+#: Fields the probe reads back from each candidate: what verification needs (no probe keys).
 PROBE_SOURCE = VERIFY_SOURCE
 
 

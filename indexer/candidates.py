@@ -29,7 +29,7 @@ def candidates_query(
 ) -> dict[str, Any]:
     """The user's query restricted to documents sharing a probe key with one representative
     (``terms``: one list of (field, value) per representative, or one flat list for a single
-    document — MinHash bands or SimHash blocks, see :func:`indexer.hits.probe_keys`)
+    document: MinHash bands and/or SimHash blocks, :func:`indexer.hits.probe_keys`)
     or an exact key with one."""
     rep_terms = cast(
         list[list[tuple[str, str]]], [terms] if terms and isinstance(terms[0], tuple) else terms

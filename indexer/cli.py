@@ -61,7 +61,7 @@ def _read_inputs(texts: tuple[str, ...], files: tuple[Path, ...]) -> list[str]:
 @click.option(
     "--blocks",
     type=click.Choice(["1", "2", "4", "8", "16"]),
-    default="8",
+    default="4",
     show_default=True,
     help="Number of SimHash blocks.",
 )

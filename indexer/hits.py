@@ -1,8 +1,15 @@
-"""Fingerprints read back from hits: the ``collapse_fp`` object (docs/CONTRACTS.md) to arrays.
+"""Fingerprints read back from hits: the ``collapse_fp`` object (docs/CONTRACTS.md) to arrays,
+and the keys a hit's copies are looked up by.
 
 Decoding is the indexer's (:func:`indexer.fingerprints.decode_many`), so the stored layout has
 one reader. A window may mix fingerprint versions (an index being rebuilt): the most common
 version is decoded, hits of any other version (or without ``collapse_fp``) become singletons.
+
+Probe schemes (an index records its own, ``indexer init --probe``): ``bands``, the MinHash
+band keys ``collapse_fp.band``; ``blocks``, the SimHash blocks ``collapse_fp.block_0`` ..
+``block_{B-1}`` (four of 16 bits). A block match guarantees every copy within B−1 bits (3)
+shares a key and promises nothing further; a band match finds a copy of MinHash similarity J
+with probability 1 − (1 − J⁴)¹⁶. Either only nominates candidates: the rule verifies them.
 """
 
 from __future__ import annotations
@@ -10,11 +17,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from indexer.fingerprints.bands import packed_band_keys
+from indexer.fingerprints.blocks import block_hex, split
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
 from indexer.fingerprints.packed import unpack_many
@@ -24,8 +32,13 @@ from indexer.grouping import Prints
 
 #: The object field holding the fingerprints: the one definition of its name.
 FINGERPRINT_FIELD = "collapse_fp"
-#: The MinHash band keys (``indexer.fingerprints.bands``): what the probe looks copies up by.
+#: The MinHash band keys (``indexer.fingerprints.bands``): the ``bands`` probe's keys.
 BAND_FIELD = f"{FINGERPRINT_FIELD}.band"
+#: How an index finds candidates beyond the window (recorded in its mapping's ``_meta``).
+Probe = Literal["bands", "blocks"]
+PROBES: tuple[Probe, ...] = ("bands", "blocks")
+#: The scheme of an index that records none, and ``indexer init``'s default.
+DEFAULT_PROBE: Probe = "bands"
 #: The ``collapse_fp`` sub-fields the grouping rule reads from a hit's ``_source`` (probes,
 #: ``collapse_total``): every value :func:`decode` needs, not the blocks or bands.
 VERIFY_SOURCE = [
@@ -47,10 +60,6 @@ class Decoded:
 
     prints: Prints
     params: FingerprintParams | None
-
-    @property
-    def blocks(self) -> int:
-        return self.params.blocks if self.params else 0
 
 
 @lru_cache(maxsize=64)
@@ -176,28 +185,25 @@ def simhash_and_keys(hits: list[Hit]) -> tuple[np.ndarray, np.ndarray]:
     return np.array(simhash, dtype=np.int64).view(np.uint64), np.array(keys, dtype=np.int64)
 
 
-def block_terms(hit: Hit, blocks: int) -> list[tuple[str, str]]:
-    """(field, value) of each stored block of a hit."""
-    fp = fp_of(hit) or {}
-    return [
-        (f"{FINGERPRINT_FIELD}.block_{i}", str(fp[f"block_{i}"]))
-        for i in range(blocks)
-        if f"block_{i}" in fp
-    ]
+def block_field(i: int) -> str:
+    """The field of SimHash block ``i`` (block 0 = the least significant bits)."""
+    return f"{FINGERPRINT_FIELD}.block_{i}"
 
 
 def probe_keys(
-    hit: Hit, blocks: int, minhash: np.ndarray | None = None, bits: int = 0
+    simhash: int, minhash: np.ndarray, params: FingerprintParams, probes: frozenset[str]
 ) -> list[tuple[str, str]]:
-    """(field, value) of the keys the probe looks a hit's copies up by: its MinHash bands
-    (``collapse_fp.band``) when it has them, else its SimHash blocks (indexed before bands).
-    A hit read from doc values carries neither: its bands are derived from its decoded sketch
-    (``minhash``, values of ``bits`` bits), as the indexer derived the stored ones."""
-    if SLIM_KEY in hit and minhash is not None:
-        le = np.dtype(value_dtype(bits)).newbyteorder("<")
+    """(field, value) of the keys a document's copies are looked up by, for each scheme in
+    ``probes``: derived from its decoded values exactly as the writers store them (band keys
+    of the sketch, hex blocks of the SimHash), so hits read in full or from doc values alike."""
+    out: list[tuple[str, str]] = []
+    if "bands" in probes:
+        le = np.dtype(value_dtype(params.minhash_bits)).newbyteorder("<")
         packed = np.ascontiguousarray(minhash, dtype=le).tobytes()
-        return [(BAND_FIELD, key) for key in packed_band_keys(packed, bits)]
-    bands = (fp_of(hit) or {}).get("band")
-    if isinstance(bands, list) and bands:
-        return [(BAND_FIELD, str(b)) for b in bands]
-    return block_terms(hit, blocks)
+        out += [(BAND_FIELD, key) for key in packed_band_keys(packed, params.minhash_bits)]
+    if "blocks" in probes:
+        out += [
+            (block_field(i), block_hex(b, params.blocks))
+            for i, b in enumerate(split(simhash, params.blocks))
+        ]
+    return out

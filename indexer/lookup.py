@@ -7,10 +7,10 @@ boilerplate model left out (:func:`lookup_record`, the model read from the store
 caller); the candidates' search (:func:`search_body`); their verification by the grouping rule
 at one set of defaults (:data:`indexer.grouping.DEFAULT_THRESHOLDS`; :func:`matches`).
 
-Candidates share a MinHash band (``collapse_fp.band``) or the exact key with the text
-(:func:`indexer.candidates.candidates_query`: terms lookups, no scan). Like the proxy's probe,
-the band lookup is approximate: a copy of MinHash similarity J is a candidate with probability
-1 − (1 − J⁴)¹⁶; an equal exact key always is.
+Candidates share a probe key of the index's scheme (MinHash band or SimHash block,
+:mod:`indexer.hits`) or the exact key with the text (:func:`indexer.candidates.candidates_query`:
+terms lookups, no scan). Like the proxy's probe, the key lookup is approximate; an equal exact
+key always finds its copy.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from indexer.documents import TextFields, document_text, host_of
 from indexer.fingerprints import FingerprintRecord
 from indexer.fingerprints.minhash import value_dtype
 from indexer.grouping import DEFAULT_THRESHOLDS, Prints, Thresholds, verify
-from indexer.hits import FINGERPRINT_FIELD, decode, key_code, probe_keys
+from indexer.hits import DEFAULT_PROBE, FINGERPRINT_FIELD, decode, key_code, probe_keys
 from indexer.prepare import PrepareConfig
 
 __all__ = [
@@ -80,10 +80,15 @@ def lookup_record(
     return arrays.record(0)
 
 
-def search_body(record: FingerprintRecord, size: int = 100) -> dict[str, Any]:
-    """The ``_search`` body fetching the candidates of ``record`` (band keys + exact key)."""
-    stored = {"_source": {FINGERPRINT_FIELD: record.to_es()}}
-    terms = probe_keys(stored, record.params.blocks)
+def search_body(
+    record: FingerprintRecord,
+    size: int = 100,
+    probes: frozenset[str] = frozenset({DEFAULT_PROBE}),
+) -> dict[str, Any]:
+    """The ``_search`` body fetching the candidates of ``record``: its keys of the schemes
+    ``probes`` (those of the indices searched) and its exact key."""
+    sketch = np.array(record.minhash, dtype=value_dtype(record.params.minhash_bits))
+    terms = probe_keys(record.simhash, sketch, record.params, probes)
     return {
         "query": candidates_query({}, terms if not record.short else [], [record.exact_key]),
         "size": size,

@@ -6,23 +6,26 @@ Field by field (shape in ``docs/CONTRACTS.md``), as ``init`` creates them::
     minhash      binary                  the second hash, stored in _source only
     packed       binary, doc values      every value a search reads, packed (``packed.py``)
     id           binary, doc values      the document's own _id (base64 of its UTF-8 bytes)
-    band         keyword, no doc values  MinHash band keys (multi-valued): the proxy's probe
-                                         (``terms``); ``exists`` works through _field_names
+    band         keyword, no doc values  ``bands`` indices: MinHash band keys (multi-valued),
+                                         the probe's ``terms``; ``exists`` via _field_names
+    block_0..3   keyword, no doc values  ``blocks`` indices: the four 16-bit SimHash blocks,
+                                         the probe's ``terms`` (elsewhere in _source only)
     exact_key    keyword                 so Elasticsearch's own ``collapse`` can use it too
     token_count  integer
     version      keyword                 algorithm + parameters
     fields       keyword, no doc values  the text fields fingerprinted, when not the defaults
-    block_0..    not mapped              SimHash blocks: in _source only (``dynamic: false``)
 
-The index also records which of its fields hold the text to fingerprint, in its mapping's
-``_meta`` (:data:`META_KEY`: ``{"text_fields": [...], "version": ...}``): ``init`` writes it,
-every writer reads it (:func:`text_fields_for`).
+Every record carries both kinds of probe key; the index's probe scheme (``init --probe``:
+:data:`~indexer.hits.PROBES`) maps one of them, the other stays in ``_source``
+(``dynamic: false``). The index also records which of its fields hold the text to
+fingerprint and its scheme, in its mapping's ``_meta`` (:data:`META_KEY`: ``{"text_fields":
+[...], "version": ..., "probe": ...}``): ``init`` writes it, every writer reads the fields
+(:func:`text_fields_for`), the proxy and ``lookup`` the scheme (:func:`probe_in`).
 
 ``packed`` and ``id`` have doc values so that the proxy can fetch hits beyond its first
 window with ``stored_fields: "_none_"`` and ``docvalue_fields`` of these two alone (every
 value the rule reads and the hit's ``_id``; no stored fields loaded). Binary doc values have
-no ordinals: the cheapest kind. The SimHash blocks stay in every stored ``collapse_fp`` but
-are not indexed: the probe looks copies up by band.
+no ordinals: the cheapest kind.
 
 Only ``collapse_fp`` is ours: the user's own fields stay with their mapping or dynamic
 mapping, and an index without ``collapse_fp`` gets it added. ``init`` accepts exactly the
@@ -35,14 +38,14 @@ layout are re-fingerprinted in place by ``indexer backfill``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 from pydantic import BaseModel
 
 from indexer.documents import DEFAULT_TEXT_FIELDS, TextFields
 from indexer.fingerprints import FingerprintParams
-from indexer.hits import FINGERPRINT_FIELD
+from indexer.hits import DEFAULT_PROBE, FINGERPRINT_FIELD, PROBES, Probe
 
 __all__ = [
     "META_KEY",
@@ -54,7 +57,10 @@ __all__ = [
     "fingerprint_mapping",
     "index_mappings",
     "init",
+    "layout_of",
+    "probe_in",
     "recorded_fields",
+    "recorded_probes",
     "text_fields_for",
 ]
 
@@ -66,7 +72,7 @@ class FieldsConflict(MappingConflict):
     """A writer was given other text fields than the index records (or indices disagree)."""
 
 
-#: Key of our entry in the index mapping's ``_meta``: ``{"text_fields": [...], "version": ...}``.
+#: Key of our entry in the index mapping's ``_meta``: ``{"text_fields", "version", "probe"}``.
 META_KEY = "collapse_fp"
 
 
@@ -77,53 +83,92 @@ class InitResult(BaseModel):
     name: str
     action: str  # "created" | "updated" | "compatible"
     text_fields: list[str] = []
+    probe: str = DEFAULT_PROBE
     #: the fields recorded before, when this init changed them (then: run ``backfill``)
     fields_before: list[str] | None = None
     #: the fingerprint version recorded before, when another (then: run ``backfill``)
     version_before: str | None = None
 
 
-#: ``band``: only ``terms`` lookups of exact values; no sorting or aggregating on it. Its
-#: nearly unique values made doc values the costliest part of the field (merges).
+#: ``band``, ``block_i``: only ``terms`` lookups of exact values; no sorting or aggregating on
+#: them. The bands' nearly unique values made doc values the costliest part (merges).
 _NO_DV = {"doc_values": False}
 #: ``packed``, ``id``: read from doc values by the proxy's refills (binary: off by default).
 _DV = {"doc_values": True}
 
 
-def fingerprint_mapping(params: FingerprintParams | None = None) -> dict[str, Any]:
-    """The mapping of the ``collapse_fp`` object, as ``init`` creates it (the parameters do not
-    change it: the blocks are not mapped)."""
+def fingerprint_mapping(
+    params: FingerprintParams | None = None, probe: Probe = DEFAULT_PROBE
+) -> dict[str, Any]:
+    """The mapping of the ``collapse_fp`` object, as ``init`` creates it for ``probe``: the
+    band field, or one field per SimHash block (``params.blocks``)."""
+    if probe == "blocks":
+        n = (params or FingerprintParams()).blocks
+        keys = {f"block_{i}": {"type": "keyword", **_NO_DV} for i in range(n)}
+    else:
+        keys = {"band": {"type": "keyword", **_NO_DV}}
     props: dict[str, Any] = {
         "simhash": {"type": "long", "index": False},
         "minhash": {"type": "binary"},
         "numbers": {"type": "binary"},  # the number sketch: in _source, read with the rest
         "packed": {"type": "binary", **_DV},
         "id": {"type": "binary", **_DV},
-        "band": {"type": "keyword", **_NO_DV},
+        **keys,
         "exact_key": {"type": "keyword"},
         "token_count": {"type": "integer"},
         "version": {"type": "keyword"},
         "fields": {"type": "keyword", **_NO_DV},
     }
-    # dynamic false: the block fields (and anything else unmapped) stay in _source only
+    # dynamic false: the other scheme's keys (and anything else unmapped) stay in _source only
     return {"type": "object", "dynamic": False, "properties": props}
 
 
 def index_mappings(
-    params: FingerprintParams | None = None, *, text_fields: TextFields | None = None
+    params: FingerprintParams | None = None,
+    *,
+    text_fields: TextFields | None = None,
+    probe: Probe = DEFAULT_PROBE,
 ) -> dict[str, Any]:
     """Index ``mappings`` holding only the fingerprint object (see :func:`fingerprint_mapping`)
-    and, with ``text_fields``, the ``_meta`` entry that records them."""
-    out: dict[str, Any] = {"properties": {FINGERPRINT_FIELD: fingerprint_mapping(params)}}
+    and, with ``text_fields``, the ``_meta`` entry that records them and ``probe``."""
+    out: dict[str, Any] = {"properties": {FINGERPRINT_FIELD: fingerprint_mapping(params, probe)}}
     if text_fields is not None:
-        out["_meta"] = {META_KEY: _meta_entry(text_fields, params)}
+        out["_meta"] = {META_KEY: _meta_entry(text_fields, params, probe)}
     return out
 
 
-def _meta_entry(fields: TextFields, params: FingerprintParams | None) -> dict[str, Any]:
+def _meta_entry(
+    fields: TextFields, params: FingerprintParams | None, probe: Probe
+) -> dict[str, Any]:
     return {
         "text_fields": list(fields.names),
         "version": (params or FingerprintParams()).version,
+        "probe": probe,
+    }
+
+
+def probe_in(meta: Any) -> Probe:
+    """The probe scheme a mapping's ``_meta`` records (:data:`DEFAULT_PROBE` when none)."""
+    entry = meta.get(META_KEY) if isinstance(meta, dict) else None
+    probe = entry.get("probe") if isinstance(entry, dict) else None
+    return cast(Probe, probe) if probe in PROBES else DEFAULT_PROBE
+
+
+def layout_of(existing: dict[str, Any] | None) -> Probe | None:
+    """The scheme whose keys a ``collapse_fp`` mapping indexes (None: not mapped)."""
+    if existing is None:
+        return None
+    return "blocks" if "block_0" in existing.get("properties", {}) else "bands"
+
+
+def recorded_probes(es: Elasticsearch, index: str) -> dict[str, Probe]:
+    """Per concrete index matching ``index``: the probe scheme its mapping records."""
+    try:
+        answer = es.indices.get_mapping(index=index, allow_no_indices=True)
+    except NotFoundError:
+        return {}
+    return {
+        name: probe_in(body.get("mappings", {}).get("_meta")) for name, body in answer.body.items()
     }
 
 
@@ -194,9 +239,11 @@ def _record_fields(
     wrote = False
     before: TextFields | None = None
     version_before: str | None = None
-    want = _meta_entry(fields, params)
     for name, body in answer.items():
-        meta = dict(body.get("mappings", {}).get("_meta") or {})
+        mappings = body.get("mappings", {})
+        layout = layout_of(mappings.get("properties", {}).get(FINGERPRINT_FIELD))
+        want = _meta_entry(fields, params, layout or DEFAULT_PROBE)
+        meta = dict(mappings.get("_meta") or {})
         if meta.get(META_KEY) == want:
             continue
         have = _fields_in(meta) or DEFAULT_TEXT_FIELDS
@@ -235,9 +282,12 @@ def _describe(field: dict[str, Any]) -> str:
 
 
 def conflicts(
-    existing: dict[str, Any] | None, params: FingerprintParams | None = None
+    existing: dict[str, Any] | None,
+    params: FingerprintParams | None = None,
+    probe: Probe | None = None,
 ) -> list[str]:
-    """Differences between an existing ``collapse_fp`` mapping and ours ([] if the same).
+    """Differences between an existing ``collapse_fp`` mapping and ours for ``probe`` ([] if
+    the same; ``probe`` None: the scheme whose keys it maps).
 
     ``existing`` is the mapping of the ``collapse_fp`` property, None when it is not mapped: a
     missing object is compatible (``init`` adds it). Otherwise every sub-field must be there
@@ -248,7 +298,8 @@ def conflicts(
     if kind != "object":
         return [f"{FINGERPRINT_FIELD} is mapped as {kind!r}, expected an object"]
     have = existing.get("properties", {})
-    expected = fingerprint_mapping(params)["properties"]
+    expected = fingerprint_mapping(params, probe or layout_of(existing) or DEFAULT_PROBE)
+    expected = expected["properties"]
     problems = []
     if str(existing.get("dynamic", True)).lower() != "false":
         problems.append(f"{FINGERPRINT_FIELD} maps new sub-fields (expected dynamic: false)")
@@ -280,10 +331,18 @@ def _existing_fp(es: Elasticsearch, index: str) -> dict[str, dict[str, Any] | No
 
 
 def _refuse_conflicts(
-    es: Elasticsearch, index: str, params: FingerprintParams | None
+    es: Elasticsearch, index: str, params: FingerprintParams | None, probe: Probe | None = None
 ) -> dict[str, dict[str, Any] | None]:
     existing = _existing_fp(es, index)
     for name, fp in existing.items():
+        layout = layout_of(fp)
+        if probe is not None and layout is not None and layout != probe:
+            raise MappingConflict(
+                f"index {name!r} probes {layout} (its fingerprint fields index them), not "
+                f"{probe}. A mapping cannot be changed in place: create a new index with "
+                f"`indexer init --index NEW --probe {probe}` and ingest the documents into it "
+                "(or copy them there and run `indexer backfill --index NEW`)."
+            )
         problems = conflicts(fp, params)
         if problems:
             raise MappingConflict(
@@ -302,39 +361,50 @@ def ensure_index(
     index: str,
     params: FingerprintParams | None = None,
     text_fields: TextFields | None = None,
+    probe: Probe | None = None,
 ) -> str:
     """Create ``index`` with the fingerprint mapping, or add it to an existing index.
 
-    A created index records ``text_fields`` (default: the defaults); an existing one keeps
-    what it records. Returns "created", "updated" (``collapse_fp`` added to an index without
-    it) or "compatible" (already there). Raises
+    A created index records ``text_fields`` (default: the defaults) and probes by ``probe``
+    (default :data:`DEFAULT_PROBE`); an existing one keeps what it records and maps, and one
+    mapped for another scheme than a ``probe`` given is refused. Returns "created", "updated"
+    (``collapse_fp`` added to an index without it) or "compatible" (already there). Raises
     :class:`MappingConflict` when the existing mapping differs otherwise. An index that
     another process creates at the same moment counts as existing.
     """
-    existing = _refuse_conflicts(es, index, params)
+    existing = _refuse_conflicts(es, index, params, probe)
     if not existing:
         try:
             es.indices.create(
                 index=index,
-                mappings=index_mappings(params, text_fields=text_fields or DEFAULT_TEXT_FIELDS),
+                mappings=index_mappings(
+                    params,
+                    text_fields=text_fields or DEFAULT_TEXT_FIELDS,
+                    probe=probe or DEFAULT_PROBE,
+                ),
             )
             return "created"
         except BadRequestError as exc:
             if exc.error != "resource_already_exists_exception":
                 raise
-        existing = _refuse_conflicts(es, index, params)
-    changed = [_complete(es, name, fp, params) for name, fp in existing.items()]
+        existing = _refuse_conflicts(es, index, params, probe)
+    changed = [_complete(es, name, fp, params, probe) for name, fp in existing.items()]
     return "updated" if any(changed) else "compatible"
 
 
 def _complete(
-    es: Elasticsearch, index: str, existing: dict[str, Any] | None, params: FingerprintParams | None
+    es: Elasticsearch,
+    index: str,
+    existing: dict[str, Any] | None,
+    params: FingerprintParams | None,
+    probe: Probe | None = None,
 ) -> bool:
-    """Add ``collapse_fp`` to a concrete index lacking it (its other fields keep their
-    mapping); whether anything was added."""
+    """Add ``collapse_fp`` (for ``probe``) to a concrete index lacking it (its other fields
+    keep their mapping); whether anything was added."""
     if existing is not None:
         return False
-    es.indices.put_mapping(index=index, properties=index_mappings(params)["properties"])
+    mappings = index_mappings(params, probe=probe or DEFAULT_PROBE)
+    es.indices.put_mapping(index=index, properties=mappings["properties"])
     return True
 
 
@@ -350,12 +420,14 @@ def init(
     params: FingerprintParams | None = None,
     *,
     text_fields: TextFields | None = None,
+    probe: Probe | None = None,
     template_name: str | None = None,
     priority: int = 200,
 ) -> InitResult:
     """Create the index ``name``, or for a pattern (``*``) an index template, recording the
     text fields to fingerprint (``text_fields``; None: keep what is recorded, else the
-    defaults).
+    defaults) and the probe scheme (``probe``; None: keep what the index maps, else
+    :data:`DEFAULT_PROBE`; another than an existing index maps is refused).
 
     ``init`` is where the fields change: given other fields than an existing index records,
     it records the new ones and reports the old (``fields_before``): ``indexer backfill`` then
@@ -366,30 +438,34 @@ def init(
     another: ``indexer backfill`` then re-fingerprints its documents.
     """
     if "*" not in name:
-        action = ensure_index(es, name, params, text_fields)
+        action = ensure_index(es, name, params, text_fields, probe)
         fields = text_fields or text_fields_for(es, name)
         wrote, before, version_before = _record_fields(es, name, fields, params)
         if wrote and action == "compatible":
             action = "updated"
+        probes = set(recorded_probes(es, name).values())
         return InitResult(
             kind="index",
             name=name,
             action=action,
             text_fields=list(fields.names),
+            probe=probes.pop() if len(probes) == 1 else probe or DEFAULT_PROBE,
             fields_before=list(before.names) if before is not None else None,
             version_before=version_before,
         )
     tname = template_name or template_name_for(name)
     exists = es.indices.exists_index_template(name=tname).body
-    if text_fields is None and exists:
+    if exists and (text_fields is None or probe is None):
         templates = es.indices.get_index_template(name=tname).body["index_templates"]
         mappings = templates[0]["index_template"].get("template", {}).get("mappings", {})
-        text_fields = _fields_in(mappings.get("_meta"))
+        text_fields = text_fields or _fields_in(mappings.get("_meta"))
+        probe = probe or probe_in(mappings.get("_meta"))
     fields = text_fields or DEFAULT_TEXT_FIELDS
+    probe = probe or DEFAULT_PROBE
     before = None
     version_before = None
-    for index, fp in _refuse_conflicts(es, name, params).items():
-        _complete(es, index, fp, params)
+    for index, fp in _refuse_conflicts(es, name, params, probe).items():
+        _complete(es, index, fp, params, probe)
         _, fields_then, version_then = _record_fields(es, index, fields, params)
         before = fields_then or before
         version_before = version_then or version_before
@@ -397,7 +473,7 @@ def init(
         name=tname,
         index_patterns=[name],
         priority=priority,
-        template={"mappings": index_mappings(params, text_fields=fields)},
+        template={"mappings": index_mappings(params, text_fields=fields, probe=probe)},
         meta={
             "managed_by": "neardup-collapse",
             "fingerprint_version": (params or FingerprintParams()).version,
@@ -408,6 +484,7 @@ def init(
         name=tname,
         action="updated" if exists else "created",
         text_fields=list(fields.names),
+        probe=probe,
         fields_before=list(before.names) if before is not None else None,
         version_before=version_before,
     )

@@ -153,7 +153,7 @@ def test_three_serialisations_agree_for_other_widths(params: FingerprintParams) 
 
 
 def test_band_changes_no_version() -> None:
-    assert FingerprintParams().version == "sh3-k4-blake2b-count-b8-mh128x8k4"
+    assert FingerprintParams().version == "sh4-k4-blake2b-count-b4-mh128x8k4"
     assert fingerprint(prose(1)).to_es()["version"] == FingerprintParams().version
 
 
@@ -244,9 +244,10 @@ def test_proxy_write_path_stores_bands(es: Elasticsearch, index_name: str, proxy
 def test_a_hit_read_from_doc_values_is_probed_by_the_bands_the_indexer_stores(bits: int) -> None:
     """Its bands are derived from the decoded sketch, and must be the stored ones."""
     from indexer.fingerprints.bands import band_keys
-    from indexer.hits import SLIM_KEY, probe_keys
+    from indexer.hits import probe_keys
 
     rng = np.random.default_rng(bits)
     sketch = rng.integers(0, 2**bits, 128, dtype=np.uint64).astype(f"uint{bits}")
-    derived = [key for _, key in probe_keys({SLIM_KEY: "packed"}, 8, sketch, bits)]
+    params = FingerprintParams(minhash_bits=bits)
+    derived = [key for _, key in probe_keys(0, sketch, params, frozenset({"bands"}))]
     assert derived == band_keys(sketch[None, :], bits)[0]

@@ -19,10 +19,10 @@ def test_fingerprint_text_textbook() -> None:
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["simhash"] == "93264c674404019d"
-    assert out["blocks"] == ["9d", "01", "04", "44", "67", "4c", "26", "93"]
+    assert out["blocks"] == ["019d", "4404", "4c67", "9326"]
     assert out["token_count"] == 12 and len(out["exact_key"]) == 64
     assert out["params"]["hash"] == "md5" and out["params"]["shingle"] == 1
-    assert out["version"].startswith("sh3-k1-md5-presence-b8-")
+    assert out["version"].startswith("sh4-k1-md5-presence-b4-")
     assert len(out["band"]) == 16 and [k[:2] for k in out["band"][:3]] == ["00", "01", "02"]
 
 

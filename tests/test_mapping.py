@@ -111,8 +111,8 @@ def _fp_created(es: Elasticsearch, index_name: str) -> dict:
 
 
 def _other_layouts() -> dict[str, dict]:
-    """``collapse_fp`` mappings that are not ours: layouts that never shipped, and one
-    field each mapped otherwise."""
+    """``collapse_fp`` mappings that are not ours: layouts that never shipped (eight indexed
+    8-bit blocks beside the bands), and one field each mapped otherwise."""
     ours = fingerprint_mapping()
     layouts = {}
     indexed_blocks = dict(ours, properties=dict(ours["properties"]))
@@ -138,6 +138,9 @@ def test_conflicts_accept_only_our_layout() -> None:
     assert conflicts(fingerprint_mapping()) == []
     assert conflicts(None) == []  # an index without collapse_fp: init adds it
     assert conflicts(fingerprint_mapping(FingerprintParams(blocks=4))) == []
+    blocks = fingerprint_mapping(probe="blocks")
+    assert conflicts(blocks) == [] == conflicts(blocks, probe="blocks")
+    assert f"{FINGERPRINT_FIELD}.band is missing" in conflicts(blocks, probe="bands")
     for name, layout in _other_layouts().items():
         assert conflicts(layout), name
     assert conflicts({"type": "keyword"}) == [
@@ -148,7 +151,7 @@ def test_conflicts_accept_only_our_layout() -> None:
         f"{FINGERPRINT_FIELD}.id is mapped as binary without doc values, "
         "expected binary with doc values"
     ]
-    assert f"{FINGERPRINT_FIELD}.block_0 is not ours" in conflicts(
+    assert f"{FINGERPRINT_FIELD}.block_4 is not ours" in conflicts(
         _other_layouts()["indexed blocks"]
     )
 

@@ -124,7 +124,7 @@ def test_default_size_and_worked_example() -> None:
     assert (
         record_bytes(p) == 321
         and tag_of(p.version)
-        == hashlib.blake2b(b"sh3-k4-blake2b-count-b8-mh128x8k4", digest_size=4).digest()
+        == hashlib.blake2b(b"sh4-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
     )
     key = "0123456789abcdef" * 4
     sketch = np.arange(128, dtype=np.uint8)[None, :]

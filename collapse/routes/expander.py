@@ -109,7 +109,7 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     search_body["_source"] = False
     search = CollapsedSearch(settings, ctl, target, search_body, query)
     executor = Executor(upstream, request.headers, list(query.items()), batch=False)
-    await run([search], executor, settings.collapse_time_budget_ms)
+    await run([search], executor, settings.collapse_time_budget_ms, request.app.state.index_fields)
     if search.failed is not None or search.first is None or search.first.body is None:
         failed = search.failed or search.first
         assert failed is not None

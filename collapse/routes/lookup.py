@@ -72,11 +72,13 @@ async def lookup(index: str, request: Request) -> Response:
         models: ModelCache = request.app.state.models
         model = (await models.get([(index, host)], credentials)).get((index, host))
     record = await asyncio.to_thread(lookup_record, text, model)
+    index_meta: IndexFields = request.app.state.index_fields
+    probes = await index_meta.probes(index, credentials)
     upstream: Upstream = request.app.state.upstream
     answer = await upstream.request(
         "POST",
         f"/{index}/_search",
-        content=json.dumps(search_body(record, size)).encode(),
+        content=json.dumps(search_body(record, size, probes)).encode(),
         headers={**credentials, "content-type": "application/json"},
     )
     if answer.status_code != 200:

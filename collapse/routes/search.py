@@ -71,7 +71,7 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
         batch=False,
         coalescer=getattr(request.app.state, "coalescer", None),
     )
-    await run([search], executor, settings.collapse_time_budget_ms)
+    await run([search], executor, settings.collapse_time_budget_ms, request.app.state.index_fields)
     status, out, failed = search.render()
     if failed is not None or out is None:
         assert failed is not None
@@ -111,7 +111,7 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
     params = elasticsearch_params(request)
     filter_path, params = take_filter_path(params)
     executor = Executor(upstream, request.headers, params, batch=True)
-    await run(searches, executor, settings.collapse_time_budget_ms)
+    await run(searches, executor, settings.collapse_time_budget_ms, request.app.state.index_fields)
     refused = _refused_whole(searches)
     if refused is not None and refused.status == 400:  # Elasticsearch refused the _msearch:
         return await forward(request, path)  # its error for the request as sent

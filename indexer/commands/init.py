@@ -12,6 +12,7 @@ from indexer.commands.common import (
     text_fields_given,
 )
 from indexer.fingerprints import FingerprintParams
+from indexer.hits import DEFAULT_PROBE, PROBES, Probe
 from indexer.mapping import MappingConflict, init
 
 
@@ -24,11 +25,11 @@ from indexer.mapping import MappingConflict, init
     "--priority", default=200, show_default=True, type=click.IntRange(0), help="Template priority."
 )
 @click.option(
-    "--blocks",
-    type=click.Choice(["1", "2", "4", "8", "16"]),
-    default="8",
-    show_default=True,
-    help="SimHash blocks (stored in each fingerprint, not indexed).",
+    "--probe",
+    type=click.Choice(PROBES),
+    default=None,
+    help="How the proxy finds copies beyond its window: MinHash band keys or the four 16-bit "
+    f"SimHash blocks, indexed [new indices: {DEFAULT_PROBE}; existing ones keep theirs].",
 )
 @text_field_option
 @es_url_option
@@ -36,12 +37,13 @@ def init_command(
     index: str,
     template_name: str | None,
     priority: int,
-    blocks: str,
+    probe: Probe | None,
     text_fields: tuple[str, ...],
     es_url: str,
 ) -> None:
     """Create INDEX with the fingerprint fields (your own fields keep their mapping), and record
-    which fields' text is fingerprinted (--text-field; kept when not given).
+    which fields' text is fingerprinted (--text-field; kept when not given) and how copies
+    are found (--probe; an existing index keeps its scheme, another is refused).
 
     With a pattern (``logs-*``) an index template is created instead. An existing index whose
     fingerprint fields are mapped differently is refused (exit 3) and left unchanged: the
@@ -54,8 +56,9 @@ def init_command(
         result = init(
             es,
             index,
-            FingerprintParams(blocks=int(blocks)),
+            FingerprintParams(),
             text_fields=given,
+            probe=probe,
             template_name=template_name,
             priority=priority,
         )
@@ -66,6 +69,7 @@ def init_command(
     click.echo(
         f"{result.kind} {result.name}: {result.action}; text fields: "
         + ", ".join(result.text_fields)
+        + f"; probe: {result.probe}"
     )
     if result.version_before is not None:
         click.echo(

@@ -13,8 +13,9 @@ from indexer.boilerplate_store import load_models
 from indexer.commands.common import client, es_url_option
 from indexer.documents import DocumentError
 from indexer.grouping import DEFAULT_THRESHOLDS
+from indexer.hits import DEFAULT_PROBE
 from indexer.lookup import lookup_record, matches, search_body, text_and_host
-from indexer.mapping import FieldsConflict, text_fields_for
+from indexer.mapping import FieldsConflict, recorded_probes, text_fields_for
 from indexer.prepare import PrepareConfig
 
 
@@ -87,7 +88,9 @@ def lookup_command(
         config = PrepareConfig()
         model = load_models(es, index, config.params.version, [host]).get(host) if host else None
         record = lookup_record(text, model, config)
-        hits = es.search(index=index, **search_body(record, size)).body["hits"]["hits"]
+        # the schemes of the indices searched (none yet: the default's keys find nothing anyway)
+        probes = frozenset(recorded_probes(es, index).values()) or frozenset({DEFAULT_PROBE})
+        hits = es.search(index=index, **search_body(record, size, probes)).body["hits"]["hits"]
     finally:
         es.close()
     t = replace(DEFAULT_THRESHOLDS, max_distance=max_distance, min_similarity=min_similarity)

@@ -8,7 +8,7 @@ bits touch at most ``B - 1`` blocks, so at least one block is identical. Four 16
 cover Hamming distance 3, eight 8-bit blocks cover 7.
 
 Not promised: a shared block says nothing about the distance (two unrelated fingerprints
-share a given 8-bit block with probability 1/256, some one of eight about 3% of the time),
+share a given 16-bit block with probability 2⁻¹⁶, some one of four about 6e-5 of the time),
 and pairs further apart than ``B - 1`` bits may share none. A shared block only makes a
 *candidate*; verification decides.
 """

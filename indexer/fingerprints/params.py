@@ -1,7 +1,7 @@
 """Fingerprint parameters and the version string that identifies stored values.
 
 Every parameter that changes a stored value is encoded in :attr:`FingerprintParams.version`,
-e.g. ``sh3-k4-blake2b-count-b8-mh128x8k4``: algorithm generation ``sh3``, SimHash shingle
+e.g. ``sh4-k4-blake2b-count-b4-mh128x8k4``: algorithm generation ``sh4``, SimHash shingle
 length, feature hash, weights, number of blocks, MinHash size x value bits and MinHash
 shingle length. ``min_tokens`` is a grouping policy on ``token_count`` and is not encoded.
 """
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["ALGORITHM", "HASH_NAMES", "FingerprintParams", "HashName", "Weights"]
 
-ALGORITHM = "sh3"
+ALGORITHM = "sh4"
 HashName = Literal["blake2b", "md5", "sha1", "xxh64", "xxh3"]
 HASH_NAMES: tuple[str, ...] = ("blake2b", "md5", "sha1", "xxh64", "xxh3")
 Weights = Literal["count", "presence"]
@@ -34,7 +34,9 @@ class FingerprintParams(BaseModel):
     shingle: int = Field(4, ge=1, le=64, description="SimHash feature: k-word shingles (1 = words)")
     hash: HashName = Field("blake2b", description="token hash feeding the SimHash features")
     weights: Weights = Field("count", description="feature weight: occurrences or presence")
-    blocks: int = Field(8, description="number of equal SimHash blocks indexed for probing")
+    blocks: int = Field(
+        4, description="equal SimHash blocks stored (indexed where the index probes blocks)"
+    )
     minhash_size: int = Field(128, description="MinHash sketch values (power of two, 8..1024)")
     minhash_bits: Literal[8, 16, 32] = Field(8, description="bits kept per MinHash value")
     minhash_shingle: int = Field(4, ge=1, le=64, description="MinHash k-word shingle length")

@@ -2,9 +2,9 @@
 
 Stored shape, produced by :meth:`FingerprintRecord.to_es`::
 
-    {"version": "sh3-k4-blake2b-count-b8-mh128x8k4",
+    {"version": "sh4-k4-blake2b-count-b4-mh128x8k4",
      "simhash": <int64>,          # ES long: the 64 bits read as signed two's complement
-     "block_0": "9d", ..., "block_{B-1}": "93",   # lowercase hex, block 0 = low bits
+     "block_0": "9d3f", ..., "block_{B-1}": "0a93",   # lowercase hex, block 0 = low bits
      "minhash": "<base64>",       # ES binary (stored, not indexed)
      "band": ["00<hex>", ..., "0f<hex>"],   # keyword, MinHash band keys (see ``bands``)
      "exact_key": "<sha256 hex>",
@@ -14,6 +14,9 @@ Stored shape, produced by :meth:`FingerprintRecord.to_es`::
      "id": "<base64>"}            # ES binary with doc values: the document's own _id
 
 ``simhash``: unsigned ``u`` is stored as ``u - 2**64`` when ``u >= 2**63`` (see ``bits``).
+``block_i``: the SimHash split into B blocks (:mod:`~indexer.fingerprints.blocks`; default four
+of 16 bits, 4 hex digits), in every record; only an index that probes blocks maps them
+(``indexer.mapping``), elsewhere they stay in ``_source``. Derived from ``simhash``.
 ``minhash``: the sketch packed as little-endian unsigned integers of ``minhash_bits`` bits
 (``u1``, ``<u2`` or ``<u4``), ``minhash_size`` of them, then base64 (RFC 4648, padded).
 Default 128 values x 8 bits: 128 bytes, 172 base64 characters.
