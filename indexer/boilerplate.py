@@ -119,7 +119,7 @@ class Features:
     tokens: np.ndarray  # (4, total tokens) uint64: SimHash hash, MinHash hash, weight, sample
     lengths: np.ndarray  # tokens per text
     line_no: np.ndarray  # (total tokens,) int32: the token's line in its text
-    texts: list[str]  # the texts (their number sketches are read once the furniture is known)
+    texts: list[str]  # the texts, folded (number sketches are read once the furniture is known)
 
     @property
     def starts(self) -> np.ndarray:
@@ -152,14 +152,15 @@ class Features:
 def features(texts: Sequence[str], p: FingerprintParams) -> Features:
     """The :class:`Features` of ``texts``."""
     names = (p.hash, "minhash", WEIGHT, SAMPLE)
-    (sim_tok, min_tok, weights, sample), lengths, keys, line_no = tokenise(texts, names)
+    tokens = tokenise(texts, names)
+    (sim_tok, min_tok, weights, sample), lengths, keys = tokens.hashes, tokens.lengths, tokens.keys
     seg = Segments(lengths)
     sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
     units = content_units(weights, lengths)
-    tokens = np.stack([sim_tok, min_tok, weights, sample]).astype(np.uint64, copy=False)
+    stacked = np.stack([sim_tok, min_tok, weights, sample]).astype(np.uint64, copy=False)
     return Features(
-        sh, scounts, mh, mcounts, keys, units, tokens, seg.lengths, line_no, list(texts)
+        sh, scounts, mh, mcounts, keys, units, stacked, seg.lengths, tokens.line_no, tokens.folded
     )
 
 
@@ -499,7 +500,7 @@ def fingerprint_features(
         params=params,
         simhash=simhash_segments(sh, scounts, presence=params.weights == "presence"),
         minhash=sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits),
-        numbers=number_sketches(_content_texts(f, keep, applied)),
+        numbers=number_sketches(_content_texts(f, keep, applied), folded=True),
         exact_keys=list(f.exact_keys),
         token_count=units,
         present=np.ones(n, dtype=bool),

@@ -37,6 +37,7 @@ __all__ = [
     "DENSE_RANGES",
     "LINE",
     "WEIGHT_UNIT",
+    "fold",
     "jaccard",
     "normalize",
     "shingle_set",
@@ -134,6 +135,12 @@ def normalize(text: str) -> str:
     return text.casefold()
 
 
+def fold(text: str) -> str:
+    """:func:`normalize` for text outside ASCII, ASCII text as it is (its case is folded by
+    the byte tables that read it): the form :func:`word_bytes` and the number sketch share."""
+    return text if text.isascii() else normalize(text)
+
+
 def tokenize(text: str) -> list[str]:
     """Return the tokens of the normalised text (module docstring) as strings."""
     return word_bytes(text).decode("utf-8").split()
@@ -203,9 +210,10 @@ def _url_token(m: re.Match[str]) -> str:
     return " " + _NOT_WORD.sub("", m.group()) + " "
 
 
-def word_bytes(text: str, lines: bool = False) -> bytes:
+def word_bytes(text: str, lines: bool = False, folded: bool = False) -> bytes:
     """The tokens of :func:`tokenize` as UTF-8, separated by runs of whitespace (``split()``
-    them); with ``lines``, each line break is the token :data:`LINE` between spaces instead.
+    them); with ``lines``, each line break is the token :data:`LINE` between spaces instead;
+    ``folded``: ``text`` is already :func:`fold`-ed.
 
     Every byte that is not part of a token is a space, so a byte never in any token (such as
     ``\\x00``) can be put between the outputs of several texts to tokenise them in one go.
@@ -220,7 +228,7 @@ def word_bytes(text: str, lines: bool = False) -> bytes:
         out = text.encode("ascii").translate(_ASCII_WORDS)
         return out.replace(b"\n", _SPACED_LINE) if lines else out
     # lone surrogates become "?", a separator, as they would be in the text itself
-    data = normalize(text).encode("utf-8", "replace")
+    data = (text if folded else normalize(text)).encode("utf-8", "replace")
     # UTF-8 is self-synchronising: replacing one character's bytes never touches another's.
     out = data.translate(_UTF8_WORDS)
     dense = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,13 +26,20 @@ from indexer.fingerprints.features import (
     with_words,
 )
 from indexer.fingerprints.minhash import sketch_segments, value_dtype
-from indexer.fingerprints.numbers import number_sketches
+from indexer.fingerprints.numbers import CELLS, number_sketches
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord
 from indexer.fingerprints.simhash import simhash_segments
-from indexer.text import LINE, word_bytes
+from indexer.text import LINE, fold, word_bytes
 
-__all__ = ["document_features", "fingerprint", "fingerprint_arrays", "fingerprint_batch"]
+__all__ = [
+    "Tokens",
+    "document_features",
+    "fingerprint",
+    "fingerprint_arrays",
+    "fingerprint_batch",
+    "tokenise",
+]
 
 _DEFAULT = FingerprintParams()
 _CHUNK_CHARS = 1 << 20  # bound the memory of one vectorised step (<= 2**19 tokens)
@@ -54,26 +61,34 @@ def _chunks(texts: Sequence[str]) -> Iterator[tuple[int, int]]:
 _SEP = b"\x00"  # never in a token (word_bytes turns it into a space): separates documents
 
 
-def tokenise(
-    texts: Sequence[str], names: Sequence[str]
-) -> tuple[list[np.ndarray], np.ndarray, list[str], np.ndarray]:
-    """Tokenise texts in one go: per hash name the token hashes of all of them (concatenated;
-    ``features.WEIGHT``: content weights), each text's number of tokens, each text's exact
-    key (sha256 of its space-joined tokens), and per token whether it starts a line.
+class Tokens(NamedTuple):
+    """A batch of texts tokenised (:func:`tokenise`)."""
+
+    hashes: list[np.ndarray]  # per hash name, the token hashes of all texts (concatenated)
+    lengths: np.ndarray  # tokens per text
+    keys: list[str]  # each text's exact key (sha256 of its space-joined tokens)
+    line_no: np.ndarray  # per token, its line in its text (the line breaks before it there)
+    folded: list[str]  # each text :func:`indexer.text.fold`-ed (what the number sketch reads)
+
+
+def tokenise(texts: Sequence[str], names: Sequence[str]) -> Tokens:
+    """Tokenise texts in one go (per hash name; ``features.WEIGHT``: content weights).
 
     One ``split`` and one ``join`` for the batch instead of one of each per text.
     """
     if not texts:
         empty = np.zeros(0, dtype=np.uint64)
-        return [empty for _ in names], np.zeros(0, dtype=np.int64), [], np.zeros(0, np.int32)
+        return Tokens([empty for _ in names], np.zeros(0, np.int64), [], np.zeros(0, np.int32), [])
+    folded = [fold(t) for t in texts]
+    words = [word_bytes(t, lines=True, folded=True) for t in folded]
     if _arrow is not None and len(texts) >= _ARROW_MIN_TEXTS:
-        return _tokenise_arrow([word_bytes(t, lines=True) for t in texts], names)
-    tokens = b" \x00 ".join([word_bytes(t, lines=True) for t in texts]).split()
+        return _tokenise_arrow(words, names)._replace(folded=folded)
+    tokens = b" \x00 ".join(words).split()
     hashes, lengths, line_no = separated_token_hashes(tokens, _SEP, names, LINE)
     # the joined tokens of each text, between separators, without the line tokens
     joined = b" ".join(tokens).replace(_SPACED_LINE, b"")
     keys = [hashlib.sha256(piece.strip(_STRIP)).hexdigest() for piece in joined.split(_SEP)]
-    return hashes, lengths, keys, line_no
+    return Tokens(hashes, lengths, keys, line_no, folded)
 
 
 _SPACED_LINE = b" " + LINE  # every line token but a batch's very first follows a space
@@ -102,9 +117,7 @@ def enable_arrow() -> bool:
     return True
 
 
-def _tokenise_arrow(
-    words: list[bytes], names: Sequence[str]
-) -> tuple[list[np.ndarray], np.ndarray, list[str], np.ndarray]:
+def _tokenise_arrow(words: list[bytes], names: Sequence[str]) -> Tokens:
     """:func:`tokenise` of ``word_bytes`` outputs, with pyarrow (see :func:`enable_arrow`)."""
     assert _arrow is not None
     pa, pc = _arrow
@@ -130,7 +143,7 @@ def _tokenise_arrow(
     coded = tokens.dictionary_encode()
     ids = distinct_token_ids(coded.dictionary.to_pylist())
     at = coded.indices.to_numpy(zero_copy_only=False)
-    return [table[ids][at] for table in token_tables(names)], lengths, keys, line_no
+    return Tokens([table[ids][at] for table in token_tables(names)], lengths, keys, line_no, [])
 
 
 def document_features(
@@ -164,18 +177,20 @@ def fingerprint_arrays(
     sketch = np.zeros((n, params.minhash_size), dtype=value_dtype(params.minhash_bits))
     keys: list[str] = []
     token_count = np.zeros(n, dtype=np.int64)
+    numbers = np.zeros((n, CELLS), dtype=np.uint32)
     for a, b in _chunks(texts):
         names = (params.hash, "minhash", WEIGHT, SAMPLE)
-        (sim_tok, min_tok, weights, sample), lengths, chunk_keys, _ = tokenise(texts[a:b], names)
+        tokens = tokenise(texts[a:b], names)
+        (sim_tok, min_tok, weights, sample), lengths = tokens.hashes, tokens.lengths
         units = content_units(weights, lengths)
         sh, scounts, mh, mcounts = document_features(
             sim_tok, min_tok, sample, lengths, units, params
         )
         simhash[a:b] = simhash_segments(sh, scounts, presence=params.weights == "presence")
         sketch[a:b] = sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits)
-        keys += chunk_keys
+        keys += tokens.keys
+        numbers[a:b] = number_sketches(tokens.folded, folded=True)
         token_count[a:b] = units
-    numbers = number_sketches(texts)  # what the numbers say (indexer.grouping's verification)
     return FingerprintArrays(
         params=params,
         simhash=simhash,
