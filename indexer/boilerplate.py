@@ -81,7 +81,7 @@ class BoilerplateConfig(BaseModel):
     )
     max_hashes: int = Field(200_000, ge=1, description="cap on a host model's size")
     slot_share: float = Field(
-        0.1, gt=0, le=1, description="a short line's head on more than this share is a slot"
+        0.05, gt=0, le=1, description="a short line's head on more than this share is a slot"
     )
 
 

@@ -46,7 +46,7 @@ def learning_options(fn: F) -> F:
         click.option(
             "--boilerplate-slot-share",
             type=click.FloatRange(0, 1, min_open=True),
-            default=0.1,
+            default=0.05,
             show_default=True,
             help="A short line starting alike on more than this share of a host's pages is a "
             "template slot (cut whatever follows the start).",
