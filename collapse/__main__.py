@@ -22,6 +22,13 @@ from indexer import __version__  # noqa: E402  # the one version of the package 
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
 @click.option("--es-url", envvar="ES_URL", help="Elasticsearch node URL(s), comma-separated.")
 @click.option(
+    "--exposed-indices",
+    envvar="EXPOSED_INDICES",
+    metavar="PATTERNS",
+    help="Index patterns the proxy serves, comma-separated (default *: every index but the "
+    "boilerplate model store and hidden ones).",
+)
+@click.option(
     "--log-level",
     envvar="COLLAPSE_LOG_LEVEL",
     default="info",
@@ -38,7 +45,13 @@ from indexer import __version__  # noqa: E402  # the one version of the package 
     "(same as the environment variable COLLAPSE_MAX_DISTANCE=12).",
 )
 def main(
-    host: str, port: int, workers: int, es_url: str | None, log_level: str, overrides: tuple[str]
+    host: str,
+    port: int,
+    workers: int,
+    es_url: str | None,
+    exposed_indices: str | None,
+    log_level: str,
+    overrides: tuple[str],
 ) -> None:
     """Serve the collapsing proxy in front of Elasticsearch."""
     import uvicorn
@@ -48,6 +61,8 @@ def main(
 
     if es_url:
         os.environ["ES_URL"] = es_url
+    if exposed_indices:
+        os.environ["EXPOSED_INDICES"] = exposed_indices
     os.environ["COLLAPSE_LOG_LEVEL"] = log_level.lower()  # read by every worker's settings
     for item in overrides:
         name, sep, value = item.partition("=")

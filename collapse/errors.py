@@ -5,8 +5,10 @@
     │   └── Malformed       400     invalid for Elasticsearch too: the route forwards the
     │                               request as it came and answers Elasticsearch's own error
     ├── Unauthorized        401     write endpoint without an API key
-    ├── Forbidden           403     endpoint outside the allowlist, or a wrong API key
+    ├── Forbidden           403     endpoint outside the allowlist, an index the proxy does not
+    │                               serve (``collapse.exposure``), or a wrong API key
     ├── NotFound            404     the expander's document does not exist
+    ├── IndexNotFound       404     a wildcard left no served index and allow_no_indices=false
     ├── PayloadTooLarge     413     request body above ``max_body_bytes``
     ├── UpstreamUnavailable 503     Elasticsearch refused the connection or is unreachable
     └── UpstreamTimeout     504     Elasticsearch did not answer in time
@@ -90,3 +92,10 @@ class NotFound(ProxyError):
 
     status_code = 404
     error_type = "resource_not_found_exception"
+
+
+class IndexNotFound(ProxyError):
+    """Nothing the proxy serves is left of an index expression (Elasticsearch's 404 shape)."""
+
+    status_code = 404
+    error_type = "index_not_found_exception"

@@ -57,6 +57,15 @@ class Settings(BaseSettings):
         description="Seconds a loaded (or absent) boilerplate model, and an index's recorded "
         "text fields, are reused.",
     )
+    exposed_indices: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["*"],
+        description="Index patterns the proxy serves, comma-separated (* the only wildcard); "
+        "never the boilerplate model store, hidden or '.' indices unless named "
+        "(collapse.exposure).",
+    )
+    exposure_cache_seconds: float = Field(
+        5.0, ge=0, description="Seconds the cluster's index and alias names are reused."
+    )
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Origins allowed by CORS, comma-separated; none default."
     )
@@ -142,11 +151,24 @@ class Settings(BaseSettings):
             return [str(url).rstrip("/") for url in value]
         return value
 
-    @field_validator("cors_origins", "ready_indices", mode="before")
+    @field_validator("cors_origins", "ready_indices", "exposed_indices", mode="before")
     @classmethod
     def _split_list(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("exposed_indices")
+    @classmethod
+    def _patterns(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("EXPOSED_INDICES names no pattern (use * for every index)")
+        for pattern in value:
+            if pattern.startswith("-") or pattern.startswith("<") or "," in pattern:
+                raise ValueError(
+                    f"EXPOSED_INDICES: {pattern!r} is not an index pattern (names with * as "
+                    "the wildcard; exclusions and date math are not supported)"
+                )
         return value
 
 

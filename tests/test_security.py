@@ -332,4 +332,5 @@ def test_a_cookie_set_for_one_request_never_reaches_another() -> None:
                 assert "set-cookie" not in answer.headers
     finally:
         node.close()
-    assert node.seen == [None, None, None], "the shared client sent a cookie it was given"
+    # Three searches, and what else the proxy reads (the names collapse.exposure judges).
+    assert len(node.seen) >= 3 and set(node.seen) == {None}, "the client sent a cookie it was given"

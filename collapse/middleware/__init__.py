@@ -7,6 +7,7 @@ Outermost first, as a request meets them:
     CORSMiddleware           only when ``cors_origins`` is configured (closed by default)
     AccessControlMiddleware  allowlist (403), API key on write endpoints (401/403)
     BodySizeLimitMiddleware  413 above ``max_body_bytes``
+    ExposureMiddleware       indices outside ``exposed_indices`` (403/404), wildcards narrowed
     SearchLaneMiddleware     ``_search``/``_msearch`` without FastAPI's router: collapsed, or
                              (``collapse=false``, scroll) straight to Elasticsearch
 
@@ -17,9 +18,11 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from collapse.exposure import Allowlist, Exposure
 from collapse.middleware.access import AccessControlMiddleware
 from collapse.middleware.body_limit import BodySizeLimitMiddleware
 from collapse.middleware.cors import add_cors
+from collapse.middleware.exposure import ExposureMiddleware
 from collapse.middleware.metrics import MetricsMiddleware
 from collapse.middleware.request_id import RequestIdMiddleware
 from collapse.middleware.search_lane import SearchLaneMiddleware
@@ -28,6 +31,7 @@ from collapse.settings import Settings
 __all__ = [
     "AccessControlMiddleware",
     "BodySizeLimitMiddleware",
+    "ExposureMiddleware",
     "MetricsMiddleware",
     "RequestIdMiddleware",
     "SearchLaneMiddleware",
@@ -36,8 +40,16 @@ __all__ = [
 
 
 def install(app: FastAPI, settings: Settings) -> None:
-    """Add the middleware to ``app`` (Starlette runs the last added outermost)."""
+    """Add the middleware to ``app`` (Starlette runs the last added outermost); the allowlist
+    is ``app.state.exposure`` (the scroll route checks its pages with it)."""
+    # The store the indexer writes by default, and the one this proxy reads.
+    store = Settings.model_fields["write_model_store"].default
+    internal = frozenset({store, settings.write_model_store})
+    app.state.exposure = Exposure(
+        Allowlist(tuple(settings.exposed_indices), internal), settings.exposure_cache_seconds
+    )
     app.add_middleware(SearchLaneMiddleware)
+    app.add_middleware(ExposureMiddleware, exposure=app.state.exposure)
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         AccessControlMiddleware,
