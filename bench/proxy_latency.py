@@ -380,8 +380,8 @@ def layouts(families: list[str], p: Prints) -> list[str]:
         return out
 
     layouts_ = [
-        ("4 x 16-bit SimHash blocks (the textbook)", simhash_keys(4)),
-        ("8 x 8-bit SimHash blocks (stored, the fallback)", simhash_keys(8)),
+        ("4 x 16-bit SimHash blocks (the textbook; --probe blocks)", simhash_keys(4)),
+        ("8 x 8-bit SimHash blocks (before sh4)", simhash_keys(8)),
         ("16 x 4-bit SimHash blocks", simhash_keys(16)),
         (f"MinHash bands {MAX_BANDS} x {BAND_ROWS} values (ours)", band_keys(MAX_BANDS, BAND_ROWS)),
         ("MinHash bands 32 x 4 values", band_keys(32, 4)),
