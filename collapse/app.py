@@ -25,6 +25,7 @@ from collapse.routes import (
     expander,
     health,
     lookup,
+    opensearch,
     page,
     search,
     write,
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.upstream = Upstream(settings)
+        await app.state.upstream.detect_engine()  # Elasticsearch or OpenSearch (or at 1st use)
         app.state.index_fields = IndexFields(app.state.upstream, settings.write_model_cache_seconds)
         app.state.models = ModelCache(
             app.state.upstream,
@@ -88,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # other route's path ends in /_search: an index named "static" is searched, not served).
     app.include_router(search.router)
     app.include_router(cursors.router)  # /_search/scroll: before any /{index}/... route
+    app.include_router(opensearch.router)  # OpenSearch's point-in-time paths
     app.include_router(health.router)
     app.include_router(page.router)  # the search page at / (before documents' root route)
 

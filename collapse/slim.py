@@ -28,6 +28,7 @@ import binascii
 import time
 from typing import Any
 
+from indexer.engine import padded_base64
 from indexer.fingerprints.record import decode_id
 from indexer.hits import FINGERPRINT_FIELD, SLIM_KEY
 
@@ -154,7 +155,7 @@ def hits_of(answer: dict[str, Any], identified: bool = True) -> list[Hit] | None
             if not ids or not packed:
                 return None
             try:
-                doc_id = decode_id(ids[0])
+                doc_id = decode_id(padded_base64(ids[0]))  # OpenSearch: no padding
             except (binascii.Error, UnicodeDecodeError, TypeError, ValueError):
                 return None
         elif not packed and fields.get(VERSION_FIELD):

@@ -14,6 +14,14 @@ for an answer is never retried: it answers 504 within ``es_timeout``.
 
 Every request carries the proxy's request id as ``X-Opaque-Id`` (``collapse.logging``).
 
+The engine may be OpenSearch: the first request asks ``GET /`` (``indexer.engine``) before it is
+sent, until a node answers that. On OpenSearch the differences are mapped here, so no route
+knows them: Elasticsearch's versioned media types go out plain (OpenSearch answers them 406),
+answers carry ``X-Elastic-Product: Elasticsearch`` as the proxy's own do (the official
+Elasticsearch clients require it), and Elasticsearch's point-in-time calls (``POST
+/{index}/_pit``, ``DELETE /_pit``) are sent as OpenSearch's and answered in Elasticsearch's
+shape (:meth:`Upstream._opensearch_pit`).
+
 The client is an ``httpx.AsyncClient`` whose transport is aiohttp's pooled connector
 (``httpx-aiohttp``): same httpx interface and errors, but the request goes out in one write and
 is parsed by aiohttp's C parser. Measured on the bench machine: 0.67 ms of client CPU per search
@@ -26,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
+import json
 import random
 import time
 from collections.abc import Mapping
@@ -41,6 +50,14 @@ from collapse.errors import BadRequest, UpstreamTimeout, UpstreamUnavailable
 from collapse.logging import current_request_id
 from collapse.metrics import UPSTREAM_LATENCY, UPSTREAM_REQUESTS, UPSTREAM_RETRIES, endpoint_of
 from collapse.settings import Settings
+from indexer.engine import (
+    ELASTICSEARCH,
+    OPENSEARCH,
+    Engine,
+    engine_of_root,
+    pit_close_request,
+    plain_media_type,
+)
 
 #: POST endpoints that only read, so that sending them again is safe.
 READ_ONLY_POST_ENDPOINTS = frozenset(
@@ -177,6 +194,9 @@ class Upstream:
         )
         #: Parsed URLs of the paths asked lately: parsing one costs more than the lookup.
         self._url = functools.lru_cache(maxsize=1024)(httpx.URL)
+        #: The engine behind the nodes, once a node has told (:meth:`detect_engine`).
+        self.engine: Engine = ELASTICSEARCH
+        self._engine_known = False
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -202,6 +222,29 @@ class Upstream:
             headers=headers,
         )
 
+    async def detect_engine(self, headers: Mapping[str, str] | None = None) -> Engine:
+        """Ask ``GET /`` which engine the nodes run, once one answers (``headers``: the
+        credentials to ask with); until then (unreachable, 401) Elasticsearch is assumed."""
+        asked = httpx.Headers({"accept": "application/json"})
+        for name in CREDENTIAL_HEADERS:
+            if headers and name in headers:
+                asked[name] = headers[name]
+        for node in self.nodes:
+            try:
+                answer = await self._send(node, "GET", "/", None, None, asked)
+            except httpx.HTTPError:
+                continue
+            if answer.status_code in (401, 403):
+                break
+            try:
+                body = answer.json()
+            except ValueError:
+                body = None
+            self.engine = engine_of_root(answer.status_code, body)
+            self._engine_known = True
+            break
+        return self.engine
+
     async def request(
         self,
         method: str,
@@ -212,6 +255,87 @@ class Upstream:
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
         """Send one request: each node once on connection failure, more rounds for reads."""
+        if not self._engine_known:
+            await self.detect_engine(headers)
+        if self.engine == OPENSEARCH:
+            return await self._opensearch(method, path, params, content, headers)
+        return await self._request(method, path, params=params, content=content, headers=headers)
+
+    async def _opensearch(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | list[tuple[str, str]] | None,
+        content: bytes | None,
+        headers: Mapping[str, str] | None,
+    ) -> httpx.Response:
+        """:meth:`_request` to OpenSearch, with the differences of the module docstring."""
+        plain = httpx.Headers(headers or {})
+        for name in ("accept", "content-type"):
+            if name in plain:
+                plain[name] = plain_media_type(plain[name])
+        bare = path.split("?", 1)[0].rstrip("/")
+        if (method, bare) == ("DELETE", "/_pit") or (method == "POST" and bare.endswith("/_pit")):
+            answer = await self._opensearch_pit(method, bare, params, content, plain)
+        else:
+            answer = await self._request(
+                method, path, params=params, content=content, headers=plain
+            )
+        answer.headers["x-elastic-product"] = "Elasticsearch"
+        return answer
+
+    async def _opensearch_pit(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | list[tuple[str, str]] | None,
+        content: bytes | None,
+        headers: httpx.Headers,
+    ) -> httpx.Response:
+        """Elasticsearch's point-in-time open (``{"id"}``) or close (``{"succeeded",
+        "num_freed"}``) sent as OpenSearch's. OpenSearch reports a closed id as freed even
+        when it was gone already: ``num_freed`` counts what it reports."""
+        if method == "POST":  # the index expression stays as the client encoded it
+            open_path = path[: -len("/_pit")] + "/_search/point_in_time"
+            answer = await self._request(
+                "POST", open_path, params=params, content=content, headers=headers
+            )
+            body = _json_or_none(answer)
+            if answer.status_code != 200 or not isinstance(body, dict) or "pit_id" not in body:
+                return answer
+            out: dict[str, Any] = {"id": body["pit_id"]}
+            out.update((k, v) for k, v in body.items() if k not in ("pit_id", "creation_time"))
+            return _json_answer(answer, out)
+        asked = _json_or_none(content or b"{}")
+        pit = asked.get("id") if isinstance(asked, dict) else None
+        if not isinstance(pit, str):  # OpenSearch's own refusal of what it was sent
+            return await self._request(
+                "DELETE", "/_search/point_in_time", params=params, content=content, headers=headers
+            )
+        close_path, close_body = pit_close_request(OPENSEARCH, pit)
+        headers["content-type"] = "application/json"
+        answer = await self._request(
+            "DELETE",
+            close_path,
+            params=params,
+            content=json.dumps(close_body).encode(),
+            headers=headers,
+        )
+        body = _json_or_none(answer)
+        if answer.status_code != 200 or not isinstance(body, dict):
+            return answer
+        freed = sum(1 for p in body.get("pits", []) if isinstance(p, dict) and p.get("successful"))
+        return _json_answer(answer, {"succeeded": freed > 0, "num_freed": freed})
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | list[tuple[str, str]] | None = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
         headers = httpx.Headers(headers or {})
         request_id = current_request_id()
         if request_id:
@@ -265,3 +389,18 @@ class Upstream:
         raise UpstreamUnavailable(
             f"Elasticsearch is unreachable ({nodes}): {type(last_error).__name__}: {last_error}"
         ) from last_error
+
+
+def _json_or_none(source: httpx.Response | bytes) -> Any:
+    """The JSON of an answer or a body; None when it is not JSON."""
+    try:
+        return source.json() if isinstance(source, httpx.Response) else json.loads(source)
+    except ValueError:
+        return None
+
+
+def _json_answer(answer: httpx.Response, body: dict[str, Any]) -> httpx.Response:
+    """``answer`` with another JSON body (its status and headers kept)."""
+    headers = {k: v for k, v in answer.headers.items() if k.lower() != "content-length"}
+    headers["content-type"] = "application/json"
+    return httpx.Response(answer.status_code, headers=headers, content=json.dumps(body).encode())

@@ -45,6 +45,8 @@ from indexer.documents import (
     host_of,
     string_fields,
 )
+from indexer.engine import padded_base64
+from indexer.es import close_point_in_time, open_point_in_time
 from indexer.fingerprints import FingerprintParams, encode_id, pack_many, to_unsigned
 from indexer.fingerprints.bands import band_keys
 from indexer.fingerprints.minhash import value_dtype
@@ -129,7 +131,7 @@ def _pages(
     fields: list[str] | bool,
     docvalues: list[str] | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
-    pit = es.open_point_in_time(index=index, keep_alive="5m").body["id"]
+    pit = open_point_in_time(es, index, "5m")  # a path of its own on OpenSearch (indexer.es)
     try:
         after: list[Any] | None = None
         while True:
@@ -150,10 +152,15 @@ def _pages(
             hits = answer["hits"]["hits"]
             if not hits:
                 return
+            for hit in hits:  # OpenSearch's binary doc values lack base64 padding
+                for name in docvalues or ():
+                    values = hit.get("fields", {}).get(name)
+                    if values:
+                        hit["fields"][name] = [padded_base64(v) for v in values]
             yield hits
             after = hits[-1]["sort"]
     finally:
-        es.options(ignore_status=404).close_point_in_time(id=pit)
+        close_point_in_time(es, pit)
 
 
 def backfill(

@@ -1,7 +1,9 @@
 """Shared fixtures: the real Elasticsearch node, a fresh index per test, the proxy on a real port.
 
 Tests that need Elasticsearch fail (they do not skip) when no node answers: start one with
-``scripts/elasticsearch start`` or point ``ES_URL`` at a cluster.
+``scripts/elasticsearch start`` or point ``ES_URL`` at a cluster. With ``ENGINE=opensearch`` the
+node is OpenSearch instead (``scripts/opensearch start``, or ``OS_URL``), and ``es`` is the
+indexer's client for it (``indexer.es.client``); CI runs the tests marked ``opensearch`` so.
 """
 
 from __future__ import annotations
@@ -19,15 +21,23 @@ import pytest
 import uvicorn
 from elasticsearch import Elasticsearch
 
+from indexer.engine import OPENSEARCH, Engine
+from indexer.es import client, detect_engine
+
 ROOT = Path(__file__).resolve().parent.parent
+#: The engine the tests run against: ``ENGINE=opensearch`` or Elasticsearch.
+ENGINE: Engine = OPENSEARCH if os.environ.get("ENGINE") == OPENSEARCH else "elasticsearch"
+#: For a test of something OpenSearch lacks (its minimal distribution has no ``dense_vector``).
+only_elasticsearch = pytest.mark.skipif(ENGINE == OPENSEARCH, reason="Elasticsearch only")
 
 
 def _es_url() -> str:
-    url = os.environ.get("ES_URL")
+    url = os.environ.get("OS_URL" if ENGINE == OPENSEARCH else "ES_URL")
     if url:
         return url.split(",")[0].strip().rstrip("/")
+    script = "opensearch" if ENGINE == OPENSEARCH else "elasticsearch"
     out = subprocess.run(
-        [str(ROOT / "scripts" / "elasticsearch"), "url"], capture_output=True, text=True, check=True
+        [str(ROOT / "scripts" / script), "url"], capture_output=True, text=True, check=True
     )
     return out.stdout.strip()
 
@@ -40,18 +50,22 @@ def es_url() -> str:
 
 @pytest.fixture(scope="session")
 def es(es_url: str) -> Iterator[Elasticsearch]:
-    """An official client on the real node; fails the test run when nothing answers."""
-    client = Elasticsearch(es_url, request_timeout=30)
+    """An official client on the real node; fails the test run when nothing answers, or when
+    the node is not the engine asked for (``ENGINE``)."""
+    es = client(es_url, ENGINE, request_timeout=30)
     try:
-        client.cluster.health(wait_for_status="yellow", timeout="30s")
+        es.cluster.health(wait_for_status="yellow", timeout="30s")
+        found = detect_engine(es)
     except Exception as exc:
         pytest.fail(
-            f"no Elasticsearch answers at {es_url} ({exc!r}); run `scripts/elasticsearch start` "
-            "or set ES_URL",
+            f"no {ENGINE} node answers at {es_url} ({exc!r}); run `scripts/{ENGINE} start` "
+            f"or set {'OS_URL' if ENGINE == OPENSEARCH else 'ES_URL'}",
             pytrace=False,
         )
-    yield client
-    client.close()
+    if found != ENGINE:
+        pytest.fail(f"{es_url} is {found}, not {ENGINE} (ENGINE)", pytrace=False)
+    yield es
+    es.close()
 
 
 @pytest.fixture

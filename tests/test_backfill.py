@@ -27,6 +27,8 @@ from tests.test_ingest import (
     read_from_doc_values,
 )
 
+pytestmark = pytest.mark.opensearch
+
 
 def test_backfill_adds_missing_and_outdated_fingerprints(
     es: Elasticsearch, es_url: str, index_name: str

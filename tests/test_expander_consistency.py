@@ -24,7 +24,7 @@ from indexer.grouping import Thresholds, matched_band, verified_pairs
 from indexer.hits import decode
 from tests.proxy_support import create_index, fingerprints, index_docs, text, variants
 
-pytestmark = pytest.mark.es
+pytestmark = [pytest.mark.es, pytest.mark.opensearch]
 
 THRESHOLDS = Thresholds(24, 0.45, 10)
 QUERY = {"match": {"body": "earthquake"}}

@@ -7,13 +7,17 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
 from indexer.cli import main
+from indexer.engine import padded_base64
 from indexer.fingerprints import FingerprintParams, decode_id, to_unsigned, unpack_many
 from indexer.fingerprints.record import unpack_minhash
 from indexer.hits import FINGERPRINT_FIELD
+
+pytestmark = pytest.mark.opensearch
 
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
 PACKED_FIELD = f"{FINGERPRINT_FIELD}.packed"
@@ -52,7 +56,7 @@ def read_from_doc_values(
         if ID_FIELD not in values:
             without += 1
             continue
-        doc_id = decode_id(values.pop(ID_FIELD))
+        doc_id = decode_id(padded_base64(values.pop(ID_FIELD)))  # OpenSearch: unpadded
         assert doc_id not in by_id
         by_id[doc_id] = values
     return by_id, without

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
@@ -14,6 +15,8 @@ from indexer.cli import main
 from indexer.commands.lookup import lookup_command
 from tests.test_boilerplate import corpus, template
 from tests.test_ingest import prose, run
+
+pytestmark = pytest.mark.opensearch
 
 
 def _ingest(es: Elasticsearch, es_url: str, index: str, tmp_path: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
@@ -16,6 +17,8 @@ from indexer.mapping import (
     fingerprint_mapping,
     index_mappings,
 )
+
+pytestmark = pytest.mark.opensearch
 
 
 def _object(es: Elasticsearch, index: str) -> dict:

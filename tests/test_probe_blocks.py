@@ -22,7 +22,7 @@ from indexer.mapping import META_KEY
 from tests.proxy_support import text, variants
 from tests.test_ingest import run
 
-pytestmark = pytest.mark.es
+pytestmark = [pytest.mark.es, pytest.mark.opensearch]
 
 BLOCKS = frozenset({"blocks"})
 
@@ -156,4 +156,30 @@ def test_backfill_writes_the_block_fields_of_a_blocks_index(
     found = es.search(
         index=index_name, query={"term": {block_field(2): rec.to_es()["block_2"]}}, source=False
     )
+    assert [h["_id"] for h in found["hits"]["hits"]] == ["1"]
+
+
+def test_the_proxy_write_path_writes_the_block_fields_of_a_blocks_index(
+    es: Elasticsearch, es_url: str, index_name: str
+) -> None:
+    """A document indexed through the proxy's write path is found by its blocks."""
+    from collapse.app import create_app
+    from collapse.settings import Settings
+    from tests.conftest import ServerThread
+
+    code, out = init(es_url, index_name, "--probe", "blocks")
+    assert code == 0, out
+    body = text(random.Random(4), 200, "harbour")
+    key = "probe-blocks-write-key-0123"
+    with ServerThread(create_app(Settings(es_url=[es_url], write_api_key=key))) as server:
+        put = httpx.put(
+            f"{server.url}/{index_name}/_doc/1",
+            json={"body": body},
+            params={"refresh": "true"},
+            headers={"x-api-key": key},
+            timeout=30,
+        )
+    assert put.status_code == 201, put.text
+    block = fingerprint(body).to_es()["block_1"]
+    found = es.search(index=index_name, query={"term": {block_field(1): block}}, source=False)
     assert [h["_id"] for h in found["hits"]["hits"]] == ["1"]

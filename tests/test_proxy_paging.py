@@ -9,9 +9,10 @@ import httpx
 import pytest
 from elasticsearch import Elasticsearch
 
+from indexer.es import close_point_in_time, open_point_in_time
 from tests.proxy_support import create_index, fingerprints, index_docs, text, variants
 
-pytestmark = pytest.mark.es
+pytestmark = [pytest.mark.es, pytest.mark.opensearch]
 
 QUERY = {"query": {"match": {"body": "storm"}}, "sort": [{"n": "asc"}]}
 
@@ -112,7 +113,7 @@ def test_point_in_time_pages_never_repeat_a_group(
     es: Elasticsearch, index_name: str, proxy_url: str
 ) -> None:
     story = scattered_stories(es, index_name)
-    pit = es.open_point_in_time(index=index_name, keep_alive="1m")["id"]
+    pit = open_point_in_time(es, index_name, "1m")
     try:
         pages: list[list[dict[str, Any]]] = []
         after: list[Any] | None = None
@@ -130,7 +131,7 @@ def test_point_in_time_pages_never_repeat_a_group(
         one = page(proxy_url, index_name, {**QUERY, "size": 15})
         assert [h["_id"] for p in pages for h in p] == [h["_id"] for h in one]
     finally:
-        es.close_point_in_time(id=pit)
+        close_point_in_time(es, pit)
 
 
 def test_the_cursor_rides_only_where_search_after_pages(

@@ -12,7 +12,7 @@ from elasticsearch import Elasticsearch
 
 from tests.proxy_support import create_index, fingerprints, index_docs, text
 
-pytestmark = pytest.mark.es
+pytestmark = [pytest.mark.es, pytest.mark.opensearch]
 
 
 @pytest.fixture

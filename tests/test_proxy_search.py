@@ -11,9 +11,10 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from collapse.settings import Settings
+from tests.conftest import only_elasticsearch
 from tests.proxy_support import create_index, fingerprints, index_docs, text, variants
 
-pytestmark = pytest.mark.es
+pytestmark = [pytest.mark.es, pytest.mark.opensearch]
 
 
 def wire_story(es: Elasticsearch, index: str, *, copies: int = 20, others: int = 40) -> None:
@@ -98,6 +99,7 @@ def test_copies_beyond_the_window_are_counted(
     assert all(m["band"] is not None and 0 <= m["band"] < 16 for m in beyond)
 
 
+@only_elasticsearch
 def test_a_knn_search_counts_no_copy_it_does_not_match(
     es: Elasticsearch, index_name: str, proxy_url: str
 ) -> None:

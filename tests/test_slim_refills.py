@@ -17,7 +17,7 @@ from indexer.fingerprints import encode_id
 from indexer.hits import FINGERPRINT_FIELD
 from tests.proxy_support import PARAMS, fingerprints, index_docs, text, variants
 
-pytestmark = pytest.mark.es
+pytestmark = [pytest.mark.es, pytest.mark.opensearch]
 
 #: Page 1 of 10 groups: the first window (30 hits) holds one story's copies only, so the page
 #: is filled by a refill, and most of its representatives come from there.

@@ -29,6 +29,8 @@ from tests.conftest import ServerThread
 from tests.faults import HoldingRelay
 from tests.test_ingest import PACKED_FIELD, assert_packed_holds, prose, read_from_doc_values
 
+pytestmark = pytest.mark.opensearch
+
 KEY = "write-path-key-0123456789"
 AUTH = {"x-api-key": KEY}
 NDJSON = {"content-type": "application/x-ndjson", **AUTH}

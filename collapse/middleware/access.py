@@ -7,6 +7,7 @@ By default the proxy exposes only what a search frontend needs:
     GET|HEAD      /{index}/_doc/{id}  /{index}/_source/{id}
     GET|POST|DELETE  /_search/scroll  /_search/scroll/{id}
     POST          /{index}/_pit                   DELETE    /_pit
+    POST  /{index}/_search/point_in_time   DELETE  /_search/point_in_time   (OpenSearch's)
     GET|POST      /{index}/_collapse/{id}         (the expander)
     GET|HEAD      /  /static/...  /favicon.ico    (the web page)
     GET|HEAD      /health  /ready  /metrics  /openapi.json  /docs
@@ -52,6 +53,8 @@ READ_ROUTES = _routes(
     (rf"/_search/scroll(?:/{_ID})?", _READ | {"DELETE"}),
     (rf"/{_INDEX}/_pit", frozenset({"POST"})),
     (r"/_pit", frozenset({"DELETE"})),
+    (rf"/{_INDEX}/_search/point_in_time", frozenset({"POST"})),
+    (r"/_search/point_in_time", frozenset({"DELETE"})),
     (rf"/{_INDEX}/_doc/{_ID}", _GET),
     (rf"/{_INDEX}/_source/{_ID}", _GET),
     (rf"/{_INDEX}/_collapse/{_ID}", _READ),

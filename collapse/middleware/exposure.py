@@ -46,6 +46,8 @@ _INDEXED = frozenset(
 #: Endpoints whose body may hold a point-in-time id or a lookup of another index's document.
 _SEARCH_BODY = frozenset({"_search", "_count", "_collapse"})
 _FOREIGN_FORMATS = ("yaml", "cbor", "smile")
+#: Scope keys this middleware may rewrite for the layers inside it.
+_NARROWED = frozenset({"path", "raw_path", "headers"})
 
 
 def _mentions_indices(raw: bytes) -> bool:
@@ -88,17 +90,22 @@ class ExposureMiddleware:
             endpoint not in _INDEXED
             or segments[1:2] == ["scroll"]
             or (index is None and endpoint == "_pit")
+            or (index is None and segments[1:2] == ["point_in_time"])  # OpenSearch's close
             or upstream is None
             or classify(scope["method"], path) not in ("read", "write")
         ):
             await self.app(scope, receive, send)
             return
+        inner = dict(scope)  # narrowed here; the outer layers log and count the client's path
         try:
-            receive = await self._check(scope, receive, upstream, index, endpoint, segments)
+            receive = await self._check(inner, receive, upstream, index, endpoint, segments)
         except ProxyError as exc:
             await exc.response()(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        try:
+            await self.app(inner, receive, send)
+        finally:  # what the inner layers add (the route template) is the request's own
+            scope.update((k, v) for k, v in inner.items() if k not in _NARROWED)
 
     async def _check(
         self,
