@@ -49,6 +49,8 @@ RELEASE = "The team announced that version {v} of the compiler was released toda
         ),
         ("The Galaxy SM-G991B ships with Android.", "The Galaxy SM-G996B ships with Android."),
         ("A phone with 128GB of storage.", "A phone with 256GB of storage."),
+        ("Kid3 6.11 edits the tags of audio files.", "Kid5 6.11 edits the tags of audio files."),
+        ("The player plays mp3 files from the card.", "The player plays mp4 files from the card."),
         ("版本2.1于2026年3月14日发布，售价199元。", "版本3.0于2026年3月14日发布，售价199元。"),
         ("版本2.1于2026年3月14日发布，售价199元。", "版本2.1于2026年3月15日发布，售价199元。"),
         (
@@ -64,6 +66,10 @@ RELEASE = "The team announced that version {v} of the compiler was released toda
 )
 def test_a_changed_number_conflicts(a: str, b: str) -> None:
     assert conflict(a, b) and conflict(b, a)
+
+
+def test_an_identifier_with_an_underscore_is_no_number() -> None:
+    assert not conflict("Link with asn1_der here.", "Link with asn2_der here.")
 
 
 def test_not_promised_a_number_changed_with_its_neighbour_or_in_a_shared_idiom() -> None:
