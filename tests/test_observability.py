@@ -175,15 +175,16 @@ def test_metrics_count_upstream_failures() -> None:
         before = httpx.get(f"{server.url}/metrics").text
         httpx.post(f"{server.url}/x/_search", json={})
         after = httpx.get(f"{server.url}/metrics").text
-    key = {"endpoint": "_search", "status": "unavailable"}
+    # The first request to fail is the one for the names collapse.exposure judges the index by.
+    key = {"endpoint": "_resolve", "status": "unavailable"}
     assert (
         value(after, "collapse_upstream_requests_total", **key)
         - value(before, "collapse_upstream_requests_total", **key)
         == 1
     )
     assert (
-        value(after, "collapse_upstream_retries_total", endpoint="_search")
-        - value(before, "collapse_upstream_retries_total", endpoint="_search")
+        value(after, "collapse_upstream_retries_total", endpoint="_resolve")
+        - value(before, "collapse_upstream_retries_total", endpoint="_resolve")
         == 1
     )
 
@@ -228,13 +229,13 @@ def test_a_bug_answers_500_in_elasticsearch_shape_and_is_logged(es_url: str) -> 
         raise ZeroDivisionError("a bug of the proxy")
 
     app = create_app(Settings(es_url=[es_url]))
-    app.router.routes.insert(0, APIRoute("/_count", broken, methods=["GET"]))
+    app.router.routes.insert(0, APIRoute("/_mget", broken, methods=["GET"]))
     handler = next(h for h in logging.getLogger("collapse").handlers if hasattr(h, "setStream"))
     buffer = io.StringIO()
     previous = handler.setStream(buffer)
     try:
         with ServerThread(app) as server:
-            answer = httpx.get(f"{server.url}/_count")
+            answer = httpx.get(f"{server.url}/_mget")
     finally:
         handler.setStream(previous)
     assert answer.status_code == 500

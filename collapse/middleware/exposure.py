@@ -15,6 +15,8 @@ proxy could not see what it names).
 
 from __future__ import annotations
 
+import re
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
@@ -46,6 +48,7 @@ _INDEXED = frozenset(
 #: Endpoints whose body may hold a point-in-time id or a lookup of another index's document.
 _SEARCH_BODY = frozenset({"_search", "_count", "_collapse"})
 _FOREIGN_FORMATS = ("yaml", "cbor", "smile")
+_INDEX_TEMPLATE = re.compile(r"^/\{index[^}]*\}")
 #: Scope keys this middleware may rewrite for the layers inside it.
 _NARROWED = frozenset({"path", "raw_path", "headers"})
 
@@ -106,6 +109,10 @@ class ExposureMiddleware:
             await self.app(inner, receive, send)
         finally:  # what the inner layers add (the route template) is the request's own
             scope.update((k, v) for k, v in inner.items() if k not in _NARROWED)
+            route = inner.get("route")
+            if index is None and inner["path"] != scope["path"] and route is not None:
+                # ``/_search`` narrowed to ``/a*,-b/_search``: labelled as the client sent it
+                scope["route"] = SimpleNamespace(path=_INDEX_TEMPLATE.sub("", route.path, 1))
 
     async def _check(
         self,
