@@ -62,8 +62,6 @@ _Q_PARAMS = {
 #: Parts of a body that only the first window fetch needs.
 _FIRST_ONLY = ("aggs", "aggregations", "suggest", "profile")
 _TOTAL_SOURCE = VERIFY_SOURCE
-#: The probe schemes of a search that will not probe.
-_NONE: frozenset[str] = frozenset()
 
 
 def key(hit: Hit) -> DocKey:
@@ -482,12 +480,6 @@ class CollapsedSearch:
 
     # -- the probe beyond the window --------------------------------------------------------
 
-    @property
-    def may_probe(self) -> bool:
-        """Whether hits may lie beyond a grouped window (then :meth:`probe_requests` needs the
-        probe schemes of the indices searched)."""
-        return self.failed is None and self.grouping is not None and not self.complete
-
     def probe_requests(self, probes: frozenset[str]) -> list[SubSearch]:
         """The page's probe: one candidate search for all its representatives, by their keys
         of the schemes ``probes`` (``indexer.hits``) and their exact keys."""
@@ -785,26 +777,33 @@ async def run(
             return float("inf")
         return budget_ms / 1000 - (time.perf_counter() - started)
 
-    first = True
-    while True:
-        if not first and left() <= 0:
-            for s in searches:
-                if s.requests():
-                    s.exhausted = True
-                    s.degraded.append(f"time_budget: the window took longer than {budget_ms} ms")
-            break
-        round_ = [(s, kind, sub) for s in searches for kind, sub in s.requests()]
-        if not round_:
-            break
-        first = False
-        results = await executor.run([sub for _, _, sub in round_])
-        for (s, kind, _), result in zip(round_, results, strict=True):
-            s.accept(kind, result)
-    wanted = {s.index for s in searches if s.may_probe}
+    # The probe schemes of the indices searched are read (or found cached) while the window is
+    # fetched: no round trip of their own before the probe.
+    indices = list({s.index for s in searches})
     credentials = client_credentials(executor.json_headers)
-    found = await asyncio.gather(*(index_meta.probes(i, credentials) for i in wanted))
-    schemes = dict(zip(wanted, found, strict=True))
-    probes = [(s, sub) for s in searches for sub in s.probe_requests(schemes.get(s.index, _NONE))]
+    reading = asyncio.gather(*(index_meta.probes(i, credentials) for i in indices))
+    try:
+        first = True
+        while True:
+            if not first and left() <= 0:
+                for s in searches:
+                    if s.requests():
+                        s.exhausted = True
+                        s.degraded.append(
+                            f"time_budget: the window took longer than {budget_ms} ms"
+                        )
+                break
+            round_ = [(s, kind, sub) for s in searches for kind, sub in s.requests()]
+            if not round_:
+                break
+            first = False
+            results = await executor.run([sub for _, _, sub in round_])
+            for (s, kind, _), result in zip(round_, results, strict=True):
+                s.accept(kind, result)
+        schemes = dict(zip(indices, await reading, strict=True))
+    finally:
+        reading.cancel()  # a window that failed: the read is not waited for
+    probes = [(s, sub) for s in searches for sub in s.probe_requests(schemes[s.index])]
     fills = [(s, sub) for s in searches for sub in s.fill_requests()]
 
     async def probe_round(
