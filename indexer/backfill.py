@@ -1,6 +1,6 @@
 """Backfill: add fingerprints to an existing index's documents, without reindexing from source.
 
-Two passes, each under a point in time with ``search_after``:
+Two passes, each under a point in time with ``search_after`` (a scroll on OpenSearch: ``_pages``):
 
 1. the documents whose ``collapse_fp.version`` is not the current one (missing, or another
    version) or whose ``collapse_fp.fields`` are not the text fields their index records
@@ -45,8 +45,8 @@ from indexer.documents import (
     host_of,
     string_fields,
 )
-from indexer.engine import padded_base64
-from indexer.es import close_point_in_time, open_point_in_time
+from indexer.engine import OPENSEARCH, padded_base64
+from indexer.es import close_point_in_time, engine_of, open_point_in_time
 from indexer.fingerprints import FingerprintParams, encode_id, pack_many, to_unsigned
 from indexer.fingerprints.bands import band_keys
 from indexer.fingerprints.minhash import value_dtype
@@ -131,36 +131,62 @@ def _pages(
     fields: list[str] | bool,
     docvalues: list[str] | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
-    pit = open_point_in_time(es, index, "5m")  # a path of its own on OpenSearch (indexer.es)
+    """Pages of the documents matching ``query``, each once, as they were when the first page
+    was read: a point in time sorted by ``_shard_doc`` on Elasticsearch, a scroll on OpenSearch
+    (2.x has no ``_shard_doc`` to page a point in time over several shards)."""
+    body: dict[str, Any] = {
+        "size": size,
+        "query": query,
+        "_source": fields,
+        "seq_no_primary_term": True,
+    }
+    if docvalues:
+        body["docvalue_fields"] = docvalues
+    scrolled = engine_of(es) == OPENSEARCH
+    pages = _scroll_pages(es, index, body) if scrolled else _pit_pages(es, index, body)
+    for hits in pages:
+        for hit in hits:  # OpenSearch's binary doc values lack base64 padding
+            for name in docvalues or ():
+                values = hit.get("fields", {}).get(name)
+                if values:
+                    hit["fields"][name] = [padded_base64(v) for v in values]
+        yield hits
+
+
+def _pit_pages(
+    es: Elasticsearch, index: str, body: dict[str, Any]
+) -> Iterator[list[dict[str, Any]]]:
+    pit = open_point_in_time(es, index, "5m")
     try:
         after: list[Any] | None = None
         while True:
-            body: dict[str, Any] = {
-                "size": size,
-                "query": query,
-                "pit": {"id": pit, "keep_alive": "5m"},
-                "sort": [{"_shard_doc": "asc"}],
-                "_source": fields,
-                "seq_no_primary_term": True,
-            }
-            if docvalues:
-                body["docvalue_fields"] = docvalues
+            page = {**body, "pit": {"id": pit, "keep_alive": "5m"}, "sort": [{"_shard_doc": "asc"}]}
             if after is not None:
-                body["search_after"] = after
-            answer = es.search(**body).body
+                page["search_after"] = after
+            answer = es.search(**page).body
             pit = answer.get("pit_id", pit)
             hits = answer["hits"]["hits"]
             if not hits:
                 return
-            for hit in hits:  # OpenSearch's binary doc values lack base64 padding
-                for name in docvalues or ():
-                    values = hit.get("fields", {}).get(name)
-                    if values:
-                        hit["fields"][name] = [padded_base64(v) for v in values]
             yield hits
             after = hits[-1]["sort"]
     finally:
         close_point_in_time(es, pit)
+
+
+def _scroll_pages(
+    es: Elasticsearch, index: str, body: dict[str, Any]
+) -> Iterator[list[dict[str, Any]]]:
+    answer = es.search(index=index, scroll="5m", sort=["_doc"], **body).body
+    scroll_id = answer.get("_scroll_id")
+    try:
+        while hits := answer["hits"]["hits"]:
+            yield hits
+            answer = es.scroll(scroll_id=scroll_id, scroll="5m").body
+            scroll_id = answer.get("_scroll_id", scroll_id)
+    finally:
+        if scroll_id:
+            es.options(ignore_status=404).clear_scroll(scroll_id=scroll_id)
 
 
 def backfill(

@@ -9,7 +9,9 @@ import httpx
 import pytest
 from elasticsearch import Elasticsearch
 
+from indexer.engine import OPENSEARCH
 from indexer.es import close_point_in_time, open_point_in_time
+from tests.conftest import ENGINE
 from tests.proxy_support import create_index, fingerprints, index_docs, text, variants
 
 pytestmark = [pytest.mark.es, pytest.mark.opensearch]
@@ -143,7 +145,10 @@ def test_the_cursor_rides_only_where_search_after_pages(
     later = page(proxy_url, index_name, {**QUERY, "size": 5, "search_after": plain[-1]["sort"]})
     assert all(len(h["sort"]) == 2 and h["sort"][1].startswith("collapse:") for h in later)
     native = {**QUERY, "size": 5, "collapse": {"field": "n"}}
-    for body in (native, {**native, "search_after": [3]}):
+    bodies = [native, {**native, "search_after": [3]}]
+    if ENGINE == OPENSEARCH and es.info()["version"]["number"].startswith("2."):
+        bodies.pop()  # OpenSearch 2 refuses collapse with search_after itself
+    for body in bodies:
         hits = page(proxy_url, index_name, body)
         direct = {
             h["_id"]: h["sort"]
