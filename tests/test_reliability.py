@@ -66,7 +66,9 @@ def test_dropped_connection_is_retried_for_reads(es_url: str) -> None:
     finally:
         relay.close()
     assert answer.status_code == 200, answer.text
-    assert relay.accepted == 3
+    # Both dropped connections were read requests sent again (the search, and before it the
+    # names collapse.exposure judges it by); the live ones may be more than one (pooled).
+    assert relay.drop == 0 and relay.accepted >= 3
 
 
 def test_dropped_connection_is_not_retried_for_writes(
