@@ -27,6 +27,9 @@ class Settings(BaseSettings):
     es_connect_timeout: float = Field(2.0, gt=0, description="Seconds to open a connection.")
     es_timeout: float = Field(30.0, gt=0, description="Seconds to wait for an answer.")
     es_max_connections: int = Field(100, ge=1, description="Pooled connections per process.")
+    es_engine: Literal["auto", "elasticsearch", "opensearch"] = Field(
+        "auto", description="The engine behind es_url; auto asks GET / once (indexer.engine)."
+    )
     # Reliability, security and observability (issue 7).
     es_retries: int = Field(
         2, ge=0, le=5, description="Extra rounds over the nodes for reads that fail to connect."

@@ -197,6 +197,8 @@ class Upstream:
         #: The engine behind the nodes, once a node has told (:meth:`detect_engine`).
         self.engine: Engine = ELASTICSEARCH
         self._engine_known = False
+        if settings.es_engine != "auto":
+            self.engine, self._engine_known = settings.es_engine, True
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -224,7 +226,10 @@ class Upstream:
 
     async def detect_engine(self, headers: Mapping[str, str] | None = None) -> Engine:
         """Ask ``GET /`` which engine the nodes run, once one answers (``headers``: the
-        credentials to ask with); until then (unreachable, 401) Elasticsearch is assumed."""
+        credentials to ask with); until then (unreachable, 401) Elasticsearch is assumed.
+        A pinned ``es_engine`` is not asked."""
+        if self._engine_known:
+            return self.engine
         asked = httpx.Headers({"accept": "application/json"})
         for name in CREDENTIAL_HEADERS:
             if headers and name in headers:
