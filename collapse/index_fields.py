@@ -1,4 +1,4 @@
-"""What each index records in its mapping's ``_meta`` (``indexer.mapping.META_KEY``), read by
+"""What each index records in its mapping's ``_meta`` (``indexer.hits.META_KEY``), read by
 the proxy: its text fields (``indexer init --text-field``) and its probe scheme (``--probe``).
 
 Writers and lookups through the proxy fingerprint the fields the index records, the same fields
@@ -21,8 +21,7 @@ from collapse.credentials import Refused, is_refusal
 from collapse.errors import BadRequest, ProxyError, UpstreamUnavailable
 from collapse.upstream import Upstream
 from indexer.documents import DEFAULT_TEXT_FIELDS, TextFields
-from indexer.hits import FINGERPRINT_FIELD, PROBES
-from indexer.mapping import META_KEY, probe_in
+from indexer.hits import FINGERPRINT_FIELD, META_KEY, PROBES, probe_in
 
 #: An index expression's ``_meta`` entries, one per concrete index ([]: none exists yet).
 _Entries = list[dict[str, Any]]

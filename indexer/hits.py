@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -39,6 +39,9 @@ Probe = Literal["bands", "blocks"]
 PROBES: tuple[Probe, ...] = ("bands", "blocks")
 #: The scheme of an index that records none, and ``indexer init``'s default.
 DEFAULT_PROBE: Probe = "bands"
+#: Key of our entry in an index mapping's ``_meta``: ``{"text_fields", "version", "probe"}``
+#: (written by ``indexer.mapping``, read by every writer and the proxy).
+META_KEY = "collapse_fp"
 #: The ``collapse_fp`` sub-fields the grouping rule reads from a hit's ``_source`` (probes,
 #: ``collapse_total``): every value :func:`decode` needs, not the blocks or bands.
 VERIFY_SOURCE = [
@@ -183,6 +186,13 @@ def simhash_and_keys(hits: list[Hit]) -> tuple[np.ndarray, np.ndarray]:
         simhash.append(value if -(1 << 63) <= value < (1 << 63) else 0)
         keys.append(code)
     return np.array(simhash, dtype=np.int64).view(np.uint64), np.array(keys, dtype=np.int64)
+
+
+def probe_in(meta: Any) -> Probe:
+    """The probe scheme a mapping's ``_meta`` records (:data:`DEFAULT_PROBE` when none)."""
+    entry = meta.get(META_KEY) if isinstance(meta, dict) else None
+    probe = entry.get("probe") if isinstance(entry, dict) else None
+    return cast(Probe, probe) if probe in PROBES else DEFAULT_PROBE
 
 
 def block_field(i: int) -> str:

@@ -38,14 +38,14 @@ layout are re-fingerprinted in place by ``indexer backfill``.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 from pydantic import BaseModel
 
 from indexer.documents import DEFAULT_TEXT_FIELDS, TextFields
 from indexer.fingerprints import FingerprintParams
-from indexer.hits import DEFAULT_PROBE, FINGERPRINT_FIELD, PROBES, Probe
+from indexer.hits import DEFAULT_PROBE, FINGERPRINT_FIELD, META_KEY, Probe, probe_in
 
 __all__ = [
     "META_KEY",
@@ -71,9 +71,6 @@ class MappingConflict(Exception):
 class FieldsConflict(MappingConflict):
     """A writer was given other text fields than the index records (or indices disagree)."""
 
-
-#: Key of our entry in the index mapping's ``_meta``: ``{"text_fields", "version", "probe"}``.
-META_KEY = "collapse_fp"
 
 
 class InitResult(BaseModel):
@@ -145,13 +142,6 @@ def _meta_entry(
         "version": (params or FingerprintParams()).version,
         "probe": probe,
     }
-
-
-def probe_in(meta: Any) -> Probe:
-    """The probe scheme a mapping's ``_meta`` records (:data:`DEFAULT_PROBE` when none)."""
-    entry = meta.get(META_KEY) if isinstance(meta, dict) else None
-    probe = entry.get("probe") if isinstance(entry, dict) else None
-    return cast(Probe, probe) if probe in PROBES else DEFAULT_PROBE
 
 
 def layout_of(existing: dict[str, Any] | None) -> Probe | None:
