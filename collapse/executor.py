@@ -1,26 +1,30 @@
 """Sending sub-searches to Elasticsearch: one ``_search`` each, or many in one ``_msearch``.
 
-The collapsing pipeline only says *what* to search (:class:`SubSearch`); this module decides how
+A collapsed search only says *what* to search (:class:`SubSearch`); this module decides how
 it travels. In a plain ``_search`` the user's query string and headers go with the window
-search, and internal searches run concurrently; in an ``_msearch`` every round of all searches
-travels as one ``_msearch``.
+search, and internal searches run concurrently (with other requests': ``collapse.coalesce``);
+in an ``_msearch`` what its searches send at the same time travels as one ``_msearch``
+(``collapse.rounds``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import quote
 
 from collapse import jsonio
 from collapse.credentials import CREDENTIAL_HEADERS
+from collapse.rounds import Rounds
 from collapse.upstream import Upstream, forwarded_request_headers
 
 if TYPE_CHECKING:
     from collapse.coalesce import Coalescer
+
+T = TypeVar("T")
 
 #: Query-string parameters that are also valid in an ``_msearch`` header line.
 HEADER_PARAMS = frozenset(
@@ -104,6 +108,7 @@ class Executor:
         self.coalescer = None if batch else coalescer
         self.query = query
         self.batch = batch
+        self.rounds = Rounds(self.msearch) if batch else None
         self.user_headers = forwarded_request_headers(client_headers)
         self.user_headers.pop("content-length", None)
         internal = {k: v for k, v in client_headers.items() if k.lower() in INTERNAL_HEADERS}
@@ -147,11 +152,20 @@ class Executor:
         answers.update(zip(map(id, alone), got[2:], strict=True))
         return [answers[id(s)] for s in searches]
 
+    async def together(self, searches: list[Coroutine[Any, Any, T]]) -> list[T]:
+        """Run this request's collapsed searches concurrently (an ``_msearch``'s in lockstep)."""
+        if self.rounds is not None:
+            return await self.rounds.each(searches)
+        return list(await asyncio.gather(*searches))
+
     async def send(self, searches: list[SubSearch]) -> list[SubResult]:
-        """This request's searches alone: one ``_msearch`` for a user's ``_msearch`` or for
-        several internal searches, else one ``_search`` each (concurrently)."""
+        """This request's searches alone: one ``_msearch`` for a user's ``_msearch`` (with its
+        other searches' of the round) or for several internal searches, else one ``_search``
+        each (concurrently)."""
         if not searches:
             return []
+        if self.rounds is not None:
+            return await self.rounds.send(searches)
         if self.batch or (len(searches) > 1 and not any(s.primary for s in searches)):
             return await self.msearch(searches)
         return list(await asyncio.gather(*(self.search(s) for s in searches)))
