@@ -67,7 +67,13 @@ STEPS: list[tuple[str, tuple[str, ...]]] = [
     ("probe (candidates, verification)", ("/collapse/probe.py", "/indexer/candidates.py")),
     (
         "collapsed search (window, refills, batching)",
-        ("/collapse/pipeline.py", "/collapse/executor.py", "/collapse/coalesce.py"),
+        (
+            "/collapse/search/",
+            "/collapse/pipeline.py",  # before collapse/search/ (older trees, --tree)
+            "/collapse/executor.py",
+            "/collapse/rounds.py",
+            "/collapse/coalesce.py",
+        ),
     ),
     (
         "request parsing and rendering",

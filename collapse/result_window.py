@@ -7,7 +7,7 @@ proxy reads N from the refusal, sizes every fetch of the search at most N, sends
 again, and remembers N for the index expression for :data:`RETRY_SECONDS`, so that later
 requests size their fetches right away. No settings API is read: searching is the only
 privilege the proxy needs. A request whose own ``from + size`` is beyond N gets
-Elasticsearch's own refusal (``collapse.pipeline``).
+Elasticsearch's own refusal (``collapse.search.window``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The body is the search's own (its ``query``, ``from``/``size`` or ``search_after
 ``post_filter``, the same ``collapse_*`` controls): the expander runs that collapsed search
 again — window, refills and probe, without ``_source``, highlighting or aggregations — and lists
 the members it assigned to the representative
-(:meth:`~collapse.pipeline.CollapsedSearch.members`, which ``_collapse`` reads too). So
+(:meth:`~collapse.search.Outcome.members`, which ``_collapse`` reads too). So
 ``hits.total`` is the representative's ``folded`` and the members are the same ones, as long as
 the index does not change in between. ``from``/``size`` in the query string page the members
 (default size ``collapse_expand_size``); the page's members are then fetched by id with the
@@ -23,12 +23,12 @@ from fastapi import APIRouter, Request, Response
 
 from collapse import jsonio, probe
 from collapse.errors import BadRequest, NotFound
-from collapse.executor import Executor, SubSearch
+from collapse.executor import Executor, SubResult, SubSearch
 from collapse.filter_path import parse as parse_filter_path
 from collapse.params import CollapseParams
-from collapse.pipeline import CollapsedSearch, _int, key, run, total_of
 from collapse.routes.passthrough import elasticsearch_params
 from collapse.routes.search import _answer
+from collapse.search import collapse_all, key, parse, parse_int, total_of
 from collapse.settings import Settings
 from collapse.source import plan
 from collapse.upstream import Upstream, forwarded_response_headers
@@ -98,8 +98,8 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     body = jsonio.parse_body(await request.body())
     query = dict(elasticsearch_params(request))
     filter_path = parse_filter_path(query.pop("filter_path", None))
-    start = _int(query.pop("from", 0), "from")
-    size = _int(query.pop("size", settings.collapse_expand_size), "size")
+    start = parse_int(query.pop("from", 0), "from")
+    size = parse_int(query.pop("size", settings.collapse_expand_size), "size")
     if size < 0 or start < 0:
         raise BadRequest("[from] and [size] must be non-negative")
     source = plan(body, query)  # the members' _source (pops the query-string forms)
@@ -107,15 +107,16 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     target = None if isinstance(body.get("pit"), dict) else index
     search_body = {k: v for k, v in body.items() if k not in _DECORATION}
     search_body["_source"] = False
-    search = CollapsedSearch(settings, ctl, target, search_body, query)
+    req = parse(settings, ctl, target, search_body, query)
     executor = Executor(upstream, request.headers, list(query.items()), batch=False)
-    await run([search], executor, settings.collapse_time_budget_ms, request.app.state.index_fields)
-    if search.failed is not None or search.first is None or search.first.body is None:
-        failed = search.failed or search.first
-        assert failed is not None
+    budget = settings.collapse_time_budget_ms
+    (search,) = await collapse_all([req], executor, budget, request.app.state.index_fields)
+    if isinstance(search, SubResult):
         return Response(
-            failed.raw, failed.status, headers=forwarded_response_headers(failed.headers)
+            search.raw, search.status, headers=forwarded_response_headers(search.headers)
         )
+    window, degraded = search.window, search.degraded
+    assert window.first.body is not None
 
     info: dict[str, Any] = {
         "enabled": True,
@@ -124,23 +125,23 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
         "of": {"_index": index, "_id": doc_id},
         "representative": False,
     }
-    rep = next((w for w in search.page if search.hits[w].get("_id") == doc_id), None)
+    rep = next((w for w in search.page if window.hits[w].get("_id") == doc_id), None)
     entries: list[dict[str, Any]] = []
     count = 0
     if rep is not None:
-        info.update(of={"_index": search.hits[rep].get("_index"), "_id": doc_id})
+        info.update(of={"_index": window.hits[rep].get("_index"), "_id": doc_id})
         info["representative"] = True
         entries, count = search.members(rep)
-    elif not any(h.get("_id") == doc_id for h in search.hits):
+    elif not any(h.get("_id") == doc_id for h in window.hits):
         await _exists(executor, index, doc_id)
     listed = entries[start : start + size]
     hits: list[dict[str, Any]] = []
-    took = search.took
-    answer_headers: Any = search.first.headers
+    took = window.took
+    answer_headers: Any = window.first.headers
     if listed:
         keys = [(str(e["_index"]), str(e["_id"])) for e in listed]
         fetch = SubSearch(
-            target, _members_fetch(body, user_query(search.body), keys), search.header, True
+            target, _members_fetch(body, user_query(req.body), keys), req.header, True
         )
         if source.send is not None:
             fetch.body["_source"] = source.send
@@ -155,14 +156,14 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
         for k, entry in zip(keys, listed, strict=True):
             hit = by_key.get(k)
             if hit is None:  # deleted since the search
-                search.degraded.append("a member could not be fetched")
+                degraded.append("a member could not be fetched")
                 continue
             source.strip(hit)
             hit["_collapse"] = {n: v for n, v in entry.items() if n not in _HIT_KEYS}
             hits.append(hit)
-    lower_bound = search.probe_truncated or bool(search.degraded)
+    lower_bound = search.beyond.truncated or bool(degraded)
     scores = [h["_score"] for h in hits if isinstance(h.get("_score"), (int, float))]
-    first = search.first.body
+    first = window.first.body
     out: dict[str, Any] = {
         "took": took,
         "timed_out": bool(first.get("timed_out", False)),
@@ -173,12 +174,12 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
             "hits": hits,
         },
     }
-    info["window"] = len(search.hits)
-    info["candidates"] = len(search.hits) + search.probed
+    info["window"] = len(window.hits)
+    info["candidates"] = len(window.hits) + search.beyond.probed
     info["took_ms"] = round((time.perf_counter() - started) * 1000, 3)
-    info["degraded"] = bool(search.degraded)
-    if search.degraded:
-        info["reason"] = "; ".join(sorted(set(search.degraded)))
+    info["degraded"] = bool(degraded)
+    if degraded:
+        info["reason"] = "; ".join(sorted(set(degraded)))
     out["collapse"] = info
     return _answer(200, out, answer_headers, filter_path)
 

@@ -13,8 +13,8 @@ from collapse.filter_path import FilterPath
 from collapse.filter_path import parse as parse_filter_path
 from collapse.filter_path import take as take_filter_path
 from collapse.params import CONTROL_NAMES, CollapseParams, collapse_disabled
-from collapse.pipeline import CollapsedSearch, run
 from collapse.routes.passthrough import elasticsearch_params, forward
+from collapse.search import Outcome, SearchRequest, collapse_all, parse, render
 from collapse.settings import Settings
 from collapse.upstream import Upstream, forwarded_response_headers
 
@@ -49,7 +49,7 @@ def _answer(
 
 
 async def collapsed_search(request: Request, index: str | None) -> Response:
-    """One search, collapsed (see ``collapse.pipeline``)."""
+    """One search, collapsed (see ``collapse.search``)."""
     path = index_path(index, "_search")
     ctl = _controls(request)
     if ctl is None:
@@ -61,7 +61,7 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
     filter_path = parse_filter_path(query.pop("filter_path", None))
     try:
         body = jsonio.parse_body(await request.body())
-        search = CollapsedSearch(settings, ctl, index, body, query)
+        req = parse(settings, ctl, index, body, query)
     except Malformed:  # Elasticsearch refuses it too: its own status and error body
         return await forward(request, path)
     executor = Executor(
@@ -71,19 +71,18 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
         batch=False,
         coalescer=getattr(request.app.state, "coalescer", None),
     )
-    await run([search], executor, settings.collapse_time_budget_ms, request.app.state.index_fields)
-    status, out, failed = search.render()
-    if failed is not None or out is None:
-        assert failed is not None
-        if failed.status == 400:  # refused: Elasticsearch's error for the request as sent
+    budget = settings.collapse_time_budget_ms
+    (done,) = await collapse_all([req], executor, budget, request.app.state.index_fields)
+    if isinstance(done, SubResult):
+        if done.status == 400:  # refused: Elasticsearch's error for the request as sent
             return await forward(request, path)
         return Response(
-            content=failed.raw,
-            status_code=failed.status,
-            headers=forwarded_response_headers(failed.headers),
+            content=done.raw,
+            status_code=done.status,
+            headers=forwarded_response_headers(done.headers),
         )
-    assert search.first is not None
-    return _answer(status, out, search.first.headers, filter_path)
+    first = done.window.first
+    return _answer(first.status, render(done), first.headers, filter_path)
 
 
 @router.api_route("/_search", methods=["GET", "POST"], summary="Search, collapsed")
@@ -105,13 +104,14 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
     settings: Settings = request.app.state.settings
     upstream: Upstream = request.app.state.upstream
     try:
-        searches = _msearches(settings, ctl, index, await request.body())
+        reqs = _msearches(settings, ctl, index, await request.body())
     except Malformed:  # Elasticsearch refuses it too: its own status and error body
         return await forward(request, path)
     params = elasticsearch_params(request)
     filter_path, params = take_filter_path(params)
     executor = Executor(upstream, request.headers, params, batch=True)
-    await run(searches, executor, settings.collapse_time_budget_ms, request.app.state.index_fields)
+    budget = settings.collapse_time_budget_ms
+    searches = await collapse_all(reqs, executor, budget, request.app.state.index_fields)
     refused = _refused_whole(searches)
     if refused is not None and refused.status == 400:  # Elasticsearch refused the _msearch:
         return await forward(request, path)  # its error for the request as sent
@@ -124,19 +124,19 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
     responses = []
     took = 0
     for search in searches:
-        status, out, failed = search.render()
-        if out is None:
-            item = (failed.body if failed is not None and failed.body else None) or {
+        if isinstance(search, SubResult):
+            item = search.body or {
                 "error": {"type": "proxy_exception", "reason": "search failed"},
-                "status": status,
+                "status": search.status,
             }
             responses.append(item)
             continue
-        out["status"] = status
+        out = render(search)
+        out["status"] = search.window.first.status
         took = max(took, int(out.get("took", 0)))
         responses.append(out)
     headers = {"X-Elastic-Product": "Elasticsearch", "content-type": "application/json"}
-    first = next((s.first for s in searches if s.first is not None), None)
+    first = next((s.window.first for s in searches if isinstance(s, Outcome)), None)
     if first is not None:
         headers = forwarded_response_headers(first.headers) if first.headers else headers
     return _answer(200, {"took": took, "responses": responses}, headers, filter_path)
@@ -144,7 +144,7 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
 
 def _msearches(
     settings: Settings, ctl: CollapseParams, index: str | None, raw: bytes
-) -> list[CollapsedSearch]:
+) -> list[SearchRequest]:
     """The searches of an ``_msearch`` body (Malformed when Elasticsearch would refuse it)."""
     lines = jsonio.parse_ndjson(raw)
     if len(lines) % 2:
@@ -155,16 +155,15 @@ def _msearches(
         target = header.pop("index", index)
         if isinstance(target, list):
             target = ",".join(target)
-        searches.append(CollapsedSearch(settings, ctl, target, body, {}, header))
+        searches.append(parse(settings, ctl, target, body, {}, header))
     return searches
 
 
-def _refused_whole(searches: list[CollapsedSearch]) -> SubResult | None:
+def _refused_whole(searches: list[Outcome | SubResult]) -> SubResult | None:
     """Elasticsearch's answer when it refused the user's ``_msearch`` as a whole (an item's
     failure has no bytes of its own; the whole request's has)."""
-    for search in searches:
-        failed = search.failed
-        if failed is not None and failed.raw and failed.status >= 400:
+    for failed in searches:
+        if isinstance(failed, SubResult) and failed.raw and failed.status >= 400:
             return failed
     return None
 
