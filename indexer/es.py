@@ -97,13 +97,14 @@ def client(nodes: list[str] | str, engine: Engine, **kwargs: Any) -> Elasticsear
 
 
 def detect_engine(es: Elasticsearch, timeout: float = 5.0) -> Engine:
-    """The engine answering ``es``'s nodes, from ``GET /`` (raises the transport's errors)."""
+    """The engine answering ``es``'s nodes, from ``GET /`` (raises the transport's errors).
+    A node that fails moves the question on to the next: each node is asked at most once."""
     answer = es.transport.perform_request(
         "GET",
         "/",
         headers=HttpHeaders({"accept": "application/json"}),
         request_timeout=timeout,
-        max_retries=0,
+        max_retries=len(es.transport.node_pool.all()) - 1,
     )
     return engine_of_root(answer.meta.status, answer.body)
 
@@ -147,7 +148,8 @@ def connect(url: str, *, timeout: float = 60.0, check_timeout: float = 5.0) -> E
     """A client on ``url`` (comma-separated nodes) that has answered once, or ClusterUnavailable.
 
     The check asks ``GET /`` (which engine: Elasticsearch or OpenSearch) and then cluster
-    health, with no retries, so an unreachable cluster fails in seconds. (Elastic's minimal
+    health, each node tried at most once (a node that is down is skipped while another
+    answers), so an unreachable cluster fails in seconds. (Elastic's minimal
     distribution answers ``GET /`` with 405: that is Elasticsearch.)
     """
     nodes = [u.strip().rstrip("/") for u in url.split(",") if u.strip()]
@@ -170,7 +172,8 @@ def connect(url: str, *, timeout: float = 60.0, check_timeout: float = 5.0) -> E
         probe.close()
     es = client(nodes, engine, **settings)
     try:
-        es.options(request_timeout=check_timeout, max_retries=0).cluster.health()
+        # One try per node: a node that is down costs nothing while another answers.
+        es.options(request_timeout=check_timeout, max_retries=len(nodes) - 1).cluster.health()
     except (TransportError, ApiError) as exc:
         es.close()
         raise ClusterUnavailable(
