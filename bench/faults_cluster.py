@@ -2,8 +2,8 @@
 
 **Searches.** The proxy (``python -m collapse``, one worker, default retries, ``ES_URL`` = the
 three nodes) serves ``--clients`` concurrent collapsed searches on 127.0.0.1 against an index of
-3 shards and 1 replica, while the elected master is stopped (SIGTERM) and started again. Each
-request counts in the phase in which it was sent:
+3 shards and 1 replica, while the elected master is stopped (SIGTERM; ``--crash``: SIGKILL) and
+started again. Each request counts in the phase in which it was sent:
 
     before      --before seconds of normal service
     down        from the stop command, until the node is gone and --down seconds more
@@ -235,6 +235,7 @@ class SearchOutage:
 
     clients: int
     victim: int
+    crash: bool = False
     in_flight_at_stop: int = 0
     stop_seconds: float = 0.0
     rejoin_seconds: float = 0.0
@@ -265,6 +266,7 @@ class SearchOutage:
         return {
             "clients": self.clients,
             "victim": self.victim,
+            "crash": self.crash,
             "in_flight_at_stop": self.in_flight_at_stop,
             "stop_seconds": round(self.stop_seconds, 1),
             "rejoin_seconds": round(self.rejoin_seconds, 1),
@@ -283,10 +285,12 @@ async def search_outage(
     before: float = 10,
     down: float = 10,
     after: float = 10,
+    crash: bool = False,
 ) -> SearchOutage:
-    """Searches from ``clients`` clients while the master is stopped and started again."""
+    """Searches from ``clients`` clients while the master is stopped (``crash``: killed) and
+    started again."""
     victim = cluster.master()
-    report = SearchOutage(clients=clients, victim=victim)
+    report = SearchOutage(clients=clients, victim=victim, crash=crash)
     current = ["before"]
     in_flight = [0]
     stopping = asyncio.Event()
@@ -336,7 +340,7 @@ async def search_outage(
         await asyncio.sleep(before)
         stopped = enter("down")
         report.in_flight_at_stop = in_flight[0]
-        await asyncio.to_thread(cluster.run, "stop", str(victim))
+        await asyncio.to_thread(cluster.run, "kill" if crash else "stop", str(victim))
         report.stop_seconds = time.monotonic() - stopped
         await asyncio.sleep(down)
         started = enter("recovering")
@@ -525,7 +529,8 @@ def table(search: SearchOutage, ingests: list[IngestKill]) -> str:
         )
     lines.append("")
     lines.append(
-        f"Node {search.victim} (the master) stopped in {search.stop_seconds:.1f} s with "
+        f"Node {search.victim} (the master) {'killed' if search.crash else 'stopped'} in "
+        f"{search.stop_seconds:.1f} s with "
         f"{search.in_flight_at_stop} requests in flight; after the start command it answered in "
         f"{search.rejoin_seconds:.1f} s and the cluster was green in {search.green_seconds:.1f} s."
     )
@@ -555,9 +560,10 @@ def main() -> int:
     parser.add_argument("--after", type=float, default=15)
     parser.add_argument("--search-docs", type=int, default=3000)
     parser.add_argument("--docs", type=int, default=5000, help="documents ingested")
-    parser.add_argument("--ingest-to", choices=["one", "all", "both"], default="both")
+    parser.add_argument("--ingest-to", choices=["one", "all", "both", "none"], default="both")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/neardup-faults"))
     parser.add_argument("--keep", action="store_true", help="leave the cluster running")
+    parser.add_argument("--crash", action="store_true", help="SIGKILL the node, not SIGTERM")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     cluster = Cluster(args.port)
@@ -576,13 +582,14 @@ def main() -> int:
                     "faults-search",
                     clients=args.clients,
                     before=args.before,
+                    crash=args.crash,
                     down=args.down,
                     after=args.after,
                 )
             )
         finally:
             proxy.close()
-        modes = ["one", "all"] if args.ingest_to == "both" else [args.ingest_to]
+        modes = {"both": ["one", "all"], "none": []}.get(args.ingest_to, [args.ingest_to])
         ingests = [
             ingest_kill(
                 cluster, f"faults-ingest-{mode}", args.workdir, docs=args.docs, ingest_to=mode
