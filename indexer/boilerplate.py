@@ -49,7 +49,7 @@ from indexer.fingerprints.features import (
     shingle_hashes,
 )
 from indexer.fingerprints.minhash import sketch_segments
-from indexer.fingerprints.numbers import number_sketches
+from indexer.fingerprints.numbers import frame_stamp_lines, number_sketches
 from indexer.fingerprints.simhash import simhash_segments
 
 __all__ = [
@@ -449,22 +449,23 @@ def fingerprint_features(
     sdoc = np.repeat(np.arange(n), f.scounts)
     mdoc = np.repeat(np.arange(n), f.mcounts)
     lines = line_heads(f) if any(len(m.slot_heads) for m, _ in by_model.values()) else None
-    slotted = np.zeros(len(tdoc), dtype=bool)  # tokens of template slots' lines
+    stamped = _stamp_lines(f, [i for _, docs in by_model.values() for i in docs], tdoc)
+    slotted = np.zeros(len(tdoc), dtype=bool)  # tokens of template slots' and stamps' lines
     for model, docs in by_model.values():
         mine = np.zeros(n, dtype=bool)
         mine[docs] = True
         gone = _furniture(f, model, mine, params.shingle, tdoc)
+        frame = stamped & mine[tdoc]
         if lines is not None and len(model.slot_heads):
-            slots = _slot_lines(model, mine, lines, len(tdoc))
-            gone |= slots
+            frame |= _slot_lines(model, mine, lines, len(tdoc))
+        gone |= frame
         cut = np.bincount(tdoc[gone], minlength=n)
         with np.errstate(divide="ignore", invalid="ignore"):
             share = cut / lengths
         kept = content_units(np.where(gone, 0, weights), lengths)
         apply = mine & (cut > 0) & (share <= max_removed) & (kept >= min_remaining)
         keep &= ~(gone & apply[tdoc])
-        if lines is not None and len(model.slot_heads):
-            slotted |= slots & apply[tdoc]
+        slotted |= frame & apply[tdoc]
         removed[apply] = share[apply]
         applied |= apply
         at = np.flatnonzero(apply[sdoc])
@@ -529,6 +530,20 @@ def _content_texts(f: Features, keep: np.ndarray, applied: np.ndarray) -> list[s
                 lines[i] = ""
             texts[d] = "\n".join(lines)
     return texts
+
+
+def _stamp_lines(f: Features, docs: list[int], tdoc: np.ndarray) -> np.ndarray:
+    """(total tokens,) bool: the tokens of the lines of ``docs`` that hold a stamp of the frame
+    (a byline's or a printer's date: ``numbers.frame_stamp_lines``)."""
+    out = np.zeros(len(tdoc), dtype=bool)
+    if not docs:
+        return out
+    found = frame_stamp_lines([f.texts[d] for d in docs], folded=True)
+    keys = [d << 32 | line for d, lines in zip(docs, found, strict=True) for line in lines]
+    if keys:
+        token_keys = (tdoc.astype(np.int64) << 32) | f.line_no.astype(np.int64)
+        out = np.isin(token_keys, np.array(keys, dtype=np.int64))
+    return out
 
 
 def _slot_lines(

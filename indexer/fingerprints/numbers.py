@@ -70,6 +70,7 @@ __all__ = [
     "cells_from_bytes",
     "cells_to_bytes",
     "conflicts",
+    "frame_stamp_lines",
     "number_sketches",
     "sketches_of_bytes",
 ]
@@ -248,8 +249,17 @@ def _month(m: re.Match[str]) -> str:
     return m.group() if before.isalnum() or before == "_" else " march "
 
 
-def sketches_of_bytes(words: Sequence[bytes]) -> np.ndarray:
-    """:func:`number_sketches` of texts given as their :func:`_bytes_of`."""
+def frame_stamp_lines(texts: Sequence[str], folded: bool = False) -> list[list[int]]:
+    """Per text, the lines (0-based, by line break) that hold a date or time stamp of the frame
+    (a dateline, a byline's "Updated 16 March 2026": see the module docstring)."""
+    stamps: list[list[int]] = [[] for _ in texts]
+    sketches_of_bytes([_bytes_of(t, folded) for t in texts], stamps)
+    return stamps
+
+
+def sketches_of_bytes(words: Sequence[bytes], stamps: list[list[int]] | None = None) -> np.ndarray:
+    """:func:`number_sketches` of texts given as their :func:`_bytes_of` (``stamps``: filled
+    per text with the lines of its frame's stamps)."""
     n = len(words)
     out = np.zeros((n, CELLS), dtype=np.uint32)
     buf = b"\0".join(words)
@@ -316,6 +326,13 @@ def sketches_of_bytes(words: Sequence[bytes]) -> np.ndarray:
         ((parts >= 3) & np.maximum.reduceat(year, heads)) | (month & (parts <= 2))
     )
     stamp &= _frame_lines(kind, bounds, runs)[first]
+    if stamps is not None and stamp.any():
+        breaks = np.concatenate(([0], np.cumsum(a == _NL)))
+        starts = np.concatenate(([0], ends[:-1]))
+        at = bounds[first[stamp]]
+        line = breaks[at] - breaks[starts[doc[stamp]]]
+        for d, ln in zip(doc[stamp].tolist(), line.tolist(), strict=True):
+            stamps[d].append(ln)
     return _cells(doc[~stamp], ctx[~stamp], pair[~stamp], n)
 
 
