@@ -156,6 +156,8 @@ class Executor:
         """Run this request's collapsed searches concurrently (an ``_msearch``'s in lockstep)."""
         if self.rounds is not None:
             return await self.rounds.each(searches)
+        if len(searches) == 1:  # a plain _search: in this task, no task of its own
+            return [await searches[0]]
         return list(await asyncio.gather(*searches))
 
     async def send(self, searches: list[SubSearch]) -> list[SubResult]:
