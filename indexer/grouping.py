@@ -57,7 +57,7 @@ _CHUNK_ROWS = 512
 
 
 #: A pair of short documents needs this share of ``min_similarity`` (see :class:`Thresholds`).
-SHORT_SHARE = 2 / 3
+SHORT_SHARE = 0.8
 
 
 @dataclass(frozen=True)

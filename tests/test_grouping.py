@@ -167,8 +167,8 @@ def test_grouping_is_prefix_stable(values: list[int], k: int) -> None:
 
 def _needed(t: Thresholds, words: int) -> float:
     """The similarity a pair needs, its shorter side having ``words`` words: min_similarity from
-    50 words, short_similarity (default 2/3 of it) up to 20, in a straight line between."""
-    short = t.min_similarity * 2 / 3 if t.short_similarity is None else t.short_similarity
+    50 words, short_similarity (default 0.8 of it) up to 20, in a straight line between."""
+    short = t.min_similarity * 0.8 if t.short_similarity is None else t.short_similarity
     if words >= 50:
         return t.min_similarity
     if words <= 20:
