@@ -94,6 +94,8 @@ def fill_body(req: SearchRequest, window: Window, page: list[int]) -> dict[str, 
 def fill(window: Window, page: list[int], results: list[SubResult]) -> tuple[Window, bool]:
     """The window with full hits in place of the page's doc-value representatives, and whether
     one could not be fetched (gone since, or the fill failed: shown without ``_source``)."""
+    if not any(SLIM_KEY in window.hits[w] for w in page):
+        return window, False
     full: dict[DocKey, Hit] = {}
     for result in results:
         if result.ok and result.body is not None:
@@ -202,27 +204,7 @@ async def probe_and_fill(
     if isinstance(body, dict):
         reading = reads.prepare(req, body, slim.probe_body, req.internal)
     late = f"time_budget: the probe took longer than {budget.ms} ms"
-    probed: list[SubResult] | None
-    filled: list[SubResult]
-    if reading is not None and fills and executor.may_share:
-        try:
-            answers = await _probe(executor, budget, reading.sub, fills)
-            probed, filled = answers[:1], answers[1:]
-        except TimeoutError:
-            probed, filled = None, await executor.run(fills)
-    else:
-        got = await asyncio.gather(
-            _probe(executor, budget, reading.sub, []) if reading else _none(),
-            executor.run(fills),
-            return_exceptions=True,
-        )
-        answer, filled_or = got
-        if isinstance(filled_or, BaseException):
-            raise filled_or
-        if isinstance(answer, BaseException) and not isinstance(answer, TimeoutError):
-            raise answer
-        probed = None if isinstance(answer, BaseException) else answer
-        filled = filled_or
+    probed, filled = await _send(executor, budget, reading.sub if reading else None, fills)
     window, missing = fill(window, page, filled)
     degraded = ["fill failed: a representative could not be fetched"] if missing else []
     if probed is None:
@@ -237,10 +219,34 @@ async def probe_and_fill(
         except TimeoutError:
             probed = None
             degraded.append(late)
-    beyond = verify(req, window, page, probed or [])
-    truncated = beyond.truncated or body is True
-    return window, replace(beyond, truncated=truncated, degraded=tuple(degraded) + beyond.degraded)
+    b = verify(req, window, page, probed or [])
+    degraded += b.degraded
+    return window, Beyond(b.found, b.probed, b.truncated or body is True, tuple(degraded), b.ns)
 
 
-async def _none() -> list[SubResult]:
-    return []
+async def _send(
+    executor: Executor, budget: Budget, probe: SubSearch | None, fills: list[SubSearch]
+) -> tuple[list[SubResult] | None, list[SubResult]]:
+    """The probe's answers (None: given up past the budget) and the fill's: in one
+    ``_msearch`` when the request allows, else side by side; the fill is never given up."""
+    if probe is None:
+        return [], await executor.run(fills)
+    if not fills:
+        try:
+            return await _probe(executor, budget, probe, []), []
+        except TimeoutError:
+            return None, []
+    if executor.may_share:
+        try:
+            answers = await _probe(executor, budget, probe, fills)
+            return answers[:1], answers[1:]
+        except TimeoutError:
+            return None, await executor.run(fills)
+    probed, filled = await asyncio.gather(
+        _probe(executor, budget, probe, []), executor.run(fills), return_exceptions=True
+    )
+    if isinstance(filled, BaseException):
+        raise filled
+    if isinstance(probed, BaseException) and not isinstance(probed, TimeoutError):
+        raise probed
+    return (None if isinstance(probed, BaseException) else probed), filled

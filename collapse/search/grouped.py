@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 from collapse.search.request import DocKey, Hit, key
 from indexer.grouping import Grouping, Prints, Thresholds, group
@@ -31,11 +32,11 @@ class Grouped:
     #: Nanoseconds spent grouping.
     ns: int
 
-    @property
+    @cached_property
     def representatives(self) -> list[int]:
         """Window positions of the window's representatives, in rank order."""
-        n = self.n_prior
-        return [int(r) - n for r in self.grouping.representatives if r >= n]
+        reps = self.grouping.representatives
+        return (reps[reps >= self.n_prior] - self.n_prior).tolist()
 
     @property
     def version(self) -> str | None:

@@ -9,6 +9,7 @@ route forwards the request as sent. Every later step only reads a :class:`Search
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from collapse import paging, slim
@@ -70,7 +71,7 @@ class SearchRequest:
     #: Whether refills may be read from doc values (``collapse.slim``).
     slim: bool
 
-    @property
+    @cached_property
     def thresholds(self) -> Thresholds:
         return Thresholds(
             self.ctl.max_distance, self.ctl.min_similarity, self.settings.collapse_min_tokens
