@@ -23,9 +23,7 @@ ends a run (``版本2`` is ``版本`` then ``2``):
 * its *context* is the word run right before it and the one right after it, over spaces and
   line breaks (a line break only stops a number); the start or end of the text counts as no
   run. Of a non-ASCII run only the 6 bytes next to the number count (2 CJK or 3 Cyrillic
-  characters), of an ASCII run 32. (Contexts one word further out were measured: they
-  caught a few more near-misses but blocked copies whose frames share an idiom around a
-  number, "Copyright © 2019 <brand>. All rights", docs/fingerprints.md.)
+  characters), of an ASCII run 32 (why not further out: docs/fingerprints.md, "Numbers").
 
 Every (context, value) occurrence is an *entry*. The sketch has :data:`CELLS` cells,
 :data:`ROWS` rows of :data:`BUCKETS`: an entry falls in one cell of each row (by a hash of its

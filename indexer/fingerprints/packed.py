@@ -1,10 +1,8 @@
 """``collapse_fp.packed``: every fingerprint value a search reads, in one binary doc value.
 
-The proxy reads hits beyond its first window from doc values (``collapse.slim``). Read as six
-fields (version, simhash, minhash, exact_key, token_count, id), 475 hits of the benchmark's
-copy-heavy queries cost Elasticsearch 2.4 ms of ``took`` and 8 ms of round trip, and the
-proxy ~4 ms to parse and decode; as one binary field beside ``id``, 0.95 ms and 5 ms
-(docs/proxy.md, "One packed doc value"). So the writers store the values once more, packed:
+The proxy reads hits beyond its first window from doc values (``collapse.slim``): one binary
+field is cheaper to read than six (docs/proxy.md, "One packed doc value", has the figures).
+So the writers store the values once more, packed:
 
     offset  bytes  value (little-endian)
     0       4      tag: the first 4 bytes of blake2b(version string), :func:`tag_of`
