@@ -157,4 +157,6 @@ main.add_command(lookup_command)
 
 from indexer.commands.learn import learn_command  # noqa: E402
 
+__all__ = ["fingerprint", "main"]
+
 main.add_command(learn_command)

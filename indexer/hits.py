@@ -30,6 +30,28 @@ from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import decode_many
 from indexer.grouping import Prints
 
+__all__ = [
+    "BAND_FIELD",
+    "DEFAULT_PROBE",
+    "DEFAULT_VERSION",
+    "FINGERPRINT_FIELD",
+    "META_KEY",
+    "PROBES",
+    "SLIM_KEY",
+    "VERIFY_SOURCE",
+    "Decoded",
+    "Hit",
+    "Probe",
+    "block_field",
+    "decode",
+    "exact_keys_of",
+    "fp_of",
+    "key_code",
+    "probe_in",
+    "probe_keys",
+    "simhash_and_keys",
+]
+
 #: The object field holding the fingerprints: the one definition of its name.
 FINGERPRINT_FIELD = "collapse_fp"
 #: The MinHash band keys (``indexer.fingerprints.bands``): the ``bands`` probe's keys.

@@ -18,6 +18,8 @@ from indexer.commands.common import (
 )
 from indexer.mapping import MappingConflict
 
+__all__ = ["backfill_command"]
+
 
 @click.command("backfill")
 @click.option("--index", required=True, help="Index (or pattern) whose documents get fingerprints.")

@@ -26,6 +26,8 @@ from indexer.ingest import IngestOptions, ingest
 from indexer.mapping import MappingConflict
 from indexer.prepare import PrepareConfig
 
+__all__ = ["ingest_command"]
+
 
 @click.command("ingest")
 @click.option(

@@ -15,6 +15,8 @@ from indexer.fingerprints import FingerprintParams
 from indexer.hits import DEFAULT_PROBE, PROBES, Probe
 from indexer.mapping import MappingConflict, init
 
+__all__ = ["init_command"]
+
 
 @click.command("init")
 @click.option(

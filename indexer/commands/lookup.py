@@ -18,6 +18,8 @@ from indexer.lookup import lookup_record, matches, search_body, text_and_host
 from indexer.mapping import FieldsConflict, recorded_probes, text_fields_for
 from indexer.prepare import PrepareConfig
 
+__all__ = ["lookup_command"]
+
 
 @click.command("lookup")
 @click.option("--index", required=True, help="Index (or pattern) to look in.")
