@@ -5,7 +5,8 @@ A refill, the probe and ``collapse_total``'s search may read two binary doc valu
 loading ``_id`` and ``_source`` (``collapse.slim``: why, and when the request allows it). An
 answer that cannot stand for a full read (a failed shard, a hit without ``packed`` or ``id``)
 is refused: its index expression is read in full for a while (``slim.refuse``) and the caller
-sends :func:`prepare`'s answer again, which is then the full form.
+sends :func:`prepare`'s answer again, which is then the full form (the window in its next
+round, the probe at once).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collapse import metrics, slim
 from collapse.executor import SubResult, SubSearch
 from collapse.search.request import SearchRequest
 
-__all__ = ["Reading", "Send", "prepare", "read", "take"]
+__all__ = ["Reading", "Send", "prepare", "take"]
 
 Send = Callable[[list[SubSearch]], Awaitable[list[SubResult]]]
 #: The doc-value form of a search's body (``slim.refill_body``, ``probe_body``, ``total_body``).
@@ -73,22 +74,3 @@ def take(
         result.body.setdefault("hits", {})["hits"] = hits
     metrics.HIT_READS.labels(label, "doc_values").inc()
     return True
-
-
-async def read(
-    req: SearchRequest,
-    label: str,
-    full: dict[str, Any],
-    form: SlimForm,
-    make: Callable[[dict[str, Any]], SubSearch],
-    send: Send,
-) -> list[SubResult]:
-    """Send a search read from doc values where allowed; refused, once more in full."""
-    reading = prepare(req, full, form, make)
-    results = await send([reading.sub])
-    if take(req, label, reading, results):
-        return results
-    reading = prepare(req, full, form, make)
-    results = await send([reading.sub])
-    take(req, label, reading, results)
-    return results
