@@ -35,6 +35,8 @@ from collapse.upstream import Upstream
 from indexer import __version__
 from indexer.fingerprints import FingerprintParams
 
+__all__ = ["create_app"]
+
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the proxy; ``settings`` defaults to the environment's."""

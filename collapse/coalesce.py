@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+__all__ = ["Coalescer", "Send"]
+
 if TYPE_CHECKING:
     from collapse.executor import SubResult, SubSearch
 

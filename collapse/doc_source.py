@@ -12,6 +12,8 @@ from typing import Any
 from collapse.source import SOURCE_PARAMS
 from indexer.hits import FINGERPRINT_FIELD
 
+__all__ = ["hiding_doc_source", "hiding_params"]
+
 
 def _patterns(value: Any) -> list[str]:
     if isinstance(value, str):

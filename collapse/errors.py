@@ -23,6 +23,19 @@ from typing import Any, ClassVar
 
 from fastapi.responses import JSONResponse
 
+__all__ = [
+    "BadRequest",
+    "Forbidden",
+    "IndexNotFound",
+    "Malformed",
+    "NotFound",
+    "PayloadTooLarge",
+    "ProxyError",
+    "Unauthorized",
+    "UpstreamTimeout",
+    "UpstreamUnavailable",
+]
+
 
 class ProxyError(Exception):
     """An error the proxy answers itself, shaped like Elasticsearch's so clients raise as usual."""

@@ -21,6 +21,15 @@ from collapse.credentials import CREDENTIAL_HEADERS
 from collapse.rounds import Rounds
 from collapse.upstream import Upstream, forwarded_request_headers
 
+__all__ = [
+    "HEADER_PARAMS",
+    "INTERNAL_HEADERS",
+    "Executor",
+    "SubResult",
+    "SubSearch",
+    "index_path",
+]
+
 if TYPE_CHECKING:
     from collapse.coalesce import Coalescer
 

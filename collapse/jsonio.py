@@ -10,6 +10,8 @@ from typing import Any
 
 from collapse.errors import Malformed
 
+__all__ = ["parse_body", "parse_ndjson"]
+
 try:  # pragma: no cover - which branch runs depends on the environment
     import orjson
 

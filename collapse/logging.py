@@ -24,6 +24,16 @@ from urllib.parse import urlsplit
 
 from collapse.settings import Settings
 
+__all__ = [
+    "REDACTED",
+    "JsonFormatter",
+    "configure",
+    "current_request_id",
+    "redact",
+    "request_id_var",
+    "secrets_of",
+]
+
 #: The id of the request being served in this task, or ``None`` outside a request.
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "collapse_request_id", default=None

@@ -55,6 +55,26 @@ from prometheus_client import (
     generate_latest,
 )
 
+__all__ = [
+    "DEGRADED",
+    "FOLDED_PER_PAGE",
+    "GROUPS_PER_PAGE",
+    "GROUP_SIZE",
+    "HIT_READS",
+    "HTTP_LATENCY",
+    "HTTP_REQUESTS",
+    "LARGEST_GROUP",
+    "MULTIPROC_ENV",
+    "UPSTREAM_LATENCY",
+    "UPSTREAM_REQUESTS",
+    "UPSTREAM_RETRIES",
+    "WITHOUT_FINGERPRINT",
+    "degraded_reason_label",
+    "endpoint_of",
+    "exposition",
+    "record_collapse",
+]
+
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)

@@ -40,6 +40,19 @@ from typing import Any
 
 from collapse.errors import BadRequest
 
+__all__ = [
+    "CURSOR_PREFIX",
+    "RANKING_KEYS",
+    "DocKey",
+    "carries_cursor",
+    "decode_cursor",
+    "encode_cursor",
+    "hits_before",
+    "remembers",
+    "split_search_after",
+    "window_size",
+]
+
 CURSOR_PREFIX = "collapse:"
 
 DocKey = tuple[str, str]

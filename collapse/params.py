@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from collapse.errors import BadRequest
 from collapse.settings import Settings
 
+__all__ = ["CONTROL_NAMES", "CollapseParams", "collapse_disabled", "int_or_none"]
+
 CONTROL_NAMES = frozenset(
     {
         "collapse",

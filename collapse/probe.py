@@ -24,10 +24,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from collapse.paging import DocKey
 from indexer.candidates import candidates_query
 from indexer.hits import VERIFY_SOURCE
 
-DocKey = tuple[str, str]
+__all__ = ["PROBE_SOURCE", "exclude_seen", "probe_body", "probe_can_match"]
+
 
 #: Fields the probe reads back from each candidate: what verification needs (no probe keys).
 PROBE_SOURCE = VERIFY_SOURCE

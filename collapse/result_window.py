@@ -17,6 +17,8 @@ import time
 
 from collapse.executor import SubResult
 
+__all__ = ["RETRY_SECONDS", "learn", "limit_of"]
+
 RETRY_SECONDS = 300.0
 _REFUSAL = re.compile(r"from \+ size must be less than or equal to: \[(\d+)\]")
 _learnt: dict[str, tuple[int, float]] = {}

@@ -14,6 +14,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from indexer.grouping import DEFAULT_THRESHOLDS
 
+__all__ = ["Settings", "get_settings"]
+
 
 class Settings(BaseSettings):
     """What the proxy needs to know; immutable once the app starts."""
@@ -173,7 +175,6 @@ class Settings(BaseSettings):
                     "the wildcard; exclusions and date math are not supported)"
                 )
         return value
-
 
 
 @lru_cache(maxsize=1)

@@ -32,6 +32,22 @@ from indexer.engine import padded_base64
 from indexer.fingerprints.record import decode_id
 from indexer.hits import FINGERPRINT_FIELD, SLIM_KEY
 
+__all__ = [
+    "ID_FIELD",
+    "PACKED_FIELD",
+    "RETRY_SECONDS",
+    "SLIM_FIELDS",
+    "VERSION_FIELD",
+    "Hit",
+    "eligible",
+    "hits_of",
+    "probe_body",
+    "refill_body",
+    "refuse",
+    "refused",
+    "total_body",
+]
+
 Hit = dict[str, Any]
 
 #: The document's own ``_id``, base64 of its UTF-8 bytes, with binary doc values.

@@ -13,6 +13,8 @@ from typing import Any
 
 from indexer.hits import FINGERPRINT_FIELD
 
+__all__ = ["SOURCE_PARAMS", "SourcePlan", "plan"]
+
 SOURCE_PARAMS = ("_source", "_source_includes", "_source_excludes")
 
 

@@ -59,6 +59,17 @@ from indexer.engine import (
     plain_media_type,
 )
 
+__all__ = [
+    "FORWARDED_REQUEST_HEADERS",
+    "FORWARDED_RESPONSE_HEADERS",
+    "READ_ONLY_POST_ENDPOINTS",
+    "Upstream",
+    "display_url",
+    "forwarded_request_headers",
+    "forwarded_response_headers",
+    "is_idempotent_read",
+]
+
 #: POST endpoints that only read, so that sending them again is safe.
 READ_ONLY_POST_ENDPOINTS = frozenset(
     {"_search", "_msearch", "_count", "_mget", "_field_caps", "_validate", "_explain", "_collapse"}

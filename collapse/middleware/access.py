@@ -32,6 +32,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from collapse.errors import Forbidden, Unauthorized
 
+__all__ = [
+    "API_KEY_HEADER",
+    "READ_ROUTES",
+    "WRITE_ROUTES",
+    "AccessControlMiddleware",
+    "classify",
+    "key_matches",
+    "routing_path",
+]
+
 _INDEX = r"(?:_all|[^/_][^/]*)"
 _ID = r"[^/]+"
 _READ = frozenset({"GET", "HEAD", "POST"})

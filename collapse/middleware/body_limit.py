@@ -6,6 +6,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from collapse.errors import PayloadTooLarge
 
+__all__ = ["BodySizeLimitMiddleware"]
+
 
 class _TooLarge(Exception):
     pass

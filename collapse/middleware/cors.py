@@ -5,6 +5,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
+__all__ = ["CORS_HEADERS", "CORS_METHODS", "add_cors"]
+
 #: Methods a cross-origin page may use: the read endpoints of the allowlist.
 CORS_METHODS = ("GET", "HEAD", "POST")
 #: Request headers a cross-origin page may send.

@@ -29,6 +29,8 @@ from collapse.exposure import Exposure, lookup_indices, not_found
 from collapse.middleware.access import classify, routing_path
 from collapse.upstream import Upstream
 
+__all__ = ["ExposureMiddleware"]
+
 #: Endpoints (the path segment after the index) that read or write documents of an index.
 _INDEXED = frozenset(
     {

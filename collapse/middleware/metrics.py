@@ -8,6 +8,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from collapse.metrics import HTTP_LATENCY, HTTP_REQUESTS
 
+__all__ = ["MetricsMiddleware"]
+
 
 class MetricsMiddleware:
     """Records ``collapse_http_requests_total`` and ``collapse_http_request_duration_seconds``."""

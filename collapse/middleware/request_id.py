@@ -20,6 +20,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from collapse.errors import ProxyError
 from collapse.logging import request_id_var
 
+__all__ = [
+    "REQUEST_ID_HEADERS",
+    "RequestIdMiddleware",
+    "access_log",
+    "error_log",
+    "incoming_request_id",
+]
+
 REQUEST_ID_HEADERS = (b"x-request-id", b"x-opaque-id")
 _VALID_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
 

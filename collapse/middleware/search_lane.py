@@ -32,6 +32,8 @@ from collapse.middleware.access import routing_path
 from collapse.routes.search import collapsed_msearch, collapsed_search
 from collapse.upstream import FORWARDED_REQUEST_HEADERS, FORWARDED_RESPONSE_HEADERS, Upstream
 
+__all__ = ["SearchLaneMiddleware", "error_log"]
+
 error_log = logging.getLogger("collapse.error")
 
 _SEARCH_PATH = re.compile(r"(?:/(?P<index>[^/_][^/]*|_all))?/(?P<endpoint>_search|_msearch)")

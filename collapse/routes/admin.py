@@ -8,6 +8,8 @@ from fastapi import APIRouter, Request, Response
 
 from collapse.routes.passthrough import forward
 
+__all__ = ["admin_passthrough", "router"]
+
 router = APIRouter(include_in_schema=False)
 
 _METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]

@@ -19,6 +19,16 @@ from collapse import jsonio
 from collapse.exposure import Exposure
 from collapse.routes.passthrough import forward, raw_path
 
+__all__ = [
+    "clear_scroll",
+    "clear_scroll_by_id",
+    "close_pit",
+    "open_pit",
+    "router",
+    "scroll",
+    "scroll_by_id",
+]
+
 router = APIRouter(tags=["scroll and point in time"])
 
 

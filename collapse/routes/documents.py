@@ -20,6 +20,17 @@ from collapse.doc_source import hiding_doc_source, hiding_params
 from collapse.errors import Malformed
 from collapse.routes.passthrough import elasticsearch_params, forward, raw_path
 
+__all__ = [
+    "count_all",
+    "count_index",
+    "get_doc",
+    "get_source",
+    "mget_all",
+    "mget_index",
+    "root",
+    "router",
+]
+
 router = APIRouter(tags=["documents"])
 
 

@@ -18,6 +18,8 @@ from collapse.settings import Settings
 from collapse.upstream import Upstream
 from indexer.hits import FINGERPRINT_FIELD
 
+__all__ = ["NotReady", "health", "metrics", "ready", "router"]
+
 router = APIRouter(tags=["operations"])
 
 

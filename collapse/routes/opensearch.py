@@ -13,6 +13,8 @@ from fastapi import APIRouter, Request, Response
 
 from collapse.routes.passthrough import forward, raw_path
 
+__all__ = ["close_point_in_time", "open_point_in_time", "router"]
+
 router = APIRouter(tags=["scroll and point in time"])
 
 

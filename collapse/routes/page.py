@@ -18,6 +18,8 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 
 from collapse.routes import documents
 
+__all__ = ["CSP", "FILES", "HEADERS", "STATIC", "page", "router", "static", "wants_html"]
+
 router = APIRouter(include_in_schema=False)
 
 STATIC = Path(__file__).resolve().parent.parent / "static"

@@ -10,6 +10,8 @@ from fastapi import Request, Response
 
 from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
 
+__all__ = ["elasticsearch_params", "forward", "raw_path"]
+
 
 def elasticsearch_params(request: Request) -> list[tuple[str, str]]:
     """The query string without the proxy's own ``collapse`` and ``collapse_*`` parameters."""

@@ -18,6 +18,16 @@ from collapse.search import Outcome, SearchRequest, collapse_all, parse, render
 from collapse.settings import Settings
 from collapse.upstream import Upstream, forwarded_response_headers
 
+__all__ = [
+    "collapsed_msearch",
+    "collapsed_search",
+    "msearch_all",
+    "msearch_index",
+    "router",
+    "search_all",
+    "search_index",
+]
+
 router = APIRouter(tags=["search"])
 
 

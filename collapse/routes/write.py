@@ -48,6 +48,19 @@ from collapse.index_fields import IndexFields
 from collapse.routes.passthrough import elasticsearch_params, forward
 from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
 
+__all__ = [
+    "UPDATE_ATTEMPTS",
+    "WRITE_DOCUMENTS",
+    "bulk_all",
+    "bulk_index",
+    "create_doc",
+    "delete_doc",
+    "index_auto_id",
+    "index_doc",
+    "router",
+    "update_doc",
+]
+
 #: Attempts of an update whose document changed between its read and its write (the last one
 #: unconditional).
 UPDATE_ATTEMPTS = 3
