@@ -45,7 +45,7 @@ from elasticsearch import Elasticsearch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from proxy_latency import INDEX, queries, request_for  # noqa: E402
+from proxy_latency import INDEX, queries, request_for, wait_ready  # noqa: E402
 
 #: Steps of a search, by the path of the module a function is in (first match wins).
 STEPS: list[tuple[str, tuple[str, ...]]] = [
@@ -166,15 +166,7 @@ def serve(tree: Path, es_url: str, port: int, profile: Path | None) -> subproces
     proc = subprocess.Popen(
         args, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError(f"the proxy of {tree} did not start")
+    return wait_ready(proc, port, f"the proxy of {tree}")
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

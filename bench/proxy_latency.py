@@ -261,7 +261,15 @@ def start_proxy(es_url: str, port: int, workers: int, tree: Path = ROOT) -> subp
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 30
+    return wait_ready(proc, port, f"the proxy of {tree}")
+
+
+def wait_ready(
+    proc: subprocess.Popen[bytes], port: int, what: str, seconds: float = 30
+) -> subprocess.Popen[bytes]:
+    """``proc`` once its ``/health`` on ``port`` answers 200 (killed, and an error, if it
+    does not within ``seconds``)."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
@@ -269,7 +277,7 @@ def start_proxy(es_url: str, port: int, workers: int, tree: Path = ROOT) -> subp
         except httpx.HTTPError:
             time.sleep(0.2)
     proc.kill()
-    raise RuntimeError(f"the proxy of {tree} did not start")
+    raise RuntimeError(f"{what} did not start")
 
 
 # -- offline measurements on the index's fingerprints ------------------------------------
