@@ -33,6 +33,7 @@ from indexer.fingerprints.record import decode_id
 from indexer.hits import FINGERPRINT_FIELD, SLIM_KEY
 
 __all__ = [
+    "DECORATION",
     "ID_FIELD",
     "PACKED_FIELD",
     "RETRY_SECONDS",
@@ -75,9 +76,9 @@ _KEPT = (
 )
 #: Body keys allowed in a request whose refills may be slim: the kept ones, what only decorates
 #: a hit (the fill brings it), and what only the first fetch sends.
-_ALLOWED = frozenset(
+#: Body keys that only decorate hits or add parts to the answer, not which hits match.
+DECORATION = frozenset(
     {
-        *_KEPT,
         "_source",
         "highlight",
         "fields",
@@ -91,6 +92,12 @@ _ALLOWED = frozenset(
         "aggregations",
         "suggest",
         "profile",
+    }
+)
+_ALLOWED = frozenset(
+    {
+        *_KEPT,
+        *DECORATION,
         "stats",
         "track_total_hits",
         "from",

@@ -21,7 +21,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from collapse import jsonio, probe
+from collapse import jsonio, probe, slim
 from collapse.errors import BadRequest, NotFound
 from collapse.executor import Executor, SubResult, SubSearch
 from collapse.filter_path import parse as parse_filter_path
@@ -38,22 +38,6 @@ __all__ = ["router"]
 
 router = APIRouter(tags=["search"])
 
-#: What only decorates hits or adds to the answer: left out when the search runs again.
-_DECORATION = (
-    "_source",
-    "highlight",
-    "fields",
-    "docvalue_fields",
-    "stored_fields",
-    "script_fields",
-    "explain",
-    "version",
-    "seq_no_primary_term",
-    "aggs",
-    "aggregations",
-    "suggest",
-    "profile",
-)
 #: What the fetch of the members by id leaves out of the user's body: paging, and what would
 #: add other hits or other parts to its answer.
 _NOT_FETCHED = (
@@ -105,7 +89,7 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     source = plan(body, query)  # the members' _source (pops the query-string forms)
     # A point in time replaces the index, in the search and in the fetch of its members.
     target = None if isinstance(body.get("pit"), dict) else index
-    search_body = {k: v for k, v in body.items() if k not in _DECORATION}
+    search_body = {k: v for k, v in body.items() if k not in slim.DECORATION}
     search_body["_source"] = False
     req = parse(settings, ctl, target, search_body, query)
     executor = Executor(upstream, request.headers, list(query.items()), batch=False)
