@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +30,9 @@ class StateInUse(Exception):
     """Another running ingestion holds this state file (parallel runs need one each)."""
 
 
+_LOCK_WAIT_SECONDS = 5.0
+
+
 @contextlib.contextmanager
 def held(path: Path) -> Iterator[None]:
     """Hold the state file ``path`` for one run: an exclusive lock on ``<path>.lock``, removed
@@ -36,12 +40,18 @@ def held(path: Path) -> Iterator[None]:
     (and a rejects file) would overwrite each other's."""
     lock = path.with_name(path.name + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
+    # a run that was just killed may hold it a moment longer (its worker processes, which
+    # share the lock, are still exiting): wait a little before calling it another run's
+    deadline = time.monotonic() + _LOCK_WAIT_SECONDS
     while True:
         fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
+            if time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
             raise StateInUse(
                 f"another `indexer ingest` is using the state file {path} (and likely the same "
                 "rejects file): give each parallel ingester its own --state and --rejects, or "

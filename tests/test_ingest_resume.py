@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch
 
-from indexer.checkpoint import Checkpoint
+from indexer.checkpoint import Checkpoint, held
 from indexer.cli import main
 from tests.test_ingest import prose
 
@@ -119,3 +120,22 @@ def test_a_finished_run_leaves_no_state_in_the_current_folder(
     )
     assert result.exit_code == 0, result.output
     assert [p.name for p in cwd.iterdir() if "state" in p.name] == []
+
+
+def test_a_state_file_released_a_moment_later_is_taken(tmp_path: Path) -> None:
+    """A killed run's workers may hold the state file's lock a moment longer: the next run
+    waits for them instead of refusing (it refuses a run that keeps it: test_parallel_ingest)."""
+    state = tmp_path / "state.json"
+    taken = threading.Event()
+
+    def brief() -> None:
+        with held(state):
+            taken.set()
+            time.sleep(0.5)
+
+    holder = threading.Thread(target=brief)
+    holder.start()
+    assert taken.wait(5)
+    with held(state):  # would raise StateInUse without the wait
+        pass
+    holder.join()
