@@ -40,6 +40,18 @@ from corpus import CACHE, documents
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def row(i: int, source: str, text: str) -> dict[str, str]:
+    """Document ``i`` of the corpus as ``indexer ingest`` reads it: id, title, body and a URL
+    whose host is the source's top folder (man, doc, common-licenses)."""
+    host = source.split("/")[3] if source.count("/") > 3 else "local"
+    return {
+        "id": f"doc-{i}",
+        "title": Path(source).name,
+        "body": text,
+        "url": f"https://{host}.example{source}#{i}",
+    }
+
+
 def build(path: Path, n: int) -> None:
     """~1 KB documents with ids, titles and per-source hosts."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -47,18 +59,7 @@ def build(path: Path, n: int) -> None:
         for i, (source, text) in enumerate(documents(170)):
             if i >= n:
                 break
-            host = source.split("/")[3] if source.count("/") > 3 else "local"
-            out.write(
-                json.dumps(
-                    {
-                        "id": f"doc-{i}",
-                        "title": Path(source).name,
-                        "body": text,
-                        "url": f"https://{host}.example{source}#{i}",
-                    }
-                )
-                + "\n"
-            )
+            out.write(json.dumps(row(i, source, text)) + "\n")
 
 
 def es_cpu(es: Elasticsearch) -> float:
