@@ -1,0 +1,462 @@
+"""Collapsing inside a Python app: the proxy's collapsed search over the app's own client.
+
+:class:`AsyncCollapser` takes an ``AsyncElasticsearch`` or ``AsyncOpenSearch``,
+:class:`Collapser` an ``Elasticsearch`` or ``OpenSearch``. ``search(index=..., body=...,
+**params)`` runs the proxy's own steps (``collapse.search``: window, probe, fill, render) and
+returns the body the proxy answers: the page of representatives, each with its ``_collapse``,
+the top-level ``collapse`` object, Elasticsearch's ``hits.total``. Every request goes out
+through the given client (its nodes, credentials, retries, TLS): no HTTP hop of ours. ``params``
+are the proxy's query string: Elasticsearch's search parameters (``from_`` for ``from``, as the
+official clients name it) and the ``collapse_*`` controls.
+
+Where it differs from the proxy:
+
+* errors are the client's own. When Elasticsearch refuses the search (or the proxy would
+  forward it as sent: negative ``from``, an unparsable body), the search is sent as given and
+  the client raises its usual ``ApiError`` / ``TransportError``; a client that cannot reach its
+  nodes raises its own connection error; an invalid ``collapse_*`` control raises
+  :class:`~collapse.errors.BadRequest`;
+* the proxy's exposure allowlist does not apply: the client reads what its credentials allow.
+
+:func:`asgi_app` is the whole proxy as an ASGI application to mount in a FastAPI or Starlette
+app (``app.mount("/es", asgi_app(settings))``). Starlette does not run a mounted application's
+lifespan: the proxy starts on its first request, or in the host's lifespan
+(:meth:`MountedProxy.lifespan`), and serves the paths below its mount point as its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import threading
+import weakref
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from typing import Any, Literal, TypeVar
+from urllib.parse import quote, urlencode
+
+import httpx
+from starlette.types import Receive, Scope, Send
+
+from collapse import jsonio
+from collapse.coalesce import Coalescer
+from collapse.errors import Malformed, UpstreamTimeout, UpstreamUnavailable
+from collapse.executor import Executor, SubResult, index_path
+from collapse.filter_path import parse as parse_filter_path
+from collapse.index_fields import IndexFields
+from collapse.params import CollapseParams, collapse_disabled
+from collapse.search import collapse_all, parse, render
+from collapse.settings import Settings, get_settings
+from collapse.upstream import Upstream
+from indexer.engine import ELASTICSEARCH, OPENSEARCH, Engine
+
+__all__ = [
+    "AsyncCollapser",
+    "ClientUpstream",
+    "Collapser",
+    "MountedProxy",
+    "Param",
+    "asgi_app",
+]
+
+T = TypeVar("T")
+#: A query-string value as the official clients take them (a list is joined with commas).
+Param = str | int | float | bool | Sequence[str]
+_Kind = Literal["elasticsearch", "opensearch"]
+
+
+def _client_kind(client: object, want_async: bool) -> _Kind:
+    """The library of ``client``; TypeError, naming the class to use, for anything else."""
+    kinds: list[tuple[type, _Kind, bool]] = []
+    with contextlib.suppress(ImportError):
+        from elasticsearch import AsyncElasticsearch, Elasticsearch
+
+        kinds += [(AsyncElasticsearch, ELASTICSEARCH, True), (Elasticsearch, ELASTICSEARCH, False)]
+    with contextlib.suppress(ImportError):
+        from opensearchpy import AsyncOpenSearch, OpenSearch
+
+        kinds += [(AsyncOpenSearch, OPENSEARCH, True), (OpenSearch, OPENSEARCH, False)]
+    for cls, kind, is_async in kinds:
+        if isinstance(client, cls):
+            if is_async != want_async:
+                use = "AsyncCollapser" if is_async else "Collapser"
+                raise TypeError(
+                    f"{type(client).__name__} is for {'async' if is_async else 'sync'}"
+                    f" code: use collapse.{use}"
+                )
+            return kind
+    raise TypeError(
+        "expected an Elasticsearch or OpenSearch client (elasticsearch-py's "
+        f"{'AsyncElasticsearch' if want_async else 'Elasticsearch'}, opensearch-py's "
+        f"{'AsyncOpenSearch' if want_async else 'OpenSearch'}), got {type(client).__name__}"
+    )
+
+
+def _query_value(value: Param) -> str:
+    """A parameter as the query string carries it (the official clients' encoding)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return ",".join(str(v) for v in value)
+
+
+def _answer(status: int, headers: Mapping[str, str], body: Any) -> httpx.Response:
+    """A client's answer (its body deserialised) as the ``httpx.Response`` Upstream returns."""
+    if body is None:
+        content = b""
+    elif isinstance(body, bytes):
+        content = body
+    elif isinstance(body, str):
+        content = body.encode()
+    else:
+        content = jsonio.dumps(body)
+    out = {
+        k: v for k, v in headers.items() if k.lower() not in ("content-length", "content-encoding")
+    }
+    out.setdefault("content-type", "application/json")
+    return httpx.Response(status, headers=out, content=content)
+
+
+class ClientUpstream(Upstream):
+    """:class:`~collapse.upstream.Upstream`'s interface (what ``Executor`` and ``IndexFields``
+    call) over an app's own client, without a connection pool of ours.
+
+    :meth:`request` hands back Elasticsearch's answer, errors included, as the proxy's does;
+    the client's connection errors become ``UpstreamUnavailable`` / ``UpstreamTimeout`` with
+    the client's as their cause. A sync client's calls run in worker threads."""
+
+    def __init__(self, client: Any, kind: _Kind, *, blocking: bool) -> None:
+        self.app_client = client
+        self.kind = kind
+        self.blocking = blocking
+        self.engine: Engine = kind
+        self._engine_known = True
+        self.nodes = []
+
+    async def aclose(self) -> None:
+        """Nothing to close: the client is the app's."""
+
+    async def detect_engine(self, headers: Mapping[str, str] | None = None) -> Engine:
+        return self.engine
+
+    def _call(
+        self, method: str, target: str, body: Any, headers: Mapping[str, str]
+    ) -> Callable[[], Any]:
+        """The client's own call for one request (a coroutine function for an async client)."""
+        if self.kind == ELASTICSEARCH:
+            return functools.partial(
+                self.app_client.perform_request, method, target, headers=headers, body=body
+            )
+        return functools.partial(
+            self.app_client.transport.perform_request, method, target, headers=headers, body=body
+        )
+
+    async def send(self, method: str, target: str, body: Any, headers: Mapping[str, str]) -> Any:
+        """One request as the client makes it: its answer, or its own exception."""
+        call = self._call(method, target, body, headers)
+        if self.blocking:
+            return await asyncio.to_thread(call)
+        return await call()
+
+    def body_of(self, answer: Any) -> Any:
+        """The body of what :meth:`send` returned."""
+        return answer.body if self.kind == ELASTICSEARCH else answer
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | list[tuple[str, str]] | None = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        pairs = list(params.items()) if isinstance(params, Mapping) else list(params or ())
+        target = f"{path}?{urlencode(pairs)}" if pairs else path
+        sent = dict(headers or {})
+        if not any(name.lower() == "accept" for name in sent):  # a media type for both
+            sent["accept"] = "application/json"  # (elasticsearch-py makes them compatible-with)
+        try:
+            answer = await self.send(method, target, content, sent)
+        except Exception as exc:
+            return self._failed(exc)
+        if self.kind == ELASTICSEARCH:
+            return _answer(answer.meta.status, answer.meta.headers, answer.body)
+        return _answer(200, {}, answer)  # opensearch-py's transport answers the body only
+
+    def _failed(self, exc: Exception) -> httpx.Response:
+        """Elasticsearch's error answer as an answer; the client's connection errors mapped."""
+        answer = _es_failed(exc) if self.kind == ELASTICSEARCH else _os_failed(exc)
+        if answer is None:
+            raise exc
+        return answer
+
+
+def _es_failed(exc: Exception) -> httpx.Response | None:
+    """elasticsearch-py's exception as Elasticsearch's answer (None: not the client's)."""
+    from elastic_transport import ConnectionTimeout, TransportError
+    from elasticsearch import ApiError, UnsupportedProductError
+
+    if isinstance(exc, ApiError) and not isinstance(exc, UnsupportedProductError):
+        return _answer(exc.meta.status, exc.meta.headers, exc.body)
+    if isinstance(exc, ConnectionTimeout):
+        raise UpstreamTimeout(f"the client's request timed out: {exc}") from exc
+    if isinstance(exc, TransportError):
+        raise UpstreamUnavailable(f"the client could not reach its nodes: {exc}") from exc
+    return None
+
+
+def _os_failed(exc: Exception) -> httpx.Response | None:
+    """opensearch-py's exception as the engine's answer (None: not the client's)."""
+    from opensearchpy.exceptions import ConnectionError, ConnectionTimeout, TransportError
+
+    if isinstance(exc, ConnectionTimeout):
+        raise UpstreamTimeout(f"the client's request timed out: {exc}") from exc
+    if isinstance(exc, ConnectionError):
+        raise UpstreamUnavailable(f"the client could not reach its nodes: {exc}") from exc
+    if isinstance(exc, TransportError) and isinstance(exc.status_code, int):
+        return _answer(exc.status_code, {}, exc.info)
+    return None
+
+
+class _Core:
+    """The collapsed search over one client, as a coroutine (both collapsers run it)."""
+
+    def __init__(self, client: Any, kind: _Kind, settings: Settings, *, blocking: bool) -> None:
+        self.settings = settings
+        self.upstream = ClientUpstream(client, kind, blocking=blocking)
+        self.index_fields = IndexFields(self.upstream, settings.write_model_cache_seconds)
+        inflight = settings.collapse_coalesce
+        self.coalescer = Coalescer(max_inflight=inflight) if inflight else None
+
+    async def search(
+        self,
+        index: str | Sequence[str] | None,
+        body: Mapping[str, Any] | None,
+        params: Mapping[str, Param],
+    ) -> dict[str, Any]:
+        """The proxy's answer to ``POST /{index}/_search?{params}`` with ``body``."""
+        if index is not None and not isinstance(index, str):
+            index = ",".join(index)
+        if index == "":
+            raise ValueError("index: an index expression, or None for every index")
+        query = {("from" if k == "from_" else k): _query_value(v) for k, v in params.items()}
+        raw = jsonio.dumps(dict(body or {}))  # parsed again: the caller's body is never changed
+        ctl = self._controls(query)
+        sent = {k: v for k, v in query.items() if k != "collapse" and not k.startswith("collapse_")}
+        if ctl is None:
+            return await self._as_sent(index, raw, sent)
+        left = dict(sent)
+        filter_path = parse_filter_path(left.pop("filter_path", None))
+        try:
+            req = parse(self.settings, ctl, index, jsonio.parse_body(raw), left)
+        except Malformed:  # Elasticsearch refuses it too: its own error, raised by the client
+            return await self._as_sent(index, raw, sent)
+        executor = Executor(
+            self.upstream, {}, list(left.items()), batch=False, coalescer=self.coalescer
+        )
+        try:
+            (done,) = await collapse_all(
+                [req], executor, self.settings.collapse_time_budget_ms, self.index_fields
+            )
+        except (UpstreamUnavailable, UpstreamTimeout) as exc:
+            if isinstance(exc.__cause__, Exception):  # the client's own error
+                raise exc.__cause__ from None
+            raise
+        if isinstance(done, SubResult):  # refused: the client raises Elasticsearch's error
+            return await self._as_sent(index, raw, sent)
+        out = render(done)
+        return filter_path.apply(out) if filter_path is not None else out
+
+    def _controls(self, query: Mapping[str, str]) -> CollapseParams | None:
+        """The search's collapsing controls (None: not collapsed), as the proxy reads them."""
+        if collapse_disabled(query) or "scroll" in query:
+            return None
+        controls = {k: v for k, v in query.items() if k.startswith("collapse")}
+        ctl = CollapseParams.from_query(controls, self.settings)
+        return ctl if ctl.enabled else None
+
+    async def _as_sent(
+        self, index: str | None, raw: bytes, query: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """The search sent as given, through the client: its answer, or its own exception."""
+        target = index_path(index, "_search")
+        if query:
+            target += "?" + urlencode(list(query.items()))
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        answer = await self.upstream.send("POST", target, raw, headers)
+        body = self.upstream.body_of(answer)
+        return dict(body) if isinstance(body, Mapping) else {"body": body}
+
+
+def _checked(params: Mapping[str, Any]) -> Mapping[str, Param]:
+    """Query-string parameters; a body field given as one is refused with where it goes."""
+    for name, value in params.items():
+        if isinstance(value, Mapping) or (
+            isinstance(value, Sequence)
+            and not isinstance(value, str)
+            and not all(isinstance(v, str) for v in value)
+        ):
+            raise TypeError(
+                f"{name}: parameters are the query string's (strings, numbers, booleans, "
+                "lists of names); body fields such as query or sort go in body={...}"
+            )
+    return params
+
+
+class AsyncCollapser:
+    """Collapsed searches through an app's ``AsyncElasticsearch`` or ``AsyncOpenSearch``.
+
+    ``settings``: the collapsing defaults (``COLLAPSE_*``; only those are read, the node URLs
+    are the client's); the environment's by default. The client stays the app's: closing it is
+    the app's business."""
+
+    def __init__(self, client: Any, settings: Settings | None = None) -> None:
+        kind = _client_kind(client, want_async=True)
+        self.client = client
+        self.settings = settings or get_settings()
+        self._core = _Core(client, kind, self.settings, blocking=False)
+
+    async def search(
+        self,
+        *,
+        index: str | Sequence[str] | None = None,
+        body: Mapping[str, Any] | None = None,
+        **params: Param,
+    ) -> dict[str, Any]:
+        """The proxy's answer to this search (see the module docstring for errors)."""
+        return await self._core.search(index, body, _checked(params))
+
+
+class _LoopThread:
+    """An event loop of its own in a daemon thread: where a sync collapser's searches run, so
+    that the caller's threads (and any loop they run) are never involved."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="collapse-inprocess", daemon=True
+        )
+        self.thread.start()
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        if self.loop.is_closed():
+            coroutine.close()
+            raise RuntimeError("this Collapser is closed")
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def close(self) -> None:
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.run_until_complete(self.loop.shutdown_default_executor())
+        self.loop.close()
+
+
+class Collapser:
+    """Collapsed searches through an app's sync ``Elasticsearch`` or ``OpenSearch``.
+
+    Safe to call from several threads at once. ``close()`` (or ``with``) stops its thread; the
+    client stays the app's. ``settings`` as :class:`AsyncCollapser`'s."""
+
+    def __init__(self, client: Any, settings: Settings | None = None) -> None:
+        kind = _client_kind(client, want_async=False)
+        self.client = client
+        self.settings = settings or get_settings()
+        self._core = _Core(client, kind, self.settings, blocking=True)
+        self._loop = _LoopThread()
+        self._close = weakref.finalize(self, self._loop.close)
+
+    def search(
+        self,
+        *,
+        index: str | Sequence[str] | None = None,
+        body: Mapping[str, Any] | None = None,
+        **params: Param,
+    ) -> dict[str, Any]:
+        """The proxy's answer to this search (see the module docstring for errors)."""
+        return self._loop.run(self._core.search(index, body, _checked(params)))
+
+    def close(self) -> None:
+        self._close()
+
+    def __enter__(self) -> Collapser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class MountedProxy:
+    """The proxy (:func:`collapse.app.create_app`) as an ASGI application to mount.
+
+    It starts (Elasticsearch client, engine detection) at its first request, or in the host's
+    lifespan with :meth:`lifespan`; it stops with :meth:`aclose` (the host's shutdown). A
+    request below the mount point reaches it as a request to the proxy's own root: ``/es`` +
+    ``/docs/_search`` is ``/docs/_search``, whatever the index is called."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        from collapse.app import create_app
+
+        self.app = create_app(settings)
+        self._running: contextlib.AsyncExitStack | None = None
+        self._lock = threading.Lock()  # a start in one loop waits for one in another
+        self._starting: asyncio.Lock | None = None
+
+    async def start(self) -> None:
+        """Start the proxy unless it runs (served as a top-level app, its own lifespan did)."""
+        if self._running is not None or getattr(self.app.state, "upstream", None) is not None:
+            return
+        with self._lock:
+            if self._starting is None:
+                self._starting = asyncio.Lock()
+        async with self._starting:
+            if self._running is not None:
+                return
+            stack = contextlib.AsyncExitStack()
+            await stack.enter_async_context(self.app.router.lifespan_context(self.app))
+            self._running = stack
+
+    async def aclose(self) -> None:
+        """Stop the proxy (its Elasticsearch client); a later request starts it again."""
+        stack, self._running = self._running, None
+        if stack is not None:
+            await stack.aclose()
+            del self.app.state.upstream
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app: object = None) -> AsyncIterator[None]:
+        """Running for the duration: ``FastAPI(lifespan=proxy.lifespan)``, or ``async with
+        proxy.lifespan():`` inside the host's own lifespan."""
+        await self.start()
+        try:
+            yield
+        finally:
+            await self.aclose()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":  # served as a top-level app: the proxy's own lifespan
+            await self.app(scope, receive, send)
+            return
+        await self.start()
+        await self.app(_below_mount(scope), receive, send)
+
+
+def _below_mount(scope: Scope) -> Scope:
+    """``scope`` as the proxy's own: the mount point (``root_path``) taken off the path."""
+    root: str = scope.get("root_path", "")
+    path: str = scope["path"]
+    if not root or not path.startswith(root) or path[len(root) : len(root) + 1] not in ("", "/"):
+        return scope
+    raw = scope.get("raw_path")
+    prefix = quote(root).encode("latin-1")
+    if raw is not None:
+        raw = raw[len(prefix) :] or b"/" if raw.startswith(prefix) else None
+    return {**scope, "path": path[len(root) :] or "/", "raw_path": raw, "root_path": ""}
+
+
+def asgi_app(settings: Settings | None = None) -> MountedProxy:
+    """The proxy to mount in an app: ``app.mount("/es", collapse.asgi_app(settings))``."""
+    return MountedProxy(settings)
