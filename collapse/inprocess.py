@@ -347,11 +347,15 @@ class _LoopThread:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
 
     def close(self) -> None:
-        if self.loop.is_closed():
+        if self.loop.is_closed() or not self.thread.is_alive():
             return
+        if threading.current_thread() is self.thread:  # a finalizer run by the loop itself
+            self.loop.stop()
+            return
+        workers = self.loop.shutdown_default_executor()
+        asyncio.run_coroutine_threadsafe(workers, self.loop).result()
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join()
-        self.loop.run_until_complete(self.loop.shutdown_default_executor())
         self.loop.close()
 
 
