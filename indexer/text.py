@@ -29,7 +29,7 @@ import functools
 import operator
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -42,6 +42,7 @@ __all__ = [
     "normalize",
     "shingle_set",
     "shingles",
+    "sub_urls",
     "token_bytes",
     "token_weight",
     "tokenize",
@@ -210,6 +211,34 @@ def _url_token(m: re.Match[str]) -> str:
     return " " + _NOT_WORD.sub("", m.group()) + " "
 
 
+_SPACE = re.compile(r"\s")
+
+
+def sub_urls(repl: str | Callable[[re.Match[str]], str], text: str) -> str:
+    """``re.sub`` of the URL pattern (``scheme://`` up to the next space) in ``text``.
+
+    A match holds no whitespace and runs to the end of its word, so only the words around
+    each ``://`` are searched: the pattern scanned over a whole text tries every letter of
+    every word as a scheme's start.
+    """
+    q = text.find("://")
+    if q < 0:
+        return text
+    parts: list[str] = []
+    last = 0
+    while q >= 0:
+        start = max(last, text.rfind(" ", last, q) + 1, text.rfind("\n", last, q) + 1)
+        while (m := _SPACE.search(text, start, q)) is not None:  # rarer whitespace
+            start = m.end()
+        m = _SPACE.search(text, q + 3)
+        end = m.start() if m is not None else len(text)
+        parts += (text[last:start], _URL.sub(repl, text[start:end]))
+        last = end
+        q = text.find("://", end)
+    parts.append(text[last:])
+    return "".join(parts)
+
+
 def word_bytes(text: str, lines: bool = False, folded: bool = False) -> bytes:
     """The tokens of :func:`tokenize` as UTF-8, separated by runs of whitespace (``split()``
     them); with ``lines``, each line break is the token :data:`LINE` between spaces instead;
@@ -222,8 +251,7 @@ def word_bytes(text: str, lines: bool = False, folded: bool = False) -> bytes:
     then each distinct non-ASCII character that is a separator becomes a space, and dense
     runs, if any, become their bigrams (one regex substitution).
     """
-    if "://" in text:  # a URL is one identifier, one token: not a dozen words of the text
-        text = _URL.sub(_url_token, text)
+    text = sub_urls(_url_token, text)  # a URL is one identifier, not a dozen words
     if text.isascii():
         out = text.encode("ascii").translate(_ASCII_WORDS)
         return out.replace(b"\n", _SPACED_LINE) if lines else out
