@@ -49,6 +49,7 @@ from indexer.fingerprints.features import (
     shingle_hashes,
 )
 from indexer.fingerprints.minhash import sketch_segments
+from indexer.fingerprints.names import NAMED_BELOW
 from indexer.fingerprints.numbers import frame_stamp_lines, number_sketches
 from indexer.fingerprints.simhash import simhash_segments
 
@@ -501,7 +502,12 @@ def fingerprint_features(
         params=params,
         simhash=simhash_segments(sh, scounts, presence=params.weights == "presence"),
         minhash=sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits),
-        numbers=number_sketches(_content_texts(f, keep, applied), folded=True),
+        numbers=number_sketches(
+            _content_texts(f, keep, applied),
+            folded=True,
+            short=units < NAMED_BELOW,
+            titles=[t.split("\n", 1)[0] for t in f.texts],
+        ),
         exact_keys=list(f.exact_keys),
         token_count=units,
         present=np.ones(n, dtype=bool),

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from indexer import grouping
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
-from indexer.fingerprints.numbers import CELLS
+from indexer.fingerprints.names import PER_PART
+from indexer.fingerprints.numbers import CELLS, NUMBER_CELLS
 from indexer.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 
 T = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=50)
@@ -187,8 +188,16 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
     # the numbers: no cell with the same contexts (top 16 bits) holding other values (low 8)
     agree = not any(
         int(x) >> 8 == int(y) >> 8 and int(x) != int(y)
-        for x, y in zip(a.numbers[i], b.numbers[r], strict=True)
+        for x, y in zip(a.numbers[i, :NUMBER_CELLS], b.numbers[r, :NUMBER_CELLS], strict=True)
     )
+    # the names: the subject not disjoint, at most half of the smaller attribution not shared
+    for part in range(2):
+        cols = slice(NUMBER_CELLS + part * PER_PART, NUMBER_CELLS + (part + 1) * PER_PART)
+        x = {int(v) for v in a.numbers[i, cols] if v}
+        y = {int(v) for v in b.numbers[r, cols] if v}
+        shared = len(x & y)
+        if x and y and (shared == 0 if part == 0 else 2 * shared <= min(len(x), len(y))):
+            agree = False
     close = both and long_enough and d <= t.max_distance and s >= _needed(t, words) and agree
     return bool(same_key or close)
 
@@ -227,6 +236,12 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
     centres = [flip(BASE, range(c * 16, c * 16 + 7)) for c in range(4)]
     families = [rng.integers(0, 2**16, 64, dtype=np.uint16) for _ in range(3)]
     figures = [rng.integers(0, 2**24, CELLS, dtype=np.uint32) for _ in range(3)]
+    for f in figures:  # name cells: a few words of a small vocabulary, or none
+        f[NUMBER_CELLS:] = 0
+        for part in range(2):
+            at = NUMBER_CELLS + part * PER_PART
+            words = rng.choice(np.arange(1, 6, dtype=np.uint32), rng.integers(0, 4), replace=False)
+            f[at : at + len(words)] = words
     simhashes, sketches, keys, tokens, present, numbers = [], [], [], [], [], []
     for offset, centre, family, short in hits:
         bits = [b % 64 for b in range(offset, offset + offset % 12)]

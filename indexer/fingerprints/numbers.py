@@ -29,7 +29,8 @@ Every (context, value) occurrence is an *entry*. The sketch has :data:`CELLS` ce
 :data:`ROWS` rows of :data:`BUCKETS`: an entry falls in one cell of each row (by a hash of its
 context of the row's own), which holds two sums over its entries: 16 bits of context hashes
 and 8 bits of entry hashes. Stored as one ``uint32`` per cell, ``context_sum << 8 |
-value_sum``, packed as 3 little-endian bytes (:func:`cells_to_bytes`): 144 bytes.
+value_sum``, packed as 3 little-endian bytes (:func:`cells_to_bytes`): 144 bytes. The name
+cells (:mod:`indexer.fingerprints.names`) follow them in the stored value.
 
 **Conflict** (:func:`conflicts`): some cell of the two documents has equal context sums and
 different value sums: the cell holds the same contexts in both, as often, with other values.
@@ -58,11 +59,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from indexer.fingerprints.names import NAME_CELLS, name_cells, names_agree
 from indexer.text import normalize
 
 __all__ = [
     "BUCKETS",
     "CELLS",
+    "NUMBER_CELLS",
     "ROWS",
     "agree",
     "cells_from_bytes",
@@ -77,8 +80,11 @@ __all__ = [
 ROWS = 2
 #: Cells per row.
 BUCKETS = 24
-#: Cells in all (one ``uint32`` each, 3 bytes packed).
-CELLS = ROWS * BUCKETS
+#: Cells of the number sketch proper.
+NUMBER_CELLS = ROWS * BUCKETS
+#: Cells stored in all (one ``uint32`` each, 3 bytes packed): the number sketch's, then the
+#: name cells (:mod:`indexer.fingerprints.names`).
+CELLS = NUMBER_CELLS + NAME_CELLS
 
 _19, _20 = ord("1") * 256 + ord("9"), ord("2") * 256 + ord("0")
 _CJK_DATE = re.compile(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일号號]?")
@@ -216,10 +222,26 @@ def _range_hashes(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return _fmix(np.add.reduceat(terms, first) + lengths.astype(np.uint64))
 
 
-def number_sketches(texts: Sequence[str], folded: bool = False) -> np.ndarray:
-    """(n, :data:`CELLS`) uint32: the number sketch of each text (module docstring);
-    ``folded``: the texts are already :func:`indexer.text.fold`-ed."""
-    return sketches_of_bytes([_bytes_of(t, folded) for t in texts])
+def number_sketches(
+    texts: Sequence[str],
+    folded: bool = False,
+    short: np.ndarray | None = None,
+    titles: Sequence[str] | None = None,
+) -> np.ndarray:
+    """(n, :data:`CELLS`) uint32: the number sketch of each text (module docstring), then the
+    name cells of the ``short`` ones (none when not given: :mod:`indexer.fingerprints.names`).
+    ``folded``: the texts are already :func:`indexer.text.fold`-ed; ``titles``: each text's
+    first line as written, when ``texts`` has frame lines blanked (default: their own)."""
+    out = sketches_of_bytes([_bytes_of(t, folded) for t in texts])
+    if short is not None and short.any():
+        if not folded:
+            texts = [normalize(t) for t in texts]
+        if titles is None:
+            titles = [t.split("\n", 1)[0] for t in texts]
+        elif not folded:
+            titles = [normalize(t) for t in titles]
+        out[:, NUMBER_CELLS:] = name_cells(titles, texts, short)
+    return out
 
 
 def _bytes_of(text: str, folded: bool = False) -> bytes:
@@ -422,12 +444,12 @@ def _cells(doc: np.ndarray, ctx: np.ndarray, pair: np.ndarray, n: int) -> np.nda
         with np.errstate(over="ignore"):
             salt = _U64(r) * _Q
             hc, hp = _fmix(ctx + salt), _fmix(pair + salt)
-        cell = doc * CELLS + r * BUCKETS + (hc % _U64(BUCKETS)).astype(np.int64)
-        csum = np.bincount(cell, (hc >> _U64(48)).astype(np.float64), n * CELLS)
-        vsum = np.bincount(cell, (hp & _U64(0xFF)).astype(np.float64), n * CELLS)
+        cell = doc * NUMBER_CELLS + r * BUCKETS + (hc % _U64(BUCKETS)).astype(np.int64)
+        csum = np.bincount(cell, (hc >> _U64(48)).astype(np.float64), n * NUMBER_CELLS)
+        vsum = np.bincount(cell, (hp & _U64(0xFF)).astype(np.float64), n * NUMBER_CELLS)
         cols = slice(r * BUCKETS, (r + 1) * BUCKETS)
         cells = (csum.astype(np.int64) % 65536) << 8 | (vsum.astype(np.int64) % 256)
-        out[:, cols] = cells.reshape(n, CELLS)[:, cols]
+        out[:, cols] = cells.reshape(n, NUMBER_CELLS)[:, cols]
     return out
 
 
@@ -438,9 +460,16 @@ def conflicts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(k,) bool: ``~conflicts(a, b)``, in two array operations (the verification's hot path):
-    no cell's XOR is in 1..255 (uint32 wraps 0 - 1 above 254)."""
-    return ((np.bitwise_xor(a, b) - np.uint32(1)) >= np.uint32(255)).all(axis=-1)
+    """(k,) bool: ``~conflicts(a, b)`` (the verification's hot path): no number cell's XOR is
+    in 1..255 (uint32 wraps 0 - 1 above 254), and the name cells agree where either has any."""
+    ok = ((np.bitwise_xor(a[:, :NUMBER_CELLS], b[:, :NUMBER_CELLS]) - np.uint32(1)) >= 255).all(
+        axis=-1
+    )
+    named = (a[:, NUMBER_CELLS:] != 0).any(axis=1) & (b[:, NUMBER_CELLS:] != 0).any(axis=1)
+    if named.any():
+        k = np.flatnonzero(named & ok)
+        ok[k] = names_agree(a[k, NUMBER_CELLS:], b[k, NUMBER_CELLS:])
+    return ok
 
 
 def cells_to_bytes(cells: np.ndarray) -> np.ndarray:

@@ -10,8 +10,9 @@ So the writers store the values once more, packed:
     12      4      token_count, uint32
     16      32     exact_key, the sha256 digest (its 64 hex digits as bytes)
     48      M      the MinHash sketch, as ``collapse_fp.minhash`` (M = size x bits / 8)
-    48 + M  144    the number sketch, as ``collapse_fp.numbers`` (48 cells x 3 bytes)
-    192 + M 0-2    zero bytes: the record is a multiple of 3 bytes
+    48 + M  180    the number sketch and the name cells, as ``collapse_fp.numbers`` (60 cells
+                   x 3 bytes)
+    228 + M 0-2    zero bytes: the record is a multiple of 3 bytes
 
 then standard base64. A multiple of 3 bytes has no base64 padding, so the base64 of n records
 joined is the base64 of their bytes joined: a batch encodes (:func:`pack_many`) and decodes

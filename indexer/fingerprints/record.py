@@ -2,7 +2,7 @@
 
 Stored shape, produced by :meth:`FingerprintRecord.to_es`::
 
-    {"version": "sh4-k4-blake2b-count-b4-mh128x8k4",
+    {"version": "sh5-k4-blake2b-count-b4-mh128x8k4",
      "simhash": <int64>,          # ES long: the 64 bits read as signed two's complement
      "block_0": "9d3f", ..., "block_{B-1}": "0a93",   # lowercase hex, block 0 = low bits
      "minhash": "<base64>",       # ES binary (stored, not indexed)
@@ -23,8 +23,9 @@ Default 128 values x 8 bits: 128 bytes, 172 base64 characters.
 ``band``: :func:`~indexer.fingerprints.bands.band_keys` of the sketch (16 keys of 10
 characters by default), absent when ``token_count == 0``; derived from ``minhash``, so not
 part of the version, and ignored when reading (``from_es``, ``decode_many``).
-``numbers``: the number sketch (:mod:`~indexer.fingerprints.numbers`): its 48 cells as 3
-little-endian bytes each, base64 (144 bytes, 192 characters, no padding).
+``numbers``: the number sketch (:mod:`~indexer.fingerprints.numbers`) and the name cells
+(:mod:`~indexer.fingerprints.names`): 60 cells as 3 little-endian bytes each, base64 (180
+bytes, 240 characters, no padding).
 ``packed``: :func:`~indexer.fingerprints.packed.pack_many` of the record's own values (tag of
 the version, simhash, token_count, exact key, sketch, number sketch: 428 characters by
 default), so that a

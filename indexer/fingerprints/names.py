@@ -1,0 +1,141 @@
+"""The name cells: what a short document is about and whom it quotes, so that a copy with
+another product name or another author stays apart.
+
+A short listing whose product name changed, or a quote credited to someone else, differs from
+its original in one or two words: to SimHash and MinHash a one-word edit like any other. A
+reader sees another document. Two places in a short text say what it is, in every script:
+
+* its *subject*: the longest part of its first line (the title, when the document has one),
+  split at the separators titles use (``|``, ``:``, `` - ``, ``【】`` ...), whose words start
+  another line ("Apostrophe" of "Apostrophe | Shop" starts "Apostrophe 6.0 - a puzzle game");
+  a line equal to the first (a heading repeating the title) does not count. A headline's
+  additions ("Explained:") or a site's name after the title are parts of their own that no
+  line starts with, and a new headline that the text does not repeat gives no subject;
+* its *attribution*: the last line that starts with a dash (``-- Mark Twain``, ``—— 苏轼``,
+  ``― 夏目漱石``), bracketed remarks left out (a source added after the name), if it has at
+  most :data:`MAX_ATTRIBUTION` words.
+
+Words are maximal runs of letters, case folded (digits belong to the number sketch); each
+character of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is a word
+of its own. Each part is stored as the 24-bit hashes of its first :data:`PER_PART` distinct
+words (0: none), only for documents under :data:`NAMED_BELOW` words of content.
+
+**Conflict** (:func:`names_agree`): both documents have a subject and the two share no word,
+or both have an attribution and at most half of the smaller one's words are in the other.
+Guarantees: a part one document lacks never conflicts (a copy that drops the credit, a long
+document); a part whose words a copy keeps, whatever it adds after them, never conflicts; a
+part replaced by other words (a disjoint subject, an attribution sharing at most half)
+always conflicts. Not seen: a name inside a sentence, and subjects that share a word
+("GNOME Robots", "GNOME Maps").
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = [
+    "MAX_ATTRIBUTION",
+    "NAMED_BELOW",
+    "NAME_CELLS",
+    "PARTS",
+    "PER_PART",
+    "name_cells",
+    "names_agree",
+]
+
+#: Parts: the subject, then the attribution.
+PARTS = 2
+#: Hashes kept per part (of its first words).
+PER_PART = 6
+#: Cells in all, after the number sketch's.
+NAME_CELLS = PARTS * PER_PART
+#: Documents with fewer words of content than this get name cells.
+NAMED_BELOW = 100
+#: Most words an attribution line may have.
+MAX_ATTRIBUTION = 8
+#: Most words a first line may have to give a subject (a longer one is text, not a title).
+_MAX_TITLE = 24
+
+_DENSE = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+)
+_WORD = re.compile(rf"[{_DENSE}]|(?:(?![{_DENSE}])[^\W\d_])+")
+_TITLE_SEPARATORS = re.compile(r"\s-{1,2}\s|\s[\u2012-\u2015]\s|[|｜:：·•【】\[\]「」]")
+_REMARK = re.compile(r"\([^()]*\)|（[^（）]*）|\[[^\[\]]*\]")
+_DASH = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
+
+
+def _words(line: str) -> list[str]:
+    return _WORD.findall(line.lower())
+
+
+def _hashes(words: Sequence[str]) -> list[int]:
+    """Nonzero 24-bit hashes (stable across runs) of the first :data:`PER_PART` distinct
+    ``words``."""
+    out: list[int] = []
+    for w in words:
+        h = zlib.crc32(w.encode("utf-8")) % 0xFFFFFF + 1
+        if h not in out:
+            out.append(h)
+            if len(out) == PER_PART:
+                break
+    return out
+
+
+def _subject(lines: list[str], title: str) -> list[str]:
+    """The longest part of the title (split at its separators: ``|``, ``:``, `` - ``, ``【】``
+    ...) whose words start one of ``lines`` (other than a line equal to the title)."""
+    head = title.strip()
+    starts = [_words(line) for line in lines if line and line.strip() != head]
+    if not starts:
+        return []
+    best: list[str] = []
+    for part in _TITLE_SEPARATORS.split(title):
+        words = _words(part)
+        n = len(words)
+        if len(best) < n <= _MAX_TITLE and any(line[:n] == words for line in starts):
+            best = words
+    return best
+
+
+def _attribution(lines: list[str]) -> list[str]:
+    """The words of the last line that starts with a dash, bracketed remarks left out (a
+    source added after the name), if at most :data:`MAX_ATTRIBUTION`; else none."""
+    for line in reversed(lines):
+        m = _DASH.match(line)
+        if m is None:
+            continue
+        words = _words(_REMARK.sub(" ", line[m.end() :]))
+        return words if len(words) <= MAX_ATTRIBUTION else []
+    return []
+
+
+def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -> np.ndarray:
+    """(n, :data:`NAME_CELLS`) uint32 name cells of the ``short`` documents (zeros for the
+    others). ``titles``: each document's first line as written; ``texts``: its text as the
+    number sketch reads it (folded, frame lines blanked), whose first line is skipped."""
+    out = np.zeros((len(texts), NAME_CELLS), dtype=np.uint32)
+    for i in np.flatnonzero(short).tolist():
+        lines = texts[i].split("\n")[1:]
+        for part, words in enumerate((_subject(lines, titles[i]), _attribution(lines))):
+            hs = _hashes(words)
+            out[i, part * PER_PART : part * PER_PART + len(hs)] = hs
+    return out
+
+
+def names_agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(k,) bool: whether k pairs of name cells (``a``, ``b``: (k, :data:`NAME_CELLS`)) do not
+    conflict (module docstring)."""
+    x = a.reshape(len(a), PARTS, PER_PART)
+    y = b.reshape(len(b), PARTS, PER_PART)
+    nx = (x > 0).sum(axis=2)
+    ny = (y > 0).sum(axis=2)
+    shared = ((x[:, :, :, None] == y[:, :, None, :]) & (x > 0)[:, :, :, None]).sum(axis=(2, 3))
+    both = (nx > 0) & (ny > 0)
+    subject = both[:, 0] & (shared[:, 0] == 0)
+    attribution = both[:, 1] & (2 * shared[:, 1] <= np.minimum(nx[:, 1], ny[:, 1]))
+    return ~(subject | attribution)

@@ -1,0 +1,187 @@
+"""Names keep their meaning: a short listing with another product name, a quote credited to
+someone else, stay apart from copies that fold (indexer.fingerprints.names), in every script and
+through the proxy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from elasticsearch import Elasticsearch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer.fingerprints import fingerprint_arrays
+from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, names_agree
+from indexer.fingerprints.numbers import NUMBER_CELLS
+from indexer.grouping import Prints, Thresholds, verify
+from tests.proxy_support import create_index, index_docs
+from tests.test_proxy_search import search
+
+T = Thresholds(24, 0.45)
+
+LISTING = (
+    "{title}\n{name} 6.4 - a puzzle game in which you build molecules out of single atoms, "
+    "against the clock, level after level. Storage: 128 GB, price: $19.99, free shipping "
+    "within two days."
+)
+QUOTE = (
+    "{title}\nLife is what happens to you while you are busy making other plans, and most "
+    "of it is the small things you did not plan at all.\n{credit}"
+)
+ZH = (
+    "{title}\n钓水，逸事也，尚持生杀之柄；弈棋，清戏也，且动战争之心。"
+    "可见喜事不如省事之为适，多能不如无能之全真。\n{credit}"
+)
+JA = (
+    "{title}\n吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。"
+    "何でも薄暗いじめじめした所でニャーニャー泣いていた事だけは記憶している。\n{credit}"
+)
+
+
+def _prints(texts: list[str], names: bool = True) -> Prints:
+    a = fingerprint_arrays(texts)
+    numbers = a.numbers.copy()
+    if not names:
+        numbers[:, NUMBER_CELLS:] = 0
+    keys = np.arange(len(texts), dtype=np.int64)  # no two exact keys equal
+    return Prints(a.simhash, a.minhash, keys, a.token_count, a.present, numbers)
+
+
+def folds_with_first(texts: list[str], names: bool = True) -> list[bool]:
+    """Whether each of texts[1:] verifies against texts[0]."""
+    p = _prints(texts, names)
+    n = len(texts) - 1
+    ok, _, _ = verify(p, np.arange(1, n + 1), p, np.zeros(n, dtype=np.int64), T)
+    return ok.tolist()
+
+
+def test_a_listing_with_another_product_name_stays_apart() -> None:
+    """Copies under a headline, with a site's name after the title, or with one word changed
+    fold; the same listing for another product does not (and would without the name cells)."""
+    texts = [
+        LISTING.format(title="Atomix", name="Atomix"),
+        LISTING.format(title="Explained: Atomix", name="Atomix"),
+        LISTING.format(title="Atomix | Gadget Store", name="Atomix"),
+        LISTING.format(title="Atomix", name="Atomix").replace("single atoms", "single atom"),
+        LISTING.format(title="GNOME Mines", name="GNOME Mines"),
+    ]
+    assert folds_with_first(texts) == [True, True, True, False]
+    assert folds_with_first(texts, names=False) == [True, True, True, True]
+
+
+@pytest.mark.parametrize(
+    ("template", "title", "credit", "same", "other"),
+    [
+        (QUOTE, "Life is what happens…", "-- John Lennon", "— John Lennon (Source: Daily Quote)",
+         "-- Allen Saunders"),
+        (ZH, "钓水", "—— 《菜根谭》", "——《菜根谭》（来源：每日名言）", "—— 洪应明"),
+        (JA, "吾輩は猫である", "―― 夏目漱石", "――夏目漱石", "―― 芥川龍之介"),
+    ],
+)  # fmt: skip
+def test_a_quote_credited_to_someone_else_stays_apart(
+    template: str, title: str, credit: str, same: str, other: str
+) -> None:
+    """A copy whose credit carries a source, or that drops the credit, folds; the same words
+    credited to another author do not (English, Chinese, Japanese)."""
+    texts = [
+        template.format(title=title, credit=credit),
+        template.format(title=title, credit=same),
+        template.format(title=title, credit=""),
+        template.format(title=title, credit=other),
+    ]
+    assert folds_with_first(texts) == [True, True, False]
+    assert folds_with_first(texts, names=False) == [True, True, True]
+
+
+def test_long_documents_have_no_name_cells() -> None:
+    """Only documents under NAMED_BELOW words of content carry names: a long article's
+    reprint under another headline, credited otherwise, is still a copy."""
+    body = " ".join(f"word{i % 7} line{i} text" for i in range(NAMED_BELOW))
+    a = fingerprint_arrays([f"Atomix\nAtomix {body}\n-- Ann Lee", "Atomix\nAtomix is\n-- Ann Lee"])
+    assert a.token_count[0] >= NAMED_BELOW and not a.numbers[0, NUMBER_CELLS:].any()
+    assert a.numbers[1, NUMBER_CELLS:].any()
+
+
+def _cells(title: str, lines: list[str]) -> np.ndarray:
+    return name_cells([title], ["\n".join([title, *lines])], np.ones(1, dtype=bool))
+
+
+def test_the_parts_read_as_documented() -> None:
+    """The subject is the longest title part that starts a line (a heading equal to the title
+    does not count); the attribution the last dash line, bracketed remarks left out."""
+    x = _cells("In depth: Atomix | Shop", ["In depth: Atomix | Shop", "Atomix 6.4 is a game"])
+    y = _cells("Atomix", ["Atomix 6.4 is a game"])
+    assert (x == y).all() and x[0, 0] and not x[0, 1]
+    new_headline = _cells("Today's pick", ["Atomix 6.4 is a game"])
+    assert not new_headline.any()  # no line starts with it: no subject, nothing to conflict
+    credit = _cells("Q", ["Some words.", "- a list item", "— Mark Twain (via Example)"])
+    assert (credit[0, 6:] > 0).sum() == 2 and not credit[0, :6].any()
+
+
+NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(NAME, min_size=1, max_size=3), st.lists(NAME, min_size=1, max_size=3), NAME)
+def test_what_a_copy_adds_never_conflicts_and_a_replaced_name_does(
+    name: list[str], other: list[str], site: str
+) -> None:
+    """A headline before the title, a site after it, a source after the credit: no conflict.
+    Another subject or another credit that shares no word with the first: a conflict."""
+    subject, credit = " ".join(name), " ".join(name)
+    first = _cells(subject, [f"{subject} is small", f"-- {credit}"])
+    copy = _cells(
+        f"News: {subject} | {site}", [f"{subject} is small", f"-- {credit} (from {site})"]
+    )
+    assert names_agree(first, copy)[0]
+    if not set(name) & set(other):
+        o = " ".join(other)
+        assert not names_agree(first, _cells(o, [f"{o} is small", f"-- {credit}"]))[0]
+        assert not names_agree(first, _cells(subject, [f"{subject} is small", f"-- {o}"]))[0]
+
+
+def test_cells_without_names_always_agree() -> None:
+    a = np.zeros((3, NAME_CELLS), dtype=np.uint32)
+    b = a.copy()
+    b[0, 0] = 5
+    b[1, 7] = 9
+    assert names_agree(a, b).tolist() == [True, True, True]
+
+
+# --- through the proxy ----------------------------------------------------------------------
+
+
+@pytest.mark.es
+def test_a_name_changed_near_miss_stays_apart_through_the_proxy(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    """A listing's copies (headline, site name, one word) fold behind it; the listing of
+    another product and the quote credited to another author stay results of their own."""
+    texts = {
+        "atomix": LISTING.format(title="Atomix", name="Atomix"),
+        "atomix-headline": LISTING.format(title="Explained: Atomix", name="Atomix"),
+        "atomix-site": LISTING.format(title="Atomix | Gadget Store", name="Atomix"),
+        "mines": LISTING.format(title="GNOME Mines", name="GNOME Mines"),
+        "lennon": QUOTE.format(title="Life is what happens…", credit="-- John Lennon"),
+        "lennon-copy": QUOTE.format(title="Life is what happens…", credit="— John Lennon"),
+        "saunders": QUOTE.format(title="Life is what happens…", credit="-- Allen Saunders"),
+    }
+    ids = list(texts)
+    records = fingerprint_arrays([texts[i] for i in ids]).records()
+    docs = [
+        {"_id": i, "n": k, "body": texts[i], "collapse_fp": r.to_es(i)}
+        for k, (i, r) in enumerate(zip(ids, records, strict=True))
+    ]
+    create_index(es, index_name)
+    index_docs(es, index_name, docs)
+    body = {"query": {"match_all": {}}, "sort": [{"n": "asc"}], "size": 10}
+    out = search(proxy_url, index_name, body, collapse_members=10)
+    groups = {
+        h["_id"]: sorted(m["_id"] for m in h["_collapse"]["members"]) for h in out["hits"]["hits"]
+    }
+    assert groups == {
+        "atomix": ["atomix-headline", "atomix-site"],
+        "mines": [],
+        "lennon": ["lennon-copy"],
+        "saunders": [],
+    }
