@@ -130,11 +130,16 @@ def build(es: Elasticsearch, n: int) -> None:
 
 
 def current_layout(es: Elasticsearch) -> bool:
-    """Whether the index has the fingerprint mapping ``indexer init`` creates now (an index
-    built by an older version of this benchmark is rebuilt rather than measured)."""
+    """Whether the index has the fingerprint mapping ``indexer init`` creates now and documents
+    of the current fingerprint version (an index built by an older version of this benchmark
+    is rebuilt rather than measured)."""
     mapping = es.indices.get_mapping(index=INDEX)[INDEX]["mappings"]["properties"]
     want = index_mappings(PARAMS)["properties"]["collapse_fp"]["properties"]
-    return mapping.get("collapse_fp", {}).get("properties") == want
+    if mapping.get("collapse_fp", {}).get("properties") != want:
+        return False
+    # and documents fingerprinted by this generation (a new one changes values, not mapping)
+    hits = es.search(index=INDEX, size=1, source=["collapse_fp.version"])["hits"]["hits"]
+    return bool(hits) and hits[0]["_source"]["collapse_fp"].get("version") == PARAMS.version
 
 
 def queries(es: Elasticsearch, count: int, seed: int = 3) -> list[dict[str, Any]]:
