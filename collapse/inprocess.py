@@ -63,6 +63,7 @@ T = TypeVar("T")
 #: A query-string value as the official clients take them (a list is joined with commas).
 Param = str | int | float | bool | Sequence[str]
 _Kind = Literal["elasticsearch", "opensearch"]
+_JSON = {"content-type": "application/json"}
 
 
 def _client_kind(client: object, want_async: bool) -> _Kind:
@@ -101,8 +102,9 @@ def _query_value(value: Param) -> str:
     return ",".join(str(v) for v in value)
 
 
-def _answer(status: int, headers: Mapping[str, str], body: Any) -> httpx.Response:
-    """A client's answer (its body deserialised) as the ``httpx.Response`` Upstream returns."""
+def _answer(status: int, body: Any) -> httpx.Response:
+    """A client's answer (its body deserialised) as the ``httpx.Response`` Upstream returns;
+    no headers of Elasticsearch's (only the proxy's routes pass them on)."""
     if body is None:
         content = b""
     elif isinstance(body, bytes):
@@ -111,11 +113,7 @@ def _answer(status: int, headers: Mapping[str, str], body: Any) -> httpx.Respons
         content = body.encode()
     else:
         content = jsonio.dumps(body)
-    out = {
-        k: v for k, v in headers.items() if k.lower() not in ("content-length", "content-encoding")
-    }
-    out.setdefault("content-type", "application/json")
-    return httpx.Response(status, headers=out, content=content)
+    return httpx.Response(status, headers=_JSON, content=content)
 
 
 class ClientUpstream(Upstream):
@@ -182,8 +180,8 @@ class ClientUpstream(Upstream):
         except Exception as exc:
             return self._failed(exc)
         if self.kind == ELASTICSEARCH:
-            return _answer(answer.meta.status, answer.meta.headers, answer.body)
-        return _answer(200, {}, answer)  # opensearch-py's transport answers the body only
+            return _answer(answer.meta.status, answer.body)
+        return _answer(200, answer)  # opensearch-py's transport answers the body only
 
     def _failed(self, exc: Exception) -> httpx.Response:
         """Elasticsearch's error answer as an answer; the client's connection errors mapped."""
@@ -199,7 +197,7 @@ def _es_failed(exc: Exception) -> httpx.Response | None:
     from elasticsearch import ApiError, UnsupportedProductError
 
     if isinstance(exc, ApiError) and not isinstance(exc, UnsupportedProductError):
-        return _answer(exc.meta.status, exc.meta.headers, exc.body)
+        return _answer(exc.meta.status, exc.body)
     if isinstance(exc, ConnectionTimeout):
         raise UpstreamTimeout(f"the client's request timed out: {exc}") from exc
     if isinstance(exc, TransportError):
@@ -216,7 +214,7 @@ def _os_failed(exc: Exception) -> httpx.Response | None:
     if isinstance(exc, ConnectionError):
         raise UpstreamUnavailable(f"the client could not reach its nodes: {exc}") from exc
     if isinstance(exc, TransportError) and isinstance(exc.status_code, int):
-        return _answer(exc.status_code, {}, exc.info)
+        return _answer(exc.status_code, exc.info)
     return None
 
 
