@@ -307,15 +307,25 @@ class _Pool:
             yield self._recv(window.popleft())
 
     def close(self) -> None:
+        """Stop the workers; tasks not yet sent are dropped (a run that failed mid-way).
+
+        The sender thread ends before the pipes close: a pipe closed while the sender is
+        inside ``Connection.send`` fails there with a ``TypeError`` (its handle gone), a
+        thread traceback on the user's terminal."""
         if self.workers:
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    self._outbox.get_nowait()
             self._outbox.put(None)
             for proc in self._procs:
                 proc.terminate()
             for proc in self._procs:
                 proc.join()
-            for conn in self._conns:
-                conn.close()
+            # the workers are gone, so a send in progress fails at once (OSError, suppressed)
             self._sender.join(timeout=5)
+            if not self._sender.is_alive():
+                for conn in self._conns:
+                    conn.close()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
 
