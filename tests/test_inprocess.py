@@ -294,6 +294,9 @@ async def test_the_proxy_mounted_in_an_app_answers_as_the_proxy(
                 assert got.status_code == expected.status_code == 200
                 assert comparable(got.json()) == comparable(expected.json())
             assert got.headers["x-elastic-product"] == "Elasticsearch"
+            math = await http.post(f"/{wire}/%3C{wire}%3E/_search", json=SORTED)  # <{wire}>
+            expected = httpx.post(f"{proxy_url}/{wire}/_search", json=SORTED)
+            assert comparable(math.json()) == comparable(expected.json())
             doc = await http.get(f"/{wire}/{wire}/_doc/c0")
             assert doc.status_code == 200 and "collapse_fp" not in doc.json()["_source"]
             internal = await http.get(f"/{wire}/collapse-boilerplate/_search")  # never served
