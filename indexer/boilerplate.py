@@ -49,7 +49,6 @@ from indexer.fingerprints.features import (
     shingle_hashes,
 )
 from indexer.fingerprints.minhash import sketch_segments
-from indexer.fingerprints.names import NAMED_BELOW
 from indexer.fingerprints.numbers import frame_stamp_lines, number_sketches
 from indexer.fingerprints.simhash import simhash_segments
 
@@ -505,7 +504,7 @@ def fingerprint_features(
         numbers=number_sketches(
             _content_texts(f, keep, applied),
             folded=True,
-            short=units < NAMED_BELOW,
+            units=units,
             titles=[t.split("\n", 1)[0] for t in f.texts],
         ),
         exact_keys=list(f.exact_keys),

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from indexer.fingerprints import fingerprint, fingerprint_arrays
 from indexer.fingerprints.numbers import (
     CELLS,
+    SIDES_BELOW,
     cells_from_bytes,
     cells_to_bytes,
     conflicts,
@@ -72,12 +73,21 @@ def test_an_identifier_with_an_underscore_is_no_number() -> None:
     assert not conflict("Link with asn1_der here.", "Link with asn2_der here.")
 
 
+def conflict_short(a: str, b: str) -> bool:
+    """:func:`conflict` under the rule of documents below ``SIDES_BELOW`` words."""
+    s = number_sketches([a, b], units=np.full(2, SIDES_BELOW - 1))
+    return bool(conflicts(s[:1], s[1:])[0])
+
+
 def test_not_promised_a_number_changed_with_its_neighbour_or_in_a_shared_idiom() -> None:
-    """The non-guarantees, pinned: a word edited next to the changed number hides it; an idiom
+    """The non-guarantees, pinned: in a long document a word edited next to the changed number
+    hides it (a short one still sees it by the other neighbour, unless both changed); an idiom
     around a number that two frames share is compared (the brand after it keeps them apart)."""
     a = "In the shop this phone with storage 128 gb costs a lot of money today."
     b = "In the shop this phone with memory 256 gb costs a lot of money today."
-    assert not conflict(a, b)
+    assert not conflict(a, b) and conflict_short(a, b)
+    assert not conflict_short(a, b.replace("256 gb", "256 gigabytes"))
+    assert not conflict_short(a, a.replace("storage", "memory"))  # the word alone: a copy
     body = "The council met on Tuesday and agreed on the budget for the schools."
     one = body + "\nCopyright (c) 2019-2026 Daily Wire. All rights reserved."
     two = body + "\nCopyright (c) 2011-2026 City News. All rights reserved."

@@ -26,7 +26,6 @@ from indexer.fingerprints.features import (
     with_words,
 )
 from indexer.fingerprints.minhash import sketch_segments, value_dtype
-from indexer.fingerprints.names import NAMED_BELOW
 from indexer.fingerprints.numbers import CELLS, number_sketches
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord
@@ -190,7 +189,7 @@ def fingerprint_arrays(
         simhash[a:b] = simhash_segments(sh, scounts, presence=params.weights == "presence")
         sketch[a:b] = sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits)
         keys += tokens.keys
-        numbers[a:b] = number_sketches(tokens.folded, folded=True, short=units < NAMED_BELOW)
+        numbers[a:b] = number_sketches(tokens.folded, folded=True, units=units)
         token_count[a:b] = units
     return FingerprintArrays(
         params=params,

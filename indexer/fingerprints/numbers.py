@@ -24,6 +24,10 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   line breaks (a line break only stops a number); the start or end of the text counts as no
   run. Of a non-ASCII run only the 6 bytes next to the number count (2 CJK or 3 Cyrillic
   characters), of an ASCII run 32 (why not further out: docs/fingerprints.md, "Numbers").
+  In a document under :data:`SIDES_BELOW` words of content (a listing, a quote), each number
+  is two entries instead, each with one neighbour alone as its context: a copy that changed
+  the word beside a number still has the number's other neighbour, so a number changed there
+  too still conflicts.
 
 Every (context, value) occurrence is an *entry*. The sketch has :data:`CELLS` cells,
 :data:`ROWS` rows of :data:`BUCKETS`: an entry falls in one cell of each row (by a hash of its
@@ -59,7 +63,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from indexer.fingerprints.names import NAME_CELLS, name_cells, names_agree
+from indexer.fingerprints.features import NO_WORDS
+from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, names_agree
 from indexer.text import normalize
 
 __all__ = [
@@ -67,6 +72,7 @@ __all__ = [
     "CELLS",
     "NUMBER_CELLS",
     "ROWS",
+    "SIDES_BELOW",
     "agree",
     "cells_from_bytes",
     "cells_to_bytes",
@@ -80,6 +86,8 @@ __all__ = [
 ROWS = 2
 #: Cells per row.
 BUCKETS = 24
+#: Documents with fewer words of content than this enter each number once per neighbour.
+SIDES_BELOW = NO_WORDS
 #: Cells of the number sketch proper.
 NUMBER_CELLS = ROWS * BUCKETS
 #: Cells stored in all (one ``uint32`` each, 3 bytes packed): the number sketch's, then the
@@ -198,6 +206,7 @@ _P = _U64(0x100000001B3)  # odd multiplier of the run hash
 _POW = np.cumprod(np.r_[_U64(1), np.full(_MAX_RUN - 1, _P, dtype=np.uint64)], dtype=np.uint64)
 _Q = _U64(0x9E3779B97F4A7C15)
 _EMPTY = _U64(0x5EED)  # hash of "no run"
+_LEFT, _RIGHT = _U64(0x51DE1E), _U64(0x51DE2F)  # salts of a context of one neighbour
 
 
 def _fmix(x: np.ndarray) -> np.ndarray:
@@ -225,22 +234,25 @@ def _range_hashes(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def number_sketches(
     texts: Sequence[str],
     folded: bool = False,
-    short: np.ndarray | None = None,
+    units: np.ndarray | None = None,
     titles: Sequence[str] | None = None,
 ) -> np.ndarray:
-    """(n, :data:`CELLS`) uint32: the number sketch of each text (module docstring), then the
-    name cells of the ``short`` ones (none when not given: :mod:`indexer.fingerprints.names`).
+    """(n, :data:`CELLS`) uint32: the number sketch of each text (module docstring), then its
+    name cells (:mod:`indexer.fingerprints.names`). ``units``: each text's words of content,
+    which decide the short documents' rules (none given: the long documents' rule, no names);
     ``folded``: the texts are already :func:`indexer.text.fold`-ed; ``titles``: each text's
     first line as written, when ``texts`` has frame lines blanked (default: their own)."""
-    out = sketches_of_bytes([_bytes_of(t, folded) for t in texts])
-    if short is not None and short.any():
+    sides = None if units is None else units < SIDES_BELOW
+    out = sketches_of_bytes([_bytes_of(t, folded) for t in texts], sides=sides)
+    named = None if units is None else units < NAMED_BELOW
+    if named is not None and named.any():
         if not folded:
             texts = [normalize(t) for t in texts]
         if titles is None:
             titles = [t.split("\n", 1)[0] for t in texts]
         elif not folded:
             titles = [normalize(t) for t in titles]
-        out[:, NUMBER_CELLS:] = name_cells(titles, texts, short)
+        out[:, NUMBER_CELLS:] = name_cells(titles, texts, named)
     return out
 
 
@@ -277,9 +289,14 @@ def frame_stamp_lines(texts: Sequence[str], folded: bool = False) -> list[list[i
     return stamps
 
 
-def sketches_of_bytes(words: Sequence[bytes], stamps: list[list[int]] | None = None) -> np.ndarray:
+def sketches_of_bytes(
+    words: Sequence[bytes],
+    stamps: list[list[int]] | None = None,
+    sides: np.ndarray | None = None,
+) -> np.ndarray:
     """:func:`number_sketches` of texts given as their :func:`_bytes_of` (``stamps``: filled
-    per text with the lines of its frame's stamps)."""
+    per text with the lines of its frame's stamps; ``sides``: the texts whose numbers are
+    entered once per neighbour, see the module docstring)."""
     n = len(words)
     out = np.zeros((n, CELLS), dtype=np.uint32)
     buf = b"\0".join(words)
@@ -353,7 +370,25 @@ def sketches_of_bytes(words: Sequence[bytes], stamps: list[list[int]] | None = N
         line = breaks[at] - breaks[starts[doc[stamp]]]
         for d, ln in zip(doc[stamp].tolist(), line.tolist(), strict=True):
             stamps[d].append(ln)
-    return _cells(doc[~stamp], ctx[~stamp], pair[~stamp], n)
+    kept = ~stamp
+    if sides is not None and sides.any():
+        # a short document's number: two entries, one per neighbour alone as the context
+        one = kept & sides[doc]
+        with np.errstate(over="ignore"):
+            left = _fmix(hb * _Q + _LEFT)
+            right = _fmix(_fmix(ha) + _RIGHT)
+            value_hash = _fmix(value + _Q)
+            entries = (
+                np.r_[doc[kept & ~one], doc[one], doc[one]],
+                np.r_[ctx[kept & ~one], left[one], right[one]],
+                np.r_[
+                    pair[kept & ~one],
+                    _fmix(left[one] ^ value_hash[one]),
+                    _fmix(right[one] ^ value_hash[one]),
+                ],
+            )
+        return _cells(*entries, n)
+    return _cells(doc[kept], ctx[kept], pair[kept], n)
 
 
 @lru_cache(maxsize=1)
