@@ -261,27 +261,21 @@ def window_pairs(
     return np.concatenate(out_i).astype(np.int64), np.concatenate(out_j).astype(np.int64)
 
 
-#: Above this many candidate pairs in a window, MinHash is compared against representatives only.
-#: Measured on the benchmark index at the default 24 bits (docs/proxy.md): a 300-hit window of
-#: unrelated documents has ~2,600 chance pairs and many representatives (all pairs at once
-#: 1.0 ms, representative by representative 9.9 ms); 800 hits of one licence text have
-#: ~300,000 pairs and 8 representatives (all pairs 484 ms, by representative 17-23 ms).
+#: Above this many candidate pairs in a window, MinHash is compared against representatives
+#: only: a window of copies has few representatives and very many pairs (how these four limits
+#: were set: docs/decisions.md, "Grouping strategies by window shape").
 _BATCH_PAIRS = 50_000
 #: ... or above this many pairs per hit being grouped: a window (or a refill) of copies, where
-#: few representatives claim many hits. Measured on the copy-heavy queries of the benchmark
-#: (docs/proxy.md): refills of 120 hits with ~7,000 pairs (60 a hit) and 3-11 representatives,
-#: 1.5-2.6 ms at once vs 0.4-1.0 ms by representative; of 450 hits with 72,000-102,000 pairs,
-#: 21-35 ms vs 3.9-6.3 ms. Unrelated windows have ~9 pairs a hit.
+#: few representatives claim many hits; unrelated windows have a handful of pairs a hit.
 _PAIRS_PER_HIT = 24
 #: Representatives that claim one by one before the rest of a window is verified at once: a
-#: window of copies has a few (6-40 in 450-hit refills); one of many unrelated hits whose chance
-#: pairs passed the thresholds above has hundreds (1000 hits: 40 ms one by one, 11 ms at once).
+#: window of copies has a few; a window of many unrelated hits whose chance pairs passed the
+#: limits above has hundreds, cheaper verified at once.
 _CLAIM_REPS = 32
 
 
 #: Hits grouped at once (a refill, a deep window) from which representatives take their copies
-#: in turn, each compared with the hits still free, instead of all pairs first: copy-heavy
-#: refills of ~450 hits spent most of their grouping on 100,000 candidate pairs. After
+#: in turn, each compared with the hits still free, instead of all pairs first. After
 #: ``_CLAIM_REPS`` representatives the hits still free are grouped by pairs (a window of many
 #: unrelated hits).
 _IN_TURN_MIN_HITS = 100

@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 #: Pages read by the learning pass: enough for every host with a real share of the input
-#: (a host needs ``min_pages`` of them), small next to a bulk load (measured in docs/indexer.md).
+#: (a host needs ``min_pages`` of them), small next to a bulk load (docs/indexer.md).
 DEFAULT_BOILERPLATE_SAMPLE = 10_000
 
 
@@ -123,7 +123,7 @@ def _init_worker(config: PrepareConfig, models: Mapping[str, HostModel]) -> None
     global _config, _models, _models_ref
     _config, _models, _models_ref = config, models, None
     _held.clear()
-    enable_arrow()  # batch tokenisation in pyarrow's kernels (same tokens; measured faster)
+    enable_arrow()  # batch tokenisation in pyarrow's kernels (same tokens, faster)
 
 
 def _use_models(ref: str | None) -> None:
