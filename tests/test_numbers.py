@@ -52,6 +52,7 @@ RELEASE = "The team announced that version {v} of the compiler was released toda
         ("A phone with 128GB of storage.", "A phone with 256GB of storage."),
         ("Kid3 6.11 edits the tags of audio files.", "Kid5 6.11 edits the tags of audio files."),
         ("The player plays mp3 files from the card.", "The player plays mp4 files from the card."),
+        ("See addr2line for the addresses in a binary.", "See addr3line for the addresses in it."),
         ("版本2.1于2026年3月14日发布，售价199元。", "版本3.0于2026年3月14日发布，售价199元。"),
         ("版本2.1于2026年3月14日发布，售价199元。", "版本2.1于2026年3月15日发布，售价199元。"),
         (

@@ -10,9 +10,8 @@ UTF-8; ASCII punctuation and common non-ASCII punctuation a space), cut into *ru
 runs of ASCII word bytes (``[0-9a-z_]``) or of other non-ASCII bytes, so that a script change
 ends a run (``版本2`` is ``版本`` then ``2``):
 
-* a *number* is a maximal sequence of *numeric* ASCII runs (holding a digit, starting or
-  ending with one or at least half digits, without ``_``: a model's ``kid3``, ``mp3``,
-  ``x86``, not ``asn1_der`` nor ``h2o``), each at most
+* a *number* is a maximal sequence of *numeric* ASCII runs (holding a digit, without ``_``:
+  a model's ``kid3``, ``mp3``, ``x86``, a program's ``addr2line``, not ``asn1_der``), each at most
   3 non-word characters after the one before on the same line (``2.1``, ``$1,299.99``,
   ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs
   in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``);
@@ -309,18 +308,11 @@ def sketches_of_bytes(
     # runs of one class: run r is bounds[r]:bounds[r + 1], of class kind[r]
     bounds = np.r_[0, np.flatnonzero(cls[1:] != cls[:-1]) + 1, len(a)]
     kind = np.r_[cls[bounds[:-1]], _SEP, _SEP]  # two separators past the end
-    # numeric runs: holding a digit, starting or ending with one or at least half digits, no
-    # "_" (an identifier such as asn1_der is a name, not a number; kid3, mp3 carry one)
+    # numeric runs: holding a digit, without "_" (an identifier such as asn1_der is a name,
+    # not a number; kid3, mp3, addr2line carry one)
     runs, count = np.unique(np.searchsorted(bounds, digits, side="right") - 1, return_counts=True)
-    head = a[bounds[runs]]
-    tail = a[bounds[runs + 1] - 1]
-    numeric = (
-        ((head >= 48) & (head <= 57))
-        | (2 * count >= bounds[runs + 1] - bounds[runs])
-        | ((tail >= 48) & (tail <= 57))
-    )
     under = np.searchsorted(bounds, np.flatnonzero(a == 95), side="right") - 1
-    keep = numeric & ~np.isin(runs, under)
+    keep = ~np.isin(runs, under)
     size = bounds[runs + 1] - bounds[runs]
     only_digits = (count == size)[keep]
     lead = a[bounds[runs]].astype(np.int64) * 256 + a[np.minimum(bounds[runs] + 1, len(a) - 1)]
