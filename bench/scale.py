@@ -17,9 +17,11 @@ One run per size (``--docs 100000``, ``500000``, ``1000000``), against one clust
    Elasticsearch's CPU per collapsed request at 32 clients, the probe's ``took``, round trip and
    candidates fetched per page (in-process, 150 queries), and the proxy's resident memory.
 
-Prints the rows and appends them as one JSON object to ``~/.cache/neardup/scale-results.jsonl``.
+Prints the rows and appends them as one JSON object to ``~/.cache/neardup/scale-results.jsonl``;
+``--report`` prints the tables of docs/operations.md from that file (the last run per size).
 
     .venv/bin/python bench/scale.py --docs 100000 --es-url http://127.0.0.1:9250
+    .venv/bin/python bench/scale.py --report
 """
 
 from __future__ import annotations
@@ -291,7 +293,7 @@ def probe_figures(es_url: str, qs: list[dict[str, Any]]) -> dict[str, Any]:
         "probe_wall_ms": stat([p["wall"] for p in probes]),
         "candidates_fetched": stat([p["fetched"] for p in probes]),
         "candidates_matching": stat([p["matching"] for p in probes]),
-        "probes_over_10k": int(sum(p["matching_gte"] for p in probes)),
+        "probes_capped": int(sum(p["matching_gte"] for p in probes)),  # > size + 1 matching
         "window": stat([float(p["window"]) for p in pages]),
         "folded": stat([float(p["folded"]) for p in pages]),
         "folded_gte": sum(p["folded_relation"] == "gte" for p in pages),
@@ -369,6 +371,119 @@ def proxy_phase(
     return out
 
 
+def report() -> list[str]:
+    """The growth curve and the capacity table, from the last run of each size."""
+    runs: dict[int, dict[str, Any]] = {}
+    with RESULTS.open(encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            runs[r["docs"]] = r
+    sizes = sorted(runs)
+    cores = runs[sizes[0]]["cores"]
+
+    def k(n: int) -> str:
+        return f"{n // 1000:,}k" if n < 1_000_000 else f"{n / 1e6:g}M"
+
+    out = [
+        "| documents | run | plain bulk | `indexer ingest` | ours / plain | ES cpu-s plain / ours"
+        " | loader cpu-s plain / ours | load avg | store MB plain / ours | ES heap, RSS MB |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in sizes:
+        r = runs[n]
+        pl, us = r["ingest"]["plain"], r["ingest"]["ours"]
+        out.append(
+            f"| {k(n)} | {r['date'][11:]} | {pl['seconds']:.0f} s, {pl['docs_per_s']:,.0f}/s"
+            f" | {us['seconds']:.0f} s, {us['docs_per_s']:,.0f}/s"
+            f" | {us['docs_per_s'] / pl['docs_per_s']:.0%}"
+            f" | {pl['es_cpu_s']:.0f} / {us['es_cpu_s']:.0f}"
+            f" | {pl['loader_cpu_s']:.0f} / {us['loader_cpu_s']:.0f}"
+            f" | {pl['load']:.1f} / {us['load']:.1f}"
+            f" | {pl['store_mb']:,.0f} / {us['store_mb']:,.0f}"
+            f" | {us['es_after']['heap_used_mb']:,.0f}, {us['es_after']['rss_mb']:,.0f} |"
+        )
+    out += [
+        "",
+        "| documents | 1 client: direct p50 / p99 | proxy p50 / p99 | added p50 / p99"
+        " | 32 clients: direct, proxy req/s | added p50 / p99 | probe took p50 / mean / p99"
+        " | probe round trip p50 / p99 | candidates fetched per page mean / p50 / p99"
+        " | probes capped | folded per page | proxy RSS MB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in sizes:
+        if "proxy" not in runs[n]:
+            continue
+        px = runs[n]["proxy"]
+        d1, p1, d32, p32, pr = (
+            px["c1"]["direct"],
+            px["c1"]["proxy"],
+            px["c32"]["direct"],
+            px["c32"]["proxy"],
+            px["probe"],
+        )
+        took, wall, fetched = pr["probe_took_ms"], pr["probe_wall_ms"], pr["candidates_fetched"]
+        out.append(
+            f"| {k(n)} | {d1['p50']:.1f} / {d1['p99']:.1f} | {p1['p50']:.1f} / {p1['p99']:.1f}"
+            f" | {p1['p50'] - d1['p50']:+.1f} / {p1['p99'] - d1['p99']:+.1f}"
+            f" | {d32['rps']:.0f}, {p32['rps']:.0f}"
+            f" | {p32['p50'] - d32['p50']:+.0f} / {p32['p99'] - d32['p99']:+.0f}"
+            f" | {took['p50']:.1f} / {took['mean']:.1f} / {took['p99']:.1f}"
+            f" | {wall['p50']:.1f} / {wall['p99']:.1f}"
+            f" | {fetched['mean']:.1f} / {fetched['p50']:.0f} / {fetched['p99']:.0f}"
+            f" | {pr['probes_capped']} of {pr['probes']}"
+            f" | {pr['folded']['mean']:.1f} ({pr['folded_gte']} pages gte)"
+            f" | {px['rss_start_mb']:.0f} -> {px['rss_end_mb']:.0f} |"
+        )
+    out += ["", "| capacity | " + " | ".join(k(n) for n in sizes) + " |"]
+    out.append("|---|" + "---:|" * len(sizes))
+
+    def row(name: str, fn: Any) -> None:
+        cells = []
+        for n in sizes:
+            try:
+                cells.append(fn(runs[n], n))
+            except KeyError:
+                cells.append("")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+
+    for who, label in (("ours", "`indexer ingest`"), ("plain", "plain bulk")):
+        row(
+            f"{label}: documents/s per core ({cores} cores, wall)",
+            lambda r, n, w=who: f"{r['ingest'][w]['docs_per_s'] / cores:,.0f}",
+        )
+        row(
+            f"{label}: documents per CPU-second (ES + loader)",
+            lambda r, n, w=who: (
+                f"{n / (r['ingest'][w]['es_cpu_s'] + r['ingest'][w]['loader_cpu_s']):,.0f}"
+            ),
+        )
+    row(
+        "proxy: collapsed requests per proxy CPU-second (32 clients)",
+        lambda r, n: f"{r['proxy']['capacity']['requests_per_proxy_cpu_s']:,.0f}",
+    )
+    row(
+        "Elasticsearch: collapsed requests per ES CPU-second (32 clients)",
+        lambda r, n: f"{r['proxy']['capacity']['requests_per_es_cpu_s']:,.0f}",
+    )
+    row(
+        "disk per million documents with `collapse_fp` (GB)",
+        lambda r, n: f"{r['ingest']['ours']['store_mb'] / 1024 * 1e6 / n:.2f}",
+    )
+    row(
+        "disk per million documents without (plain, GB)",
+        lambda r, n: f"{r['ingest']['plain']['store_mb'] / 1024 * 1e6 / n:.2f}",
+    )
+    row(
+        "ES heap used / RSS after the ingest (MB)",
+        lambda r, n: (
+            f"{r['ingest']['ours']['es_after']['heap_used_mb']:,.0f} / "
+            f"{r['ingest']['ours']['es_after']['rss_mb']:,.0f}"
+        ),
+    )
+    row("proxy RSS after the load (MB)", lambda r, n: f"{r['proxy']['rss_end_mb']:.0f}")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9250"))
@@ -377,7 +492,11 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=8790)
     ap.add_argument("--build-only", action="store_true", help="build the corpus files and stop")
     ap.add_argument("--skip-proxy", action="store_true")
+    ap.add_argument("--report", action="store_true", help="print the tables of the runs so far")
     args = ap.parse_args()
+    if args.report:
+        print("\n".join(report()))
+        return
     path = corpus(args.docs)
     if args.build_only:
         return
