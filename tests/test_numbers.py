@@ -80,6 +80,16 @@ def conflict_short(a: str, b: str) -> bool:
     return bool(conflicts(s[:1], s[1:])[0])
 
 
+def test_a_short_and_a_longer_document_compare_their_numbers() -> None:
+    """One side under SIDES_BELOW words and the other above it: the entry with both
+    neighbours is in both, so a changed number still conflicts and an equal one does not."""
+    a = "The shop sells this phone with storage 128 gb for 499 euros, shipped in two days."
+    b = a.replace("499", "599")
+    units = np.array([SIDES_BELOW - 1, SIDES_BELOW + 10])
+    s = number_sketches([a, b, a], units=np.r_[units, SIDES_BELOW + 10])
+    assert conflicts(s[:1], s[1:2])[0] and not conflicts(s[:1], s[2:])[0]
+
+
 def test_not_promised_a_number_changed_with_its_neighbour_or_in_a_shared_idiom() -> None:
     """The non-guarantees, pinned: in a long document a word edited next to the changed number
     hides it (a short one still sees it by the other neighbour, unless both changed); an idiom

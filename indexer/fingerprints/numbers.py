@@ -24,9 +24,10 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   run. Of a non-ASCII run only the 6 bytes next to the number count (2 CJK or 3 Cyrillic
   characters), of an ASCII run 32 (why not further out: docs/fingerprints.md, "Numbers").
   In a document under :data:`SIDES_BELOW` words of content (a listing, a quote), each number
-  is two entries instead, each with one neighbour alone as its context: a copy that changed
-  the word beside a number still has the number's other neighbour, so a number changed there
-  too still conflicts.
+  is also entered twice more, each time with one neighbour alone as its context: a copy that
+  changed the word beside a number still has the number's other neighbour, so a number
+  changed there too still conflicts (the entry with both neighbours keeps a short document
+  comparable with a longer one).
 
 Every (context, value) occurrence is an *entry*. The sketch has :data:`CELLS` cells,
 :data:`ROWS` rows of :data:`BUCKETS`: an entry falls in one cell of each row (by a hash of its
@@ -85,7 +86,7 @@ __all__ = [
 ROWS = 2
 #: Cells per row.
 BUCKETS = 24
-#: Documents with fewer words of content than this enter each number once per neighbour.
+#: Documents with fewer words of content than this enter each number once more per neighbour.
 SIDES_BELOW = NO_WORDS
 #: Cells of the number sketch proper.
 NUMBER_CELLS = ROWS * BUCKETS
@@ -364,17 +365,17 @@ def sketches_of_bytes(
             stamps[d].append(ln)
     kept = ~stamp
     if sides is not None and sides.any():
-        # a short document's number: two entries, one per neighbour alone as the context
+        # a short document's number: two more entries, one per neighbour alone as the context
         one = kept & sides[doc]
         with np.errstate(over="ignore"):
             left = _fmix(hb * _Q + _LEFT)
             right = _fmix(_fmix(ha) + _RIGHT)
             value_hash = _fmix(value + _Q)
             entries = (
-                np.r_[doc[kept & ~one], doc[one], doc[one]],
-                np.r_[ctx[kept & ~one], left[one], right[one]],
+                np.r_[doc[kept], doc[one], doc[one]],
+                np.r_[ctx[kept], left[one], right[one]],
                 np.r_[
-                    pair[kept & ~one],
+                    pair[kept],
                     _fmix(left[one] ^ value_hash[one]),
                     _fmix(right[one] ^ value_hash[one]),
                 ],
