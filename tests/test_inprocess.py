@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import random
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -208,6 +210,19 @@ def test_many_threads_share_one_sync_collapser(
         got = asyncio.run(all_at_once())
     client.close()
     assert [comparable(a) for a in got] == [comparable(a) for a in expected]
+
+
+def test_the_public_names_load_the_in_process_api_only_when_used() -> None:
+    code = (
+        "import sys, collapse\n"
+        "before = 'collapse.inprocess' in sys.modules or 'elasticsearch' in sys.modules\n"
+        "names = [getattr(collapse, name) for name in collapse.__all__]\n"
+        "print(before, 'collapse.inprocess' in sys.modules, collapse.Collapser.__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "collapse.inprocess"]
+    with pytest.raises(AttributeError, match="no attribute 'Collapsers'"):
+        collapse.Collapsers  # noqa: B018
 
 
 def test_a_client_of_the_wrong_kind_is_refused_with_the_class_to_use(es_url: str) -> None:
