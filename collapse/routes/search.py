@@ -22,7 +22,10 @@ __all__ = [
     "collapsed_msearch",
     "collapsed_search",
     "msearch_all",
+    "msearch_answer",
     "msearch_index",
+    "msearches",
+    "refused_whole",
     "router",
     "search_all",
     "search_index",
@@ -114,7 +117,7 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
     settings: Settings = request.app.state.settings
     upstream: Upstream = request.app.state.upstream
     try:
-        reqs = _msearches(settings, ctl, index, await request.body())
+        reqs = msearches(settings, ctl, index, await request.body())
     except Malformed:  # Elasticsearch refuses it too: its own status and error body
         return await forward(request, path)
     params = elasticsearch_params(request)
@@ -122,7 +125,7 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
     executor = Executor(upstream, request.headers, params, batch=True)
     budget = settings.collapse_time_budget_ms
     searches = await collapse_all(reqs, executor, budget, request.app.state.index_fields)
-    refused = _refused_whole(searches)
+    refused = refused_whole(searches)
     if refused is not None and refused.status == 400:  # Elasticsearch refused the _msearch:
         return await forward(request, path)  # its error for the request as sent
     if refused is not None:
@@ -131,6 +134,16 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
             status_code=refused.status,
             headers=forwarded_response_headers(refused.headers),
         )
+    headers = {"X-Elastic-Product": "Elasticsearch", "content-type": "application/json"}
+    first = next((s.window.first for s in searches if isinstance(s, Outcome)), None)
+    if first is not None:
+        headers = forwarded_response_headers(first.headers) if first.headers else headers
+    return _answer(200, msearch_answer(searches), headers, filter_path)
+
+
+def msearch_answer(searches: list[Outcome | SubResult]) -> dict[str, Any]:
+    """The ``_msearch`` answer's body: each search's collapsed answer with its ``status``, or
+    Elasticsearch's error item (also for ``collapse.inprocess``)."""
     responses = []
     took = 0
     for search in searches:
@@ -145,14 +158,10 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
         out["status"] = search.window.first.status
         took = max(took, int(out.get("took", 0)))
         responses.append(out)
-    headers = {"X-Elastic-Product": "Elasticsearch", "content-type": "application/json"}
-    first = next((s.window.first for s in searches if isinstance(s, Outcome)), None)
-    if first is not None:
-        headers = forwarded_response_headers(first.headers) if first.headers else headers
-    return _answer(200, {"took": took, "responses": responses}, headers, filter_path)
+    return {"took": took, "responses": responses}
 
 
-def _msearches(
+def msearches(
     settings: Settings, ctl: CollapseParams, index: str | None, raw: bytes
 ) -> list[SearchRequest]:
     """The searches of an ``_msearch`` body (Malformed when Elasticsearch would refuse it)."""
@@ -169,7 +178,7 @@ def _msearches(
     return searches
 
 
-def _refused_whole(searches: list[Outcome | SubResult]) -> SubResult | None:
+def refused_whole(searches: list[Outcome | SubResult]) -> SubResult | None:
     """Elasticsearch's answer when it refused the user's ``_msearch`` as a whole (an item's
     failure has no bytes of its own; the whole request's has)."""
     for failed in searches:
