@@ -4,10 +4,11 @@
 :class:`Collapser` an ``Elasticsearch`` or ``OpenSearch``. ``search(index=..., body=...,
 **params)`` runs the proxy's own steps (``collapse.search``: window, probe, fill, render) and
 returns the body the proxy answers: the page of representatives, each with its ``_collapse``,
-the top-level ``collapse`` object, Elasticsearch's ``hits.total``. Every request goes out
-through the given client (its nodes, credentials, retries, TLS): no HTTP hop of ours. ``params``
-are the proxy's query string: Elasticsearch's search parameters (``from_`` for ``from``, as the
-official clients name it) and the ``collapse_*`` controls.
+the top-level ``collapse`` object, Elasticsearch's ``hits.total``; ``msearch(searches=...)``
+answers an ``_msearch`` as the proxy does (every search collapsed, in lockstep). Every request
+goes out through the given client (its nodes, credentials, retries, TLS): no HTTP hop of ours.
+``params`` are the proxy's query string: Elasticsearch's search parameters (``from_`` for
+``from``, as the official clients name it) and the ``collapse_*`` controls.
 
 Where it differs from the proxy:
 
@@ -45,7 +46,8 @@ from collapse.executor import Executor, SubResult, index_path
 from collapse.filter_path import parse as parse_filter_path
 from collapse.index_fields import IndexFields
 from collapse.params import CollapseParams, collapse_disabled
-from collapse.search import collapse_all, parse, render
+from collapse.routes.search import msearch_answer, msearches, refused_whole
+from collapse.search import Outcome, SearchRequest, collapse_all, parse, render
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
 from indexer.engine import ELASTICSEARCH, OPENSEARCH, Engine
@@ -63,7 +65,9 @@ T = TypeVar("T")
 #: A query-string value as the official clients take them (a list is joined with commas).
 Param = str | int | float | bool | Sequence[str]
 _Kind = Literal["elasticsearch", "opensearch"]
-_JSON = {"content-type": "application/json"}
+_JSON_HEADERS = {"content-type": "application/json"}
+_JSON = "application/json"
+_NDJSON = "application/x-ndjson"
 
 
 def _client_kind(client: object, want_async: bool) -> _Kind:
@@ -113,7 +117,7 @@ def _answer(status: int, body: Any) -> httpx.Response:
         content = body.encode()
     else:
         content = jsonio.dumps(body)
-    return httpx.Response(status, headers=_JSON, content=content)
+    return httpx.Response(status, headers=_JSON_HEADERS, content=content)
 
 
 class ClientUpstream(Upstream):
@@ -218,8 +222,39 @@ def _os_failed(exc: Exception) -> httpx.Response | None:
     return None
 
 
+class _Request:
+    """One call's query string, read as the proxy reads it: the collapsing controls (None: not
+    collapsed), what goes to Elasticsearch, and the ``filter_path`` the answer gets."""
+
+    def __init__(self, settings: Settings, params: Mapping[str, Param]) -> None:
+        query = {("from" if k == "from_" else k): _query_value(v) for k, v in params.items()}
+        self.ctl: CollapseParams | None = None
+        if not collapse_disabled(query) and "scroll" not in query:
+            controls = {k: v for k, v in query.items() if k.startswith("collapse")}
+            ctl = CollapseParams.from_query(controls, settings)
+            self.ctl = ctl if ctl.enabled else None
+        #: The query string as sent to Elasticsearch when the request goes as given.
+        self.sent = {
+            k: v for k, v in query.items() if k != "collapse" and not k.startswith("collapse_")
+        }
+        #: What is left for the collapsed search (``parse`` consumes its own parameters).
+        self.left = dict(self.sent)
+        self.filter_path = parse_filter_path(self.left.pop("filter_path", None))
+
+    def filtered(self, out: dict[str, Any]) -> dict[str, Any]:
+        return self.filter_path.apply(out) if self.filter_path is not None else out
+
+
+def _index(index: str | Sequence[str] | None) -> str | None:
+    if index is not None and not isinstance(index, str):
+        index = ",".join(index)
+    if index == "":
+        raise ValueError("index: an index expression, or None for every index")
+    return index
+
+
 class _Core:
-    """The collapsed search over one client, as a coroutine (both collapsers run it)."""
+    """The collapsed searches over one client, as coroutines (both collapsers run them)."""
 
     def __init__(self, client: Any, kind: _Kind, settings: Settings, *, blocking: bool) -> None:
         self.settings = settings
@@ -235,54 +270,66 @@ class _Core:
         params: Mapping[str, Param],
     ) -> dict[str, Any]:
         """The proxy's answer to ``POST /{index}/_search?{params}`` with ``body``."""
-        if index is not None and not isinstance(index, str):
-            index = ",".join(index)
-        if index == "":
-            raise ValueError("index: an index expression, or None for every index")
-        query = {("from" if k == "from_" else k): _query_value(v) for k, v in params.items()}
+        index = _index(index)
+        call = _Request(self.settings, params)
         raw = jsonio.dumps(dict(body or {}))  # parsed again: the caller's body is never changed
-        ctl = self._controls(query)
-        sent = {k: v for k, v in query.items() if k != "collapse" and not k.startswith("collapse_")}
-        if ctl is None:
-            return await self._as_sent(index, raw, sent)
-        left = dict(sent)
-        filter_path = parse_filter_path(left.pop("filter_path", None))
+        path = index_path(index, "_search")
+        if call.ctl is None:
+            return await self._as_sent(path, raw, call.sent, _JSON)
         try:
-            req = parse(self.settings, ctl, index, jsonio.parse_body(raw), left)
+            req = parse(self.settings, call.ctl, index, jsonio.parse_body(raw), call.left)
         except Malformed:  # Elasticsearch refuses it too: its own error, raised by the client
-            return await self._as_sent(index, raw, sent)
+            return await self._as_sent(path, raw, call.sent, _JSON)
         executor = Executor(
-            self.upstream, {}, list(left.items()), batch=False, coalescer=self.coalescer
+            self.upstream, {}, list(call.left.items()), batch=False, coalescer=self.coalescer
         )
+        (done,) = await self._collapse_all([req], executor)
+        if isinstance(done, SubResult):  # refused: the client raises Elasticsearch's error
+            return await self._as_sent(path, raw, call.sent, _JSON)
+        return call.filtered(render(done))
+
+    async def msearch(
+        self,
+        searches: Sequence[Mapping[str, Any]],
+        index: str | Sequence[str] | None,
+        params: Mapping[str, Param],
+    ) -> dict[str, Any]:
+        """The proxy's answer to ``POST /{index}/_msearch?{params}`` with ``searches`` (a
+        header, a body, a header, ...), each search collapsed, all in lockstep."""
+        index = _index(index)
+        call = _Request(self.settings, params)
+        raw = b"".join(jsonio.dumps(dict(line)) + b"\n" for line in searches)
+        path = index_path(index, "_msearch")
+        if call.ctl is None:
+            return await self._as_sent(path, raw, call.sent, _NDJSON)
         try:
-            (done,) = await collapse_all(
-                [req], executor, self.settings.collapse_time_budget_ms, self.index_fields
-            )
+            reqs = msearches(self.settings, call.ctl, index, raw)
+        except Malformed:
+            return await self._as_sent(path, raw, call.sent, _NDJSON)
+        executor = Executor(self.upstream, {}, list(call.left.items()), batch=True)
+        done = await self._collapse_all(reqs, executor)
+        if refused_whole(done) is not None:
+            return await self._as_sent(path, raw, call.sent, _NDJSON)
+        return call.filtered(msearch_answer(done))
+
+    async def _collapse_all(
+        self, reqs: list[SearchRequest], executor: Executor
+    ) -> list[Outcome | SubResult]:
+        """``collapse_all``, the client's own error raised when it could not reach its nodes."""
+        budget = self.settings.collapse_time_budget_ms
+        try:
+            return await collapse_all(reqs, executor, budget, self.index_fields)
         except (UpstreamUnavailable, UpstreamTimeout) as exc:
-            if isinstance(exc.__cause__, Exception):  # the client's own error
+            if isinstance(exc.__cause__, Exception):
                 raise exc.__cause__ from None
             raise
-        if isinstance(done, SubResult):  # refused: the client raises Elasticsearch's error
-            return await self._as_sent(index, raw, sent)
-        out = render(done)
-        return filter_path.apply(out) if filter_path is not None else out
-
-    def _controls(self, query: Mapping[str, str]) -> CollapseParams | None:
-        """The search's collapsing controls (None: not collapsed), as the proxy reads them."""
-        if collapse_disabled(query) or "scroll" in query:
-            return None
-        controls = {k: v for k, v in query.items() if k.startswith("collapse")}
-        ctl = CollapseParams.from_query(controls, self.settings)
-        return ctl if ctl.enabled else None
 
     async def _as_sent(
-        self, index: str | None, raw: bytes, query: Mapping[str, str]
+        self, path: str, raw: bytes, query: Mapping[str, str], content_type: str
     ) -> dict[str, Any]:
-        """The search sent as given, through the client: its answer, or its own exception."""
-        target = index_path(index, "_search")
-        if query:
-            target += "?" + urlencode(list(query.items()))
-        headers = {"content-type": "application/json", "accept": "application/json"}
+        """The request sent as given, through the client: its answer, or its own exception."""
+        target = f"{path}?{urlencode(list(query.items()))}" if query else path
+        headers = {"content-type": content_type, "accept": "application/json"}
         answer = await self.upstream.send("POST", target, raw, headers)
         body = self.upstream.body_of(answer)
         return dict(body) if isinstance(body, Mapping) else {"body": body}
@@ -325,6 +372,17 @@ class AsyncCollapser:
     ) -> dict[str, Any]:
         """The proxy's answer to this search (see the module docstring for errors)."""
         return await self._core.search(index, body, _checked(params))
+
+    async def msearch(
+        self,
+        *,
+        searches: Sequence[Mapping[str, Any]],
+        index: str | Sequence[str] | None = None,
+        **params: Param,
+    ) -> dict[str, Any]:
+        """The proxy's answer to this ``_msearch``: ``searches`` as elasticsearch-py's
+        (a header, a body, a header, ...), each collapsed; a failed search is its error item."""
+        return await self._core.msearch(searches, index, _checked(params))
 
 
 class _LoopThread:
@@ -380,6 +438,16 @@ class Collapser:
     ) -> dict[str, Any]:
         """The proxy's answer to this search (see the module docstring for errors)."""
         return self._loop.run(self._core.search(index, body, _checked(params)))
+
+    def msearch(
+        self,
+        *,
+        searches: Sequence[Mapping[str, Any]],
+        index: str | Sequence[str] | None = None,
+        **params: Param,
+    ) -> dict[str, Any]:
+        """As :meth:`AsyncCollapser.msearch`."""
+        return self._loop.run(self._core.msearch(searches, index, _checked(params)))
 
     def close(self) -> None:
         self._close()

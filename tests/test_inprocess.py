@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import random
 import subprocess
 import sys
@@ -62,11 +63,14 @@ def indices(es: Elasticsearch) -> Iterator[tuple[str, str]]:
 
 
 def comparable(answer: dict[str, Any]) -> dict[str, Any]:
-    """An answer without what differs between two runs of one search (its times)."""
+    """An answer without what differs between two runs of one search (its times; an
+    ``_msearch``'s items too)."""
     out = copy.deepcopy(answer)
     out.pop("took", None)
     if isinstance(out.get("collapse"), dict):
         out["collapse"].pop("took_ms", None)
+    if isinstance(out.get("responses"), list):
+        out["responses"] = [comparable(item) for item in out["responses"]]
     return out
 
 
@@ -79,7 +83,14 @@ def proxy_params(params: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def via_proxy(proxy_url: str) -> Search:
+class Api:
+    """One way to ask: the proxy over HTTP, or a collapser (its ``search`` and ``msearch``)."""
+
+    def __init__(self, search: Search, msearch: Search) -> None:
+        self.search, self.msearch = search, msearch
+
+
+def via_proxy(proxy_url: str) -> Api:
     async def search(
         *, index: str, body: dict[str, Any] | None = None, **params: Any
     ) -> dict[str, Any]:
@@ -90,11 +101,27 @@ def via_proxy(proxy_url: str) -> Search:
         assert answer.status_code == 200, answer.text
         return dict(answer.json())
 
-    return search
+    async def msearch(
+        *, searches: list[dict[str, Any]], index: str | None = None, **params: Any
+    ) -> dict[str, Any]:
+        lines = b"".join(json.dumps(line).encode() + b"\n" for line in searches)
+        async with httpx.AsyncClient(timeout=30) as http:
+            answer = await http.post(
+                f"{proxy_url}/{index}/_msearch" if index else f"{proxy_url}/_msearch",
+                content=lines,
+                params=proxy_params(params),
+                headers={"content-type": "application/x-ndjson"},
+            )
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    return Api(search, msearch)
 
 
-async def scenario(search: Search, wire: str, scattered: str) -> list[dict[str, Any]]:
-    """The proxy's folding cases, one search each, and three pages of ``search_after``."""
+async def scenario(api: Api, wire: str, scattered: str) -> list[dict[str, Any]]:
+    """The proxy's folding cases, one search each, three pages of ``search_after``, and
+    ``_msearch`` (a failed search among them)."""
+    search = api.search
     match = {"query": {"match": {"body": "earthquake"}}}
     out = [
         await search(index=wire, body={**SORTED, "size": 10}, collapse_members=50),
@@ -132,6 +159,19 @@ async def scenario(search: Search, wire: str, scattered: str) -> list[dict[str, 
             )
         )
         after = out[-1]["hits"]["hits"][-1]["sort"]
+    searches = [
+        {"index": wire},
+        {**SORTED, "size": 2},
+        {"index": scattered, "preference": "inprocess"},
+        {**STORM, "size": 5},
+        {"index": "test-inprocess-no-such-index"},
+        SORTED,
+        {"index": f"{wire}*"},
+        {"query": {"match": {"body": "no-such-word"}}},
+    ]
+    out.append(await api.msearch(searches=searches, collapse_members=5))
+    out.append(await api.msearch(index=wire, searches=[{}, {**SORTED, "size": 3}]))
+    out.append(await api.msearch(searches=searches[:4], collapse=False))
     return out
 
 
@@ -146,16 +186,24 @@ def check_folding(answers: list[dict[str, Any]]) -> None:
     assert answers[6]["collapse"]["total_groups"] == 41
     assert set(answers[8]["hits"]["hits"][0]["_source"]) == {"n", "collapse_fp"}
     assert "collapse" not in answers[11] and len(answers[11]["hits"]["hits"]) == 4
-    shown = [h["_id"] for page in answers[-3:] for h in page["hits"]["hits"]]
+    pages = answers[-6:-3]
+    shown = [h["_id"] for page in pages for h in page["hits"]["hits"]]
     assert len(shown) == len(set(shown)) == 15
-    assert all(str(h["sort"][-1]).startswith("collapse:") for h in answers[-1]["hits"]["hits"])
+    assert all(str(h["sort"][-1]).startswith("collapse:") for h in pages[-1]["hits"]["hits"])
+    multi = answers[-3]["responses"]
+    assert multi[0]["hits"]["hits"][0]["_collapse"]["folded"] == 19 and multi[0]["status"] == 200
+    assert multi[2]["status"] == 404 and multi[2]["error"]["type"] == "index_not_found_exception"
+    assert "collapse" not in answers[-1]["responses"][0]
 
 
-def _sync(collapser: collapse.Collapser) -> Search:
+def _sync(collapser: collapse.Collapser) -> Api:
     async def search(**kwargs: Any) -> dict[str, Any]:
         return await asyncio.to_thread(collapser.search, **kwargs)
 
-    return search
+    async def msearch(**kwargs: Any) -> dict[str, Any]:
+        return await asyncio.to_thread(collapser.msearch, **kwargs)
+
+    return Api(search, msearch)
 
 
 CLIENTS = [
@@ -178,7 +226,8 @@ async def test_the_apps_client_gets_the_proxys_answers(
         cls = AsyncElasticsearch if client_class == "AsyncElasticsearch" else AsyncOpenSearch
         client = cls(es_url)
         try:
-            got = await scenario(collapse.AsyncCollapser(client, settings).search, wire, scattered)
+            collapser = collapse.AsyncCollapser(client, settings)
+            got = await scenario(Api(collapser.search, collapser.msearch), wire, scattered)
         finally:
             await client.close()
     else:
@@ -261,6 +310,14 @@ async def test_errors_are_the_clients_own_as_elasticsearch_gave_them(
             await collapser.search(index=wire, body=SORTED, collapse_window=0)
         proxied = httpx.post(f"{proxy_url}/{wire}/_search?collapse_window=0", json=SORTED)
         assert proxied.status_code == 400 and bad.value.body() == proxied.json()
+        with pytest.raises(BadRequestError) as refused:  # a header Elasticsearch refuses
+            await collapser.msearch(searches=[{"indx": wire}, SORTED])
+        proxied = httpx.post(
+            f"{proxy_url}/_msearch",
+            content=json.dumps({"indx": wire}) + "\n" + json.dumps(SORTED) + "\n",
+            headers={"content-type": "application/x-ndjson"},
+        )
+        assert proxied.status_code == 400 and refused.value.body == proxied.json()
         with pytest.raises(TypeError, match="go in body"):
             await collapser.search(index=wire, query={"match_all": {}})  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="index expression"):
