@@ -281,8 +281,8 @@ def test_a_client_of_the_wrong_kind_is_refused_with_the_class_to_use(es_url: str
         collapse.AsyncCollapser(Elasticsearch(es_url))
     with pytest.raises(TypeError, match="got str"):
         collapse.Collapser(es_url)
-    with pytest.raises(TypeError, match="got Client"):
-        collapse.AsyncCollapser(httpx.Client())
+    with httpx.Client() as http, pytest.raises(TypeError, match="got Client"):
+        collapse.AsyncCollapser(http)
 
 
 @only_elasticsearch
