@@ -65,7 +65,7 @@ import numpy as np
 
 from indexer.fingerprints.features import NO_WORDS
 from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, names_agree
-from indexer.text import normalize
+from indexer.text import normalize, sub_urls
 
 __all__ = [
     "BUCKETS",
@@ -101,7 +101,6 @@ _MONTH_WORD = re.compile(
     r"|сентябр[яьея]|октябр[яьея]|ноябр[яьея]|декабр[яьея]|märz|février|août|décembre"
     r"|março|fevereiro|dezembro|février)\b"
 )
-_URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 #: Month names (and abbreviations) written in ASCII, in the languages that write them so: a
 #: date spelt with one ("Updated 11 October 2026") is a stamp like 2026-10-11.
 _MONTHS = (
@@ -261,8 +260,7 @@ def _bytes_of(text: str, folded: bool = False) -> bytes:
     UTF-8, ASCII punctuation a space, a line break :data:`_NL` (non-ASCII punctuation becomes
     space in :func:`sketches_of_bytes`)."""
     norm = text if text.isascii() else _dates_spelt_out(text if folded else normalize(text))
-    if "://" in norm:  # a URL is one word to the sketch: its path is no context, nor words
-        norm = _URL.sub(" url ", norm)
+    norm = sub_urls(" url ", norm)  # a URL is one word to the sketch: its path no context
     return norm.encode("utf-8", "replace").translate(_BYTES)
 
 
