@@ -6,10 +6,13 @@ served at once (``python -m collapse``, one worker each, access log on, as deplo
 client alternates between them query by query, the order flipping every query, with a direct
 Elasticsearch call beside each pair: whatever the machine does falls on both alike. The
 queries are the benchmark's (``size`` 10 on the ``bench-proxy`` index, which
-``bench/proxy_latency.py`` builds). All traffic stays on 127.0.0.1.
+``bench/proxy_latency.py`` builds); ``--pass-through`` sends them with ``collapse=false``.
+Beside the latencies, each proxy's CPU per request (user + system, ``/proc/<pid>/stat``, over
+the measured requests only): both processes see the same requests in the same minutes, so the
+difference is the code's. All traffic stays on 127.0.0.1.
 
     git worktree add /tmp/before <commit>
-    .venv/bin/python bench/ab.py /tmp/before . [--rounds 4]
+    .venv/bin/python bench/ab.py /tmp/before . [--rounds 4] [--pass-through]
 """
 
 from __future__ import annotations
@@ -30,14 +33,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from proxy_latency import INDEX, queries, start_proxy
 
 
-async def measure(urls: dict[str, str], bodies: list[bytes], rounds: int) -> dict[str, list[float]]:
-    """Milliseconds per request for each of ``urls``, taken in turn for every query."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(
+    urls: dict[str, str], bodies: list[bytes], rounds: int, pids: dict[str, int]
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Milliseconds per request for each of ``urls``, taken in turn for every query; and the
+    CPU milliseconds per request of each process of ``pids`` over the measured requests."""
     headers = {"content-type": "application/json"}
     latencies: dict[str, list[float]] = {name: [] for name in urls}
     async with httpx.AsyncClient(timeout=60) as client:
         for body in bodies[:50]:  # warm-up: connections, caches, JIT
             for url in urls.values():
                 await client.post(url, content=body, headers=headers)
+        cpu = {name: cpu_seconds(pid) for name, pid in pids.items()}
         for r in range(rounds):
             for i, body in enumerate(bodies):
                 names = ["direct", "A", "B"] if (i + r) % 2 else ["direct", "B", "A"]
@@ -46,7 +59,9 @@ async def measure(urls: dict[str, str], bodies: list[bytes], rounds: int) -> dic
                     answer = await client.post(urls[name], content=body, headers=headers)
                     latencies[name].append((time.perf_counter() - began) * 1000)
                     answer.raise_for_status()
-    return latencies
+        requests = rounds * len(bodies)
+        cpu = {name: (cpu_seconds(pid) - cpu[name]) / requests * 1000 for name, pid in pids.items()}
+    return latencies, cpu
 
 
 def main() -> None:
@@ -56,6 +71,9 @@ def main() -> None:
     ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
     ap.add_argument("--rounds", type=int, default=4, help="passes over the 400 queries")
     ap.add_argument("--port", type=int, default=8610, help="A's port; B's is the next")
+    ap.add_argument(
+        "--pass-through", action="store_true", help="the proxies' searches with collapse=false"
+    )
     args = ap.parse_args()
     bodies = [
         json.dumps({"query": q, "size": 10}).encode()
@@ -65,27 +83,31 @@ def main() -> None:
         start_proxy(args.es_url, args.port, 1, args.tree_a.resolve()),
         start_proxy(args.es_url, args.port + 1, 1, args.tree_b.resolve()),
     ]
+    query = "?collapse=false" if args.pass_through else ""
     try:
         urls = {
             "direct": f"{args.es_url}/{INDEX}/_search",
-            "A": f"http://127.0.0.1:{args.port}/{INDEX}/_search",
-            "B": f"http://127.0.0.1:{args.port + 1}/{INDEX}/_search",
+            "A": f"http://127.0.0.1:{args.port}/{INDEX}/_search{query}",
+            "B": f"http://127.0.0.1:{args.port + 1}/{INDEX}/_search{query}",
         }
-        latencies = asyncio.run(measure(urls, bodies, args.rounds))
+        pids = {"A": procs[0].pid, "B": procs[1].pid}
+        latencies, cpu = asyncio.run(measure(urls, bodies, args.rounds, pids))
     finally:
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=10)
     direct = np.array(latencies["direct"])
-    print(f"{len(direct)} requests each; A = {args.tree_a}, B = {args.tree_b}")
-    print("| | p50 ms | p90 ms | p99 ms | Δp50 vs direct | Δp99 vs direct |")
-    print("|---|---:|---:|---:|---:|---:|")
+    mode = "collapse=false" if args.pass_through else "collapsed"
+    print(f"{len(direct)} {mode} requests each; A = {args.tree_a}, B = {args.tree_b}")
+    print("| | p50 ms | p90 ms | p99 ms | Δp50 vs direct | Δp99 vs direct | CPU ms/request |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name in ("direct", "A", "B"):
         v = np.array(latencies[name])
         p50, p90, p99 = np.percentile(v, [50, 90, 99])
         print(
             f"| {name} | {p50:.2f} | {p90:.2f} | {p99:.2f} | "
-            f"{p50 - np.median(direct):+.2f} | {p99 - np.percentile(direct, 99):+.2f} |"
+            f"{p50 - np.median(direct):+.2f} | {p99 - np.percentile(direct, 99):+.2f} | "
+            + (f"{cpu[name]:.3f} |" if name in cpu else "— |")
         )
 
 

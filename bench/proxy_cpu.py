@@ -139,8 +139,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 _SITECUSTOMIZE = """
-import cProfile, os, signal
-_profile = cProfile.Profile()
+import cProfile, os, signal, time
+_profile = cProfile.Profile(time.thread_time)
 def _start(*_):
     _profile.enable()
 def _dump(*_):

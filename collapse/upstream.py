@@ -22,11 +22,10 @@ Elasticsearch clients require it), and Elasticsearch's point-in-time calls (``PO
 /{index}/_pit``, ``DELETE /_pit``) are sent as OpenSearch's and answered in Elasticsearch's
 shape (:meth:`Upstream._opensearch_pit`).
 
-The client is an ``httpx.AsyncClient`` whose transport is aiohttp's pooled connector
-(``httpx-aiohttp``): same httpx interface and errors, but the request goes out in one write and
-is parsed by aiohttp's C parser. Measured on the bench machine: 0.67 ms of client CPU per search
-round trip against 1.1 ms for httpx's default transport (docs/proxy.md). Cookies are neither
-stored nor sent: one client serves every user of the proxy.
+The client is an ``httpx.AsyncClient`` over aiohttp's pooled connector
+(:class:`_AiohttpTransport`): httpx's interface and errors, the request in one write, the answer
+parsed by aiohttp's C parser and read whole. Cookies are neither stored nor sent: one client
+serves every user of the proxy. Why this transport and what it costs: docs/proxy.md.
 """
 
 from __future__ import annotations
@@ -37,13 +36,14 @@ import itertools
 import json
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 import httpx
-from httpx_aiohttp import AiohttpTransport
+import yarl
+from httpx_aiohttp.transport import map_aiohttp_exceptions
 
 from collapse.credentials import CREDENTIAL_HEADERS, node_authorization
 from collapse.errors import BadRequest, UpstreamTimeout, UpstreamUnavailable
@@ -139,8 +139,7 @@ class _NoCookies(httpx.Cookies):
 
 class _SharedClient(httpx.AsyncClient):
     """The process's one ``httpx.AsyncClient``: it has no cookies (:class:`_NoCookies`), so
-    httpx skips its cookie bookkeeping on every request and answer (measured with the cached
-    URLs of :class:`Upstream`: 0.1-0.15 ms less client CPU per round trip, docs/proxy.md)."""
+    httpx skips its cookie bookkeeping on every request and answer."""
 
     _no_cookies = _NoCookies()
 
@@ -165,7 +164,7 @@ def _never_sent(exc: httpx.ConnectTimeout) -> bool:
     )
 
 
-def _session_factory(limits: httpx.Limits) -> Any:
+def _session_factory(limits: httpx.Limits) -> Callable[[], aiohttp.ClientSession]:
     """The aiohttp session under the httpx client (made inside the running event loop)."""
 
     def make() -> aiohttp.ClientSession:
@@ -180,6 +179,73 @@ def _session_factory(limits: httpx.Limits) -> Any:
         return session
 
     return make
+
+
+class _AiohttpTransport(httpx.AsyncBaseTransport):
+    """httpx's transport over one pooled aiohttp session, opened in the running loop at first use.
+
+    Each answer is read whole inside the request (the proxy parses or forwards every answer
+    whole): the ``httpx.Response`` carries its bytes, with no stream to drain or close. aiohttp's
+    errors become httpx's as ``httpx-aiohttp`` maps them; URLs and timeouts are built once.
+    """
+
+    def __init__(self, session: Callable[[], aiohttp.ClientSession]) -> None:
+        self._open = session
+        self._session: aiohttp.ClientSession | None = None
+        self._url = functools.lru_cache(maxsize=1024)(yarl.URL)
+        self._timeouts: dict[tuple[float | None, ...], aiohttp.ClientTimeout] = {}
+
+    def _timeout(self, request: httpx.Request) -> aiohttp.ClientTimeout:
+        asked = request.extensions.get("timeout", {})
+        key = (asked.get("connect"), asked.get("read"), asked.get("pool"))
+        timeout = self._timeouts.get(key)
+        if timeout is None:
+            timeout = aiohttp.ClientTimeout(sock_connect=key[0], sock_read=key[1], connect=key[2])
+            self._timeouts[key] = timeout
+        return timeout
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        session = self._session
+        if session is None:
+            session = self._session = self._open()
+        with map_aiohttp_exceptions():
+            async with session.request(
+                request.method,
+                self._url(str(request.url)),
+                headers=request.headers,
+                data=request.content or None,
+                allow_redirects=False,
+                auto_decompress=False,
+                compress=False,
+                timeout=self._timeout(request),
+            ) as answer:
+                body = await answer.read()
+        extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
+        if answer.reason:
+            extensions["reason_phrase"] = answer.reason.encode()
+        return httpx.Response(
+            answer.status,
+            headers=answer.raw_headers,
+            stream=httpx.ByteStream(body),
+            request=request,
+            extensions=extensions,
+        )
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+@functools.lru_cache(maxsize=256)
+def _latency(endpoint: str) -> Any:
+    """The latency histogram of one endpoint label (looking a label up costs a lock and a hash)."""
+    return UPSTREAM_LATENCY.labels(endpoint=endpoint)
+
+
+@functools.lru_cache(maxsize=1024)
+def _answered(endpoint: str, status: str) -> Any:
+    """The request counter of one endpoint and status."""
+    return UPSTREAM_REQUESTS.labels(endpoint=endpoint, status=status)
 
 
 class Upstream:
@@ -198,7 +264,7 @@ class Upstream:
             max_keepalive_connections=settings.es_max_connections,
         )
         self.client = _SharedClient(
-            transport=AiohttpTransport(limits=limits, client=_session_factory(limits)),
+            transport=_AiohttpTransport(_session_factory(limits)),
             timeout=httpx.Timeout(settings.es_timeout, connect=settings.es_connect_timeout),
             limits=limits,
             headers={"accept-encoding": "identity"},
@@ -372,13 +438,13 @@ class Upstream:
                 try:
                     answer = await self._send(node, method, path, params, content, headers)
                 except httpx.TimeoutException as exc:
-                    UPSTREAM_LATENCY.labels(endpoint=endpoint).observe(time.perf_counter() - began)
+                    _latency(endpoint).observe(time.perf_counter() - began)
                     if isinstance(exc, httpx.ConnectTimeout):
                         last_error = exc
                         if _never_sent(exc) or idempotent:
                             continue
                         break
-                    UPSTREAM_REQUESTS.labels(endpoint=endpoint, status="timeout").inc()
+                    _answered(endpoint, "timeout").inc()
                     raise UpstreamTimeout(
                         f"Elasticsearch at {display_url(node)} did not answer within the "
                         "configured timeout"
@@ -394,13 +460,13 @@ class Upstream:
                     if idempotent:
                         continue
                     break
-                UPSTREAM_LATENCY.labels(endpoint=endpoint).observe(time.perf_counter() - began)
-                UPSTREAM_REQUESTS.labels(endpoint=endpoint, status=str(answer.status_code)).inc()
+                _latency(endpoint).observe(time.perf_counter() - began)
+                _answered(endpoint, str(answer.status_code)).inc()
                 return answer
             else:
                 continue
             break
-        UPSTREAM_REQUESTS.labels(endpoint=endpoint, status="unavailable").inc()
+        _answered(endpoint, "unavailable").inc()
         nodes = ", ".join(display_url(node) for node in self.nodes)
         raise UpstreamUnavailable(
             f"Elasticsearch is unreachable ({nodes}): {type(last_error).__name__}: {last_error}"
