@@ -90,6 +90,16 @@ def test_a_short_and_a_longer_document_compare_their_numbers() -> None:
     assert conflicts(s[:1], s[1:2])[0] and not conflicts(s[:1], s[2:])[0]
 
 
+def test_a_unit_written_apart_is_the_numbers_own() -> None:
+    """"128 GB" is "128GB" (the demo's listings): spaced or not, the same number in the same
+    place, also beside a word only one copy has; another capacity conflicts either way."""
+    a = "Tidewater T3 flash drive, 128GB. Brushed aluminium case, reads up to 400MB/s."
+    b = "Tidewater T3 flash drive – 128 GB – brushed aluminium case · reads up to 400 MB/s"
+    assert not conflict_short(a, b) and not conflict(a, b)
+    assert conflict_short(a, b.replace("128 GB", "256 GB"))
+    assert conflict(a.replace("128GB", "256GB"), a)
+
+
 def test_not_promised_a_number_changed_with_its_neighbour_or_in_a_shared_idiom() -> None:
     """The non-guarantees, pinned: in a long document a word edited next to the changed number
     hides it (a short one still sees it by the other neighbour, unless both changed); an idiom

@@ -14,7 +14,8 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   a model's ``kid3``, ``mp3``, ``x86``, a program's ``addr2line``, not ``asn1_der``), each at most
   3 non-word characters after the one before on the same line (``2.1``, ``$1,299.99``,
   ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs
-  in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``);
+  in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``); a unit of measure written
+  one space after it is part of it, as when written close (``128 GB`` = ``128GB``);
 * a date or time stamp (3 or more runs of digits only, one a year 19xx or 20xx:
   ``2026-03-18 10:55``; or digits beside a month's name written in ASCII: ``11 October
   2026``) on a line with fewer than :data:`_MIN_LINE` bytes of other words (a dateline, a
@@ -95,6 +96,16 @@ NUMBER_CELLS = ROWS * BUCKETS
 CELLS = NUMBER_CELLS + NAME_CELLS
 
 _19, _20 = ord("1") * 256 + ord("9"), ord("2") * 256 + ord("0")
+#: Units of measure (folded, as the sketch reads them) that stay with a number when spaced.
+_UNITS = (
+    "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "pb", "bit", "bits", "kbps", "mbps",
+    "gbps", "kbit", "mbit", "gbit", "hz", "khz", "mhz", "ghz", "mm", "cm", "km", "kg", "mg",
+    "ml", "mah", "wh", "kwh", "kw", "mw", "mp", "fps", "dpi", "ppi", "px",
+    "кб", "мб", "гб", "тб", "кг", "км", "см", "мм", "мл", "мгц", "ггц",
+)  # fmt: skip
+_SPACED_UNIT = re.compile(
+    b"([0-9]) (" + b"|".join(u.encode() for u in _UNITS) + b")(?![0-9a-z_\x80-\xff])"
+)
 _CJK_DATE = re.compile(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일号號]?")
 _MONTH_WORD = re.compile(
     r"(?:январ[яьея]|феврал[яьея]|марта?|апрел[яьея]|ма[яй]|июн[яьея]|июл[яьея]|августа?"
@@ -261,7 +272,9 @@ def _bytes_of(text: str, folded: bool = False) -> bytes:
     space in :func:`sketches_of_bytes`)."""
     norm = text if text.isascii() else _dates_spelt_out(text if folded else normalize(text))
     norm = sub_urls(" url ", norm)  # a URL is one word to the sketch: its path no context
-    return norm.encode("utf-8", "replace").translate(_BYTES)
+    out = norm.encode("utf-8", "replace").translate(_BYTES)
+    # a unit of measure after one space is the number's, as written close: "128 GB" = "128GB"
+    return _SPACED_UNIT.sub(rb"\1\2", out) if b" " in out else out
 
 
 def _dates_spelt_out(norm: str) -> str:
