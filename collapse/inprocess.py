@@ -472,8 +472,8 @@ class MountedProxy:
 
         self.app = create_app(settings)
         self._running: contextlib.AsyncExitStack | None = None
-        self._lock = threading.Lock()  # a start in one loop waits for one in another
-        self._starting: asyncio.Lock | None = None
+        self._lock = threading.Lock()  # guards the making of the asyncio lock below
+        self._starting: asyncio.Lock | None = None  # made in the loop that starts the proxy
 
     async def start(self) -> None:
         """Start the proxy unless it runs (served as a top-level app, its own lifespan did)."""
@@ -495,6 +495,7 @@ class MountedProxy:
         if stack is not None:
             await stack.aclose()
             del self.app.state.upstream
+            self._starting = None  # a later start may come from another event loop
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: object = None) -> AsyncIterator[None]:
