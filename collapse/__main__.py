@@ -7,7 +7,7 @@ import sys
 
 # The Elasticsearch client imports pyarrow when it is installed (for Arrow answers the proxy
 # never asks for); the ingest workers' tokeniser is why it is. Marking it absent for the served
-# proxy's processes keeps ~60 MB of Arrow out of every worker (measured: RSS 173 -> 115 MB).
+# proxy's processes keeps Arrow out of every worker's memory (docs/proxy.md, "Memory").
 sys.modules.setdefault("pyarrow", None)  # type: ignore[arg-type]
 
 import click  # noqa: E402

@@ -1,8 +1,8 @@
 """Searches of concurrent requests, sent together: one ``_msearch`` instead of one search each.
 
-Elasticsearch's cost per HTTP request is several times its cost per search here (measured in
-``docs/proxy.md``: 512 searches/s one request each, 1,046 four to an ``_msearch``), and a
-collapsed search sends two: its window and its probe. Under load, searches wait while
+Elasticsearch's cost per HTTP request is several times its cost per search (docs/proxy.md,
+"Searches of concurrent requests travel together"), and a collapsed search sends two: its
+window and its probe. Under load, searches wait while
 ``max_inflight`` batches of their lane are in flight and then travel together (up to
 ``max_batch`` to an ``_msearch``); a search that finds fewer batches in flight leaves at once,
 so a lone request never waits. A lane is a set of searches that may share a request: the

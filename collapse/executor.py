@@ -204,7 +204,7 @@ class Executor:
         """Internal searches, with other requests' when the process has a coalescer.
 
         ``riders``: searches of the user's own (the fill; only when :attr:`may_share`) sent in
-        the same ``_msearch``, one round trip instead of a second request at once (measured in
+        the same ``_msearch``, one round trip instead of a second request at once (why:
         docs/proxy.md); each answered as its own ``_search`` would be (:meth:`send_windows`).
         Answers in the order of ``searches`` then ``riders``."""
         riders = riders or []

@@ -1,4 +1,4 @@
-"""JSON in and out of the proxy: orjson when installed (about 3-5x faster), else the stdlib.
+"""JSON in and out of the proxy: orjson when installed (the faster parser), else the stdlib.
 
 Only collapsed answers are parsed and serialised; ``collapse=false`` answers are never touched.
 """

@@ -1,17 +1,15 @@
 """Refills and probes from doc values: hits read without loading ``_id`` or ``_source``.
 
 A refill fetches hundreds of hits, nearly all of them copies that will only be counted. Loading a
-hit's stored fields (``_id``, ``_source``) is most of what Elasticsearch spends on it: 500 hits of
-the benchmark's copy-heavy queries took 8-11 ms that way. So a refill asks for two binary doc
-values only: ``collapse_fp.packed`` (every fingerprint value in one record,
-``indexer.fingerprints.packed``) and ``collapse_fp.id`` (the document's own ``_id``, base64:
-docs/CONTRACTS.md). 475 hits then take 1 ms and a 4-5 ms round trip, against 2.4 ms and 8 ms
-for the six fingerprint fields read one by one, and the proxy decodes them in one call
-(docs/proxy.md, "One packed doc value"). The representatives among those hits that reach the
-page are then fetched in full, by id, with the user's own request (the *fill*, sent alongside
-the probe: no extra round trip). Copies only ever show as ``_id``, ``_index`` and ``_score`` in
-``_collapse.members``, which doc values give. The probe's candidates are read the same way
-(:func:`probe_body`); a probe refused (below) is sent again in full.
+hit's stored fields (``_id``, ``_source``) is most of what Elasticsearch spends on it. So a
+refill asks for two binary doc values only: ``collapse_fp.packed`` (every fingerprint value in
+one record, ``indexer.fingerprints.packed``) and ``collapse_fp.id`` (the document's own ``_id``,
+base64: docs/CONTRACTS.md), which the proxy decodes in one call (what each costs:
+docs/proxy.md, "Refills and probes from doc values"). The representatives among those hits
+that reach the page are then fetched in full, by id, with the user's own request (the *fill*,
+sent alongside the probe: no extra round trip). Copies only ever show as ``_id``, ``_index``
+and ``_score`` in ``_collapse.members``, which doc values give. The probe's candidates are read
+the same way (:func:`probe_body`); a probe refused (below) is sent again in full.
 
 When: the request has nothing whose answer could differ between a hit of a refill and the same
 hit fetched again by id (no ``rescore``, ``knn``, ``retriever``, native ``collapse``..., only the

@@ -271,6 +271,10 @@ class Upstream:
         )
         #: Parsed URLs of the paths asked lately: parsing one costs more than the lookup.
         self._url = functools.lru_cache(maxsize=1024)(httpx.URL)
+        #: The client's own headers, merged once: a request is built with them directly
+        #: (``httpx.Request``) and sent with ``client.send``, as ``client.request`` would.
+        self._defaults = dict(self.client.headers.items())
+        self._timeouts = self.client.timeout.as_dict()
         #: The engine behind the nodes, once a node has told (:meth:`detect_engine`).
         self.engine: Engine = ELASTICSEARCH
         self._engine_known = False
@@ -287,19 +291,29 @@ class Upstream:
         path: str,
         params: Mapping[str, str] | list[tuple[str, str]] | None,
         content: bytes | None,
-        headers: httpx.Headers,
+        headers: dict[str, str],
     ) -> httpx.Response:
+        """One request to ``node``; ``headers`` already merged with the client's (lower-case
+        names, :meth:`_headers`)."""
         auth = self._node_auth.get(node)
         if auth is not None:
-            headers = httpx.Headers(headers)
-            headers["authorization"] = auth
-        return await self.client.request(
+            headers = {**headers, "authorization": auth}
+        request = httpx.Request(
             method,
             self._url(self._node_base[node] + path),
             params=cast(Any, params) or None,  # an empty list would still re-parse the URL
             content=content,
             headers=headers,
+            extensions={"timeout": self._timeouts},
         )
+        return await self.client.send(request)
+
+    def _headers(self, headers: Mapping[str, str] | None) -> dict[str, str]:
+        """The client's headers updated with ``headers``, names in lower case."""
+        merged = dict(self._defaults)
+        if headers:
+            merged.update((k.lower(), v) for k, v in headers.items())
+        return merged
 
     async def detect_engine(self, headers: Mapping[str, str] | None = None) -> Engine:
         """Ask ``GET /`` which engine the nodes run, once one answers (``headers``: the
@@ -307,7 +321,7 @@ class Upstream:
         A pinned ``es_engine`` is not asked."""
         if self._engine_known:
             return self.engine
-        asked = httpx.Headers({"accept": "application/json"})
+        asked = self._headers({"accept": "application/json"})
         for name in CREDENTIAL_HEADERS:
             if headers and name in headers:
                 asked[name] = headers[name]
@@ -418,10 +432,10 @@ class Upstream:
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
-        headers = httpx.Headers(headers or {})
+        merged = self._headers(headers)
         request_id = current_request_id()
         if request_id:
-            headers["x-opaque-id"] = request_id
+            merged["x-opaque-id"] = request_id
         endpoint = endpoint_of(path)
         idempotent = is_idempotent_read(method, path)
         rounds = 1 + (self.retries if idempotent else 0)
@@ -436,7 +450,7 @@ class Upstream:
                 node = self.nodes[(start + offset) % len(self.nodes)]
                 began = time.perf_counter()
                 try:
-                    answer = await self._send(node, method, path, params, content, headers)
+                    answer = await self._send(node, method, path, params, content, merged)
                 except httpx.TimeoutException as exc:
                     _latency(endpoint).observe(time.perf_counter() - began)
                     if isinstance(exc, httpx.ConnectTimeout):

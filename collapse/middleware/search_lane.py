@@ -2,8 +2,8 @@
 
 The innermost middleware. A ``_search`` or ``_msearch`` (GET or POST, on all indices or an index
 expression) has passed the request id, metrics, CORS, access control and body limit like every
-request; here it skips FastAPI's routing, dependency solving and exception wrappers (measured:
-~0.2 ms per request at p50 in an interleaved A/B, docs/proxy.md):
+request; here it skips FastAPI's routing, dependency solving and exception wrappers (what
+that saves: docs/proxy.md):
 
 * with ``collapse=false`` (or a ``scroll``) it goes straight to Elasticsearch, and
   Elasticsearch's bytes, status and headers go straight back (what

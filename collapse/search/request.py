@@ -8,8 +8,7 @@ route forwards the request as sent. Every later step only reads a :class:`Search
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import Any
 
 from collapse import paging, slim
@@ -70,12 +69,15 @@ class SearchRequest:
     pit: dict[str, Any] | None
     #: Whether refills may be read from doc values (``collapse.slim``).
     slim: bool
+    #: The grouping rule's thresholds, from ``ctl`` and the settings (a plain field: every step
+    #: reads it, and a ``cached_property`` takes a lock on its first read).
+    thresholds: Thresholds = field(init=False)
 
-    @cached_property
-    def thresholds(self) -> Thresholds:
-        return Thresholds(
+    def __post_init__(self) -> None:
+        thresholds = Thresholds(
             self.ctl.max_distance, self.ctl.min_similarity, self.settings.collapse_min_tokens
         )
+        object.__setattr__(self, "thresholds", thresholds)
 
     @property
     def end(self) -> int:
