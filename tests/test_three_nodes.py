@@ -67,3 +67,5 @@ def test_an_ingestion_cut_by_a_killed_node_resumes_to_each_document_once(
     assert 0 < report.settled_at_kill < 3000, summary
     assert report.count == report.distinct_ids == 3000 and report.ids_match, summary
     assert (report.primaries_docs, report.all_copies_docs) == (3000, 6000), summary
+    log = (tmp_path / "faults-ingest.ingest.log").read_text(encoding="utf-8", errors="replace")
+    assert "Traceback" not in log, log[-3000:]  # the cut run says --resume, nothing more
