@@ -309,8 +309,13 @@ def proxy_phase(
     request at 32 clients, probe figures, and the proxy's memory."""
     proxy_latency.INDEX = OURS  # the load generator's index
     proxy_url = f"http://127.0.0.1:{port}"
+    stats = es.indices.stats(index=OURS, metric="merge,segments")["_all"]["primaries"]
+    out: dict[str, Any] = {
+        "segments": stats["segments"]["count"],
+        "merges_running": stats["merges"]["current"],
+    }
+    print(f"{OURS}: {out['segments']} segments, {out['merges_running']} merges running")
     proxy = proxy_latency.start_proxy(es_url, port, 1)
-    out: dict[str, Any] = {}
     try:
         sample = httpx.post(f"{proxy_url}/{OURS}/_search", json={"query": qs[0]}).json()
         print("sample collapse:", json.dumps(sample["collapse"]), flush=True)
@@ -376,8 +381,12 @@ def report() -> list[str]:
     runs: dict[int, dict[str, Any]] = {}
     with RESULTS.open(encoding="utf-8") as f:
         for line in f:
-            r = json.loads(line)
-            runs[r["docs"]] = r
+            r = json.loads(line)  # a later run's phases replace an earlier one's
+            merged = runs.setdefault(r["docs"], {})
+            merged.update(r)
+            for phase in ("ingest", "proxy"):
+                if phase in r:
+                    merged[f"{phase}_date"] = r["date"][11:]
     sizes = sorted(runs)
     cores = runs[sizes[0]]["cores"]
 
@@ -393,7 +402,7 @@ def report() -> list[str]:
         r = runs[n]
         pl, us = r["ingest"]["plain"], r["ingest"]["ours"]
         out.append(
-            f"| {k(n)} | {r['date'][11:]} | {pl['seconds']:.0f} s, {pl['docs_per_s']:,.0f}/s"
+            f"| {k(n)} | {r['ingest_date']} | {pl['seconds']:.0f} s, {pl['docs_per_s']:,.0f}/s"
             f" | {us['seconds']:.0f} s, {us['docs_per_s']:,.0f}/s"
             f" | {us['docs_per_s'] / pl['docs_per_s']:.0%}"
             f" | {pl['es_cpu_s']:.0f} / {us['es_cpu_s']:.0f}"
@@ -404,11 +413,12 @@ def report() -> list[str]:
         )
     out += [
         "",
-        "| documents | 1 client: direct p50 / p99 | proxy p50 / p99 | added p50 / p99"
+        "| documents | run | segments | 1 client: direct p50 / p99 | proxy p50 / p99"
+        " | added p50 / p99"
         " | 32 clients: direct, proxy req/s | added p50 / p99 | probe took p50 / mean / p99"
         " | probe round trip p50 / p99 | candidates fetched per page mean / p50 / p99"
         " | probes capped | folded per page | proxy RSS MB |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
         if "proxy" not in runs[n]:
@@ -423,7 +433,8 @@ def report() -> list[str]:
         )
         took, wall, fetched = pr["probe_took_ms"], pr["probe_wall_ms"], pr["candidates_fetched"]
         out.append(
-            f"| {k(n)} | {d1['p50']:.1f} / {d1['p99']:.1f} | {p1['p50']:.1f} / {p1['p99']:.1f}"
+            f"| {k(n)} | {runs[n]['proxy_date']} | {px.get('segments', '')}"
+            f" | {d1['p50']:.1f} / {d1['p99']:.1f} | {p1['p50']:.1f} / {p1['p99']:.1f}"
             f" | {p1['p50'] - d1['p50']:+.1f} / {p1['p99'] - d1['p99']:+.1f}"
             f" | {d32['rps']:.0f}, {p32['rps']:.0f}"
             f" | {p32['p50'] - d32['p50']:+.0f} / {p32['p99'] - d32['p99']:+.0f}"
@@ -492,6 +503,11 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=8790)
     ap.add_argument("--build-only", action="store_true", help="build the corpus files and stop")
     ap.add_argument("--skip-proxy", action="store_true")
+    ap.add_argument(
+        "--proxy-only",
+        action="store_true",
+        help="only the proxy phase, on the scale-ours index of an earlier run of --docs",
+    )
     ap.add_argument("--report", action="store_true", help="print the tables of the runs so far")
     args = ap.parse_args()
     if args.report:
@@ -516,8 +532,12 @@ def main() -> None:
         "es_before": before,
     }
     print(json.dumps(head), flush=True)
-    result: dict[str, Any] = {**head, "ingest": ingest(es, args.es_url, path, args.docs)}
-    es.options(ignore_status=404).indices.delete(index=PLAIN)
+    result: dict[str, Any] = dict(head)
+    if args.proxy_only:
+        assert es.count(index=OURS)["count"] == args.docs, f"{OURS} does not hold --docs"
+    else:
+        result["ingest"] = ingest(es, args.es_url, path, args.docs)
+        es.options(ignore_status=404).indices.delete(index=PLAIN)
     if not args.skip_proxy:
         result["proxy"] = proxy_phase(es, args.es_url, fixed_queries(), args.duration, args.port)
     result["es_end"] = es_node(es)
