@@ -17,6 +17,7 @@ folds nothing: ``hits.total`` 0 and ``collapse.representative`` false; a missing
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -25,6 +26,7 @@ from collapse import jsonio, probe, slim
 from collapse.errors import BadRequest, NotFound
 from collapse.executor import Executor, SubResult, SubSearch
 from collapse.filter_path import parse as parse_filter_path
+from collapse.index_fields import IndexFields
 from collapse.params import CollapseParams
 from collapse.routes.passthrough import elasticsearch_params
 from collapse.routes.search import _answer
@@ -34,7 +36,7 @@ from collapse.source import plan
 from collapse.upstream import Upstream, forwarded_response_headers
 from indexer.candidates import user_query
 
-__all__ = ["router"]
+__all__ = ["expansion", "router"]
 
 router = APIRouter(tags=["search"])
 
@@ -74,14 +76,44 @@ def _members_fetch(
     summary="The near-duplicates a collapsed search folded behind one representative",
 )
 async def expand(index: str, doc_id: str, request: Request) -> Response:
-    settings: Settings = request.app.state.settings
-    upstream: Upstream = request.app.state.upstream
     started = time.perf_counter()
+    upstream: Upstream = request.app.state.upstream
     controls = {k: v for k, v in request.query_params.items() if k.startswith("collapse")}
-    ctl = CollapseParams.from_query(controls, settings).model_copy(update={"total": False})
-    body = jsonio.parse_body(await request.body())
     query = dict(elasticsearch_params(request))
     filter_path = parse_filter_path(query.pop("filter_path", None))
+    done = await expansion(
+        request.app.state.settings,
+        lambda rest: Executor(upstream, request.headers, rest, batch=False),
+        request.app.state.index_fields,
+        index,
+        doc_id,
+        await request.body(),
+        query,
+        controls,
+        started,
+    )
+    if isinstance(done, SubResult):
+        return Response(done.raw, done.status, headers=forwarded_response_headers(done.headers))
+    out, headers = done
+    return _answer(200, out, headers, filter_path)
+
+
+async def expansion(
+    settings: Settings,
+    executor_for: Callable[[list[tuple[str, str]]], Executor],
+    index_fields: IndexFields,
+    index: str,
+    doc_id: str,
+    raw: bytes,
+    query: dict[str, str],
+    controls: Mapping[str, str],
+    started: float,
+) -> tuple[dict[str, Any], Mapping[str, str]] | SubResult:
+    """The expander's answer and the headers it goes with, or Elasticsearch's failed answer
+    (``query``: Elasticsearch's parameters, consumed; ``executor_for`` makes the executor for
+    what is left of them). The route and ``collapse.inprocess`` both answer with it."""
+    ctl = CollapseParams.from_query(controls, settings).model_copy(update={"total": False})
+    body = jsonio.parse_body(raw)
     start = parse_int(query.pop("from", 0), "from")
     size = parse_int(query.pop("size", settings.collapse_expand_size), "size")
     if size < 0 or start < 0:
@@ -92,13 +124,11 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     search_body = {k: v for k, v in body.items() if k not in slim.DECORATION}
     search_body["_source"] = False
     req = parse(settings, ctl, target, search_body, query)
-    executor = Executor(upstream, request.headers, list(query.items()), batch=False)
+    executor = executor_for(list(query.items()))
     budget = settings.collapse_time_budget_ms
-    (search,) = await collapse_all([req], executor, budget, request.app.state.index_fields)
+    (search,) = await collapse_all([req], executor, budget, index_fields)
     if isinstance(search, SubResult):
-        return Response(
-            search.raw, search.status, headers=forwarded_response_headers(search.headers)
-        )
+        return search
     window, degraded = search.window, search.degraded
     assert window.first.body is not None
 
@@ -121,7 +151,7 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     listed = entries[start : start + size]
     hits: list[dict[str, Any]] = []
     took = window.took
-    answer_headers: Any = window.first.headers
+    answer_headers: Mapping[str, str] = window.first.headers
     if listed:
         keys = [(str(e["_index"]), str(e["_id"])) for e in listed]
         fetch = SubSearch(
@@ -131,9 +161,7 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
             fetch.body["_source"] = source.send
         (fetched,) = await executor.run([fetch])
         if not fetched.ok or fetched.body is None:
-            return Response(
-                fetched.raw, fetched.status, headers=forwarded_response_headers(fetched.headers)
-            )
+            return fetched
         took += int(fetched.body.get("took", 0))
         answer_headers = fetched.headers
         by_key = {key(h): h for h in fetched.body.get("hits", {}).get("hits", [])}
@@ -165,7 +193,7 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     if degraded:
         info["reason"] = "; ".join(sorted(set(degraded)))
     out["collapse"] = info
-    return _answer(200, out, answer_headers, filter_path)
+    return out, answer_headers
 
 
 async def _exists(executor: Executor, index: str, doc_id: str) -> None:
