@@ -5,7 +5,9 @@
 **params)`` runs the proxy's own steps (``collapse.search``: window, probe, fill, render) and
 returns the body the proxy answers: the page of representatives, each with its ``_collapse``,
 the top-level ``collapse`` object, Elasticsearch's ``hits.total``; ``msearch(searches=...)``
-answers an ``_msearch`` as the proxy does (every search collapsed, in lockstep). Every request
+answers an ``_msearch`` as the proxy does (every search collapsed, in lockstep), and
+``expand(index=..., id=..., body=...)`` as its expander (the members a search folded behind one
+of its results, ``routes.expander.expansion``). Every request
 goes out through the given client (its nodes, credentials, retries, TLS): no HTTP hop of ours.
 ``params`` are the proxy's query string: Elasticsearch's search parameters (``from_`` for
 ``from``, as the official clients name it) and the ``collapse_*`` controls.
@@ -31,6 +33,7 @@ import asyncio
 import contextlib
 import functools
 import threading
+import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal, TypeVar
@@ -46,6 +49,7 @@ from collapse.executor import Executor, SubResult, index_path
 from collapse.filter_path import parse as parse_filter_path
 from collapse.index_fields import IndexFields
 from collapse.params import CollapseParams, collapse_disabled
+from collapse.routes.expander import expansion
 from collapse.routes.search import msearch_answer, msearches, refused_whole
 from collapse.search import Outcome, SearchRequest, collapse_all, parse, render
 from collapse.settings import Settings, get_settings
@@ -253,6 +257,12 @@ def _index(index: str | Sequence[str] | None) -> str | None:
     return index
 
 
+def _raise_cause(exc: Exception) -> None:
+    """The client's own error behind the proxy's (it could not reach its nodes), if any."""
+    if isinstance(exc.__cause__, Exception):
+        raise exc.__cause__ from None
+
+
 class _Core:
     """The collapsed searches over one client, as coroutines (both collapsers run them)."""
 
@@ -312,6 +322,47 @@ class _Core:
             return await self._as_sent(path, raw, call.sent, _NDJSON)
         return call.filtered(msearch_answer(done))
 
+    async def expand(
+        self,
+        index: str | Sequence[str],
+        doc_id: str,
+        body: Mapping[str, Any] | None,
+        params: Mapping[str, Param],
+    ) -> dict[str, Any]:
+        """The proxy's answer to ``POST /{index}/_collapse/{doc_id}?{params}`` with ``body``."""
+        started = time.perf_counter()
+        target = _index(index)
+        if target is None:
+            raise ValueError("index: the index expression the search ran on")
+        query = {("from" if k == "from_" else k): _query_value(v) for k, v in params.items()}
+        controls = {k: v for k, v in query.items() if k.startswith("collapse")}
+        sent = {k: v for k, v in query.items() if k != "collapse" and not k.startswith("collapse_")}
+        filter_path = parse_filter_path(sent.pop("filter_path", None))
+        raw = jsonio.dumps(dict(body or {}))
+        try:
+            done = await expansion(
+                self.settings,
+                lambda rest: Executor(self.upstream, {}, rest, batch=False),
+                self.index_fields,
+                target,
+                doc_id,
+                raw,
+                dict(sent),
+                controls,
+                started,
+            )
+        except (UpstreamUnavailable, UpstreamTimeout) as exc:
+            _raise_cause(exc)
+            raise
+        if isinstance(done, SubResult):  # the search as given: the client raises its error
+            search = {k: v for k, v in sent.items() if k not in ("from", "size")}
+            await self._as_sent(index_path(target, "_search"), raw, search, _JSON)
+            raise UpstreamUnavailable(
+                f"Elasticsearch answered {done.status} to the fetch of the members"
+            )
+        out = done[0]
+        return filter_path.apply(out) if filter_path is not None else out
+
     async def _collapse_all(
         self, reqs: list[SearchRequest], executor: Executor
     ) -> list[Outcome | SubResult]:
@@ -320,8 +371,7 @@ class _Core:
         try:
             return await collapse_all(reqs, executor, budget, self.index_fields)
         except (UpstreamUnavailable, UpstreamTimeout) as exc:
-            if isinstance(exc.__cause__, Exception):
-                raise exc.__cause__ from None
+            _raise_cause(exc)
             raise
 
     async def _as_sent(
@@ -383,6 +433,19 @@ class AsyncCollapser:
         """The proxy's answer to this ``_msearch``: ``searches`` as elasticsearch-py's
         (a header, a body, a header, ...), each collapsed; a failed search is its error item."""
         return await self._core.msearch(searches, index, _checked(params))
+
+    async def expand(
+        self,
+        *,
+        index: str | Sequence[str],
+        id: str,
+        body: Mapping[str, Any] | None = None,
+        **params: Param,
+    ) -> dict[str, Any]:
+        """The expander's answer: the members a collapsed search (``body``, the same
+        ``collapse_*`` controls) folded behind its result ``id``, paged with ``from_``/``size``;
+        :class:`~collapse.errors.NotFound` when the document does not exist."""
+        return await self._core.expand(index, id, body, _checked(params))
 
 
 class _LoopThread:
@@ -448,6 +511,17 @@ class Collapser:
     ) -> dict[str, Any]:
         """As :meth:`AsyncCollapser.msearch`."""
         return self._loop.run(self._core.msearch(searches, index, _checked(params)))
+
+    def expand(
+        self,
+        *,
+        index: str | Sequence[str],
+        id: str,
+        body: Mapping[str, Any] | None = None,
+        **params: Param,
+    ) -> dict[str, Any]:
+        """As :meth:`AsyncCollapser.expand`."""
+        return self._loop.run(self._core.expand(index, id, body, _checked(params)))
 
     def close(self) -> None:
         self._close()

@@ -27,7 +27,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 import collapse
-from collapse.errors import BadRequest
+from collapse.errors import BadRequest, NotFound
 from collapse.settings import Settings
 from tests.conftest import ServerThread, free_port, only_elasticsearch
 from tests.proxy_support import create_index, fingerprints, index_docs, text, variants
@@ -84,10 +84,15 @@ def proxy_params(params: dict[str, Any]) -> dict[str, str]:
 
 
 class Api:
-    """One way to ask: the proxy over HTTP, or a collapser (its ``search`` and ``msearch``)."""
+    """One way to ask: the proxy over HTTP, or a collapser (``search``, ``msearch``,
+    ``expand``)."""
 
-    def __init__(self, search: Search, msearch: Search) -> None:
-        self.search, self.msearch = search, msearch
+    def __init__(self, search: Search, msearch: Search, expand: Search) -> None:
+        self.search, self.msearch, self.expand = search, msearch, expand
+
+    @classmethod
+    def of(cls, collapser: collapse.AsyncCollapser) -> Api:
+        return cls(collapser.search, collapser.msearch, collapser.expand)
 
 
 def via_proxy(proxy_url: str) -> Api:
@@ -115,7 +120,17 @@ def via_proxy(proxy_url: str) -> Api:
         assert answer.status_code == 200, answer.text
         return dict(answer.json())
 
-    return Api(search, msearch)
+    async def expand(
+        *, index: str, id: str, body: dict[str, Any] | None = None, **params: Any
+    ) -> dict[str, Any]:
+        async with httpx.AsyncClient(timeout=30) as http:
+            answer = await http.post(
+                f"{proxy_url}/{index}/_collapse/{id}", json=body or {}, params=proxy_params(params)
+            )
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    return Api(search, msearch, expand)
 
 
 async def scenario(api: Api, wire: str, scattered: str) -> list[dict[str, Any]]:
@@ -172,6 +187,12 @@ async def scenario(api: Api, wire: str, scattered: str) -> list[dict[str, Any]]:
     out.append(await api.msearch(searches=searches, collapse_members=5))
     out.append(await api.msearch(index=wire, searches=[{}, {**SORTED, "size": 3}]))
     out.append(await api.msearch(searches=searches[:4], collapse=False))
+    out.append(await api.expand(index=wire, id="c0", body=SORTED, from_=5, size=5))
+    out.append(
+        await api.expand(index=wire, id="c0", body={**SORTED, "size": 3}, collapse_window=10)
+    )
+    out.append(await api.expand(index=wire, id="c1", body=SORTED))
+    out.append(await api.expand(index=wire, id="c0", body=SORTED, _source_includes="n", size=2))
     return out
 
 
@@ -186,6 +207,12 @@ def check_folding(answers: list[dict[str, Any]]) -> None:
     assert answers[6]["collapse"]["total_groups"] == 41
     assert set(answers[8]["hits"]["hits"][0]["_source"]) == {"n", "collapse_fp"}
     assert "collapse" not in answers[11] and len(answers[11]["hits"]["hits"]) == 4
+    expanded = answers[-4:]
+    answers = answers[:-4]
+    assert expanded[0]["hits"]["total"]["value"] == 19 and len(expanded[0]["hits"]["hits"]) == 5
+    assert expanded[1]["hits"]["total"]["value"] == 19 and expanded[1]["collapse"]["window"] == 10
+    assert expanded[2]["collapse"]["representative"] is False
+    assert expanded[3]["hits"]["hits"][0]["_source"].keys() == {"n"}
     pages = answers[-6:-3]
     shown = [h["_id"] for page in pages for h in page["hits"]["hits"]]
     assert len(shown) == len(set(shown)) == 15
@@ -203,7 +230,10 @@ def _sync(collapser: collapse.Collapser) -> Api:
     async def msearch(**kwargs: Any) -> dict[str, Any]:
         return await asyncio.to_thread(collapser.msearch, **kwargs)
 
-    return Api(search, msearch)
+    async def expand(**kwargs: Any) -> dict[str, Any]:
+        return await asyncio.to_thread(collapser.expand, **kwargs)
+
+    return Api(search, msearch, expand)
 
 
 CLIENTS = [
@@ -226,8 +256,7 @@ async def test_the_apps_client_gets_the_proxys_answers(
         cls = AsyncElasticsearch if client_class == "AsyncElasticsearch" else AsyncOpenSearch
         client = cls(es_url)
         try:
-            collapser = collapse.AsyncCollapser(client, settings)
-            got = await scenario(Api(collapser.search, collapser.msearch), wire, scattered)
+            got = await scenario(Api.of(collapse.AsyncCollapser(client, settings)), wire, scattered)
         finally:
             await client.close()
     else:
@@ -318,6 +347,12 @@ async def test_errors_are_the_clients_own_as_elasticsearch_gave_them(
             headers={"content-type": "application/x-ndjson"},
         )
         assert proxied.status_code == 400 and refused.value.body == proxied.json()
+        with pytest.raises(NotFound) as no_doc:
+            await collapser.expand(index=wire, id="no-such-doc", body=SORTED)
+        proxied = httpx.post(f"{proxy_url}/{wire}/_collapse/no-such-doc", json=SORTED)
+        assert proxied.status_code == 404 and no_doc.value.body() == proxied.json()
+        with pytest.raises(NotFoundError):  # the search on a missing index: the client's own
+            await collapser.expand(index="test-inprocess-no-such-index", id="c0", body=SORTED)
         with pytest.raises(TypeError, match="go in body"):
             await collapser.search(index=wire, query={"match_all": {}})  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="index expression"):
