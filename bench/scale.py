@@ -477,11 +477,11 @@ def report() -> list[str]:
         lambda r, n: f"{r['proxy']['capacity']['requests_per_es_cpu_s']:,.0f}",
     )
     row(
-        "disk per million documents with `collapse_fp` (GB)",
+        "disk per million documents with `collapse_fp` (GiB)",
         lambda r, n: f"{r['ingest']['ours']['store_mb'] / 1024 * 1e6 / n:.2f}",
     )
     row(
-        "disk per million documents without (plain, GB)",
+        "disk per million documents without (plain, GiB)",
         lambda r, n: f"{r['ingest']['plain']['store_mb'] / 1024 * 1e6 / n:.2f}",
     )
     row(
