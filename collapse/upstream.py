@@ -208,11 +208,13 @@ class _AiohttpTransport(httpx.AsyncBaseTransport):
         session = self._session
         if session is None:
             session = self._session = self._open()
+        encoding = request.headers.encoding
+        headers = [(k.decode(encoding), v.decode(encoding)) for k, v in request.headers.raw]
         with map_aiohttp_exceptions():
             async with session.request(
                 request.method,
                 self._url(str(request.url)),
-                headers=request.headers,
+                headers=headers,
                 data=request.content or None,
                 allow_redirects=False,
                 auto_decompress=False,
