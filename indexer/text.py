@@ -255,17 +255,22 @@ def word_bytes(text: str, lines: bool = False, folded: bool = False) -> bytes:
     if text.isascii():
         out = text.encode("ascii").translate(_ASCII_WORDS)
         return out.replace(b"\n", _SPACED_LINE) if lines else out
+    norm = text if folded else normalize(text)
     # lone surrogates become "?", a separator, as they would be in the text itself
-    data = (text if folded else normalize(text)).encode("utf-8", "replace")
-    # UTF-8 is self-synchronising: replacing one character's bytes never touches another's.
-    out = data.translate(_UTF8_WORDS)
-    dense = False
-    for ch in set(data.translate(None, _ASCII_BYTES).decode("utf-8")):
-        kind = _class(ch)
-        if kind == " ":
-            out = out.replace(ch.encode("utf-8"), b" ")
-        elif kind == "d":
-            dense = True
+    data = norm.encode("utf-8", "replace")
+    rest = data.translate(None, _ASCII_BYTES)
+    if len(rest) >= _TABLE_BYTES:
+        out, dense = _separated(norm)
+    else:
+        # UTF-8 is self-synchronising: replacing one character's bytes never touches another's
+        out = data.translate(_UTF8_WORDS)
+        dense = False
+        for ch in set(rest.decode("utf-8")):
+            kind = _class(ch)
+            if kind == " ":
+                out = out.replace(ch.encode("utf-8"), b" ")
+            elif kind == "d":
+                dense = True
     if dense:
         if len(out) < _NUMPY_BYTES:
             out = _DENSE_RUN.sub(_bigrams, out.decode("utf-8")).encode("utf-8")
@@ -275,6 +280,35 @@ def word_bytes(text: str, lines: bool = False, folded: bool = False) -> bytes:
 
 
 _SPACED_LINE = b" " + LINE + b" "
+
+_TABLE_BYTES = 600  # from this many non-ASCII bytes: separators found per code point (numpy)
+_KINDS = {"w": 0, "m": 1, "d": 2, " ": 3}
+_SEPARATOR, _DENSE = _KINDS[" "], _KINDS["d"]
+_UNKNOWN = 255
+_ASCII_OUT = np.frombuffer(_ASCII_WORDS[:128], dtype=np.uint8).astype(np.uint32)
+
+
+@functools.cache
+def _kind_table() -> np.ndarray:
+    """Per code point its :func:`_class_of` kind (:data:`_KINDS`), filled as characters are
+    met (:data:`_UNKNOWN` until then)."""
+    return np.full(0x110000, _UNKNOWN, dtype=np.uint8)
+
+
+def _separated(text: str) -> tuple[bytes, bool]:
+    """The bytes of ``text`` (not ASCII, folded) with ASCII bytes as :data:`_ASCII_WORDS` has
+    them and every other separator a space (lone surrogates too), and whether it holds a
+    dense-script character: per code point in numpy rather than per distinct character."""
+    cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    table = _kind_table()
+    kind = table[cp]
+    unknown = kind == _UNKNOWN
+    if unknown.any():
+        for c in np.unique(cp[unknown]).tolist():
+            table[c] = _KINDS[_class_of(chr(c))]
+        kind = table[cp]
+    out = np.where(cp < 128, _ASCII_OUT[cp & 127], np.where(kind == _SEPARATOR, np.uint32(32), cp))
+    return out.tobytes().decode("utf-32-le").encode("utf-8"), bool((kind == _DENSE).any())
 
 
 def _weight_of(token: bytes) -> int:

@@ -1,0 +1,27 @@
+"""Long non-ASCII texts: separators found per code point (a table) give the same tokens as
+the per-character rule that shorter texts take."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer import text
+
+# Latin, accents and combining marks, Cyrillic, Devanagari, CJK, Hangul, Thai, punctuation
+# of several scripts, ideographic and no-break spaces, line breaks, a lone surrogate, emoji.
+ALPHABET = st.sampled_from(
+    [*"ab Z9_\n.,-", "é", "ß", "\u0301", "ж", "Ж", "क", "\u093f", "漢", "字", "。", "、",
+     "한", "ก", "\u3000", "\xa0", "«", "»", "\ud800", "😀", "ﬁ", "Ⅻ", "٣"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ALPHABET, min_size=300, max_size=900).map("".join), st.booleans())
+def test_long_texts_tokenise_as_by_the_character_rule(sample: str, folded: bool) -> None:
+    by_table = text.word_bytes(sample, lines=True, folded=folded)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(text, "_TABLE_BYTES", 1 << 30)  # every text by the per-character rule
+        by_character = text.word_bytes(sample, lines=True, folded=folded)
+    assert by_table == by_character
