@@ -207,10 +207,15 @@ def send_lines(
     """
     cfg = config or BulkConfig()
     window: deque[Future[ChunkResult]] = deque()
+    chunks = _line_chunks(batches, cfg.chunk_size, cfg.max_chunk_bytes)
     with ThreadPoolExecutor(cfg.concurrency, thread_name_prefix="bulk") as pool:
         try:
-            for chunk in _line_chunks(batches, cfg.chunk_size, cfg.max_chunk_bytes):
+            chunk = next(chunks, None)
+            while chunk is not None:
                 window.append(pool.submit(_send_chunk, es, index, chunk, cfg))
+                # the next chunk is read while the requests are in flight (its producer, the
+                # workers, need not wait for a request to end before handing it over)
+                chunk = next(chunks, None)
                 while len(window) >= cfg.concurrency or (window and window[0].done()):
                     yield window.popleft().result()
             while window:
