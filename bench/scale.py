@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -35,6 +36,7 @@ import platform
 import random
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,6 +192,52 @@ def store(es: Elasticsearch, index: str) -> dict[str, float]:
     }
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process started under ``pid`` (children of any of its threads, recursively)."""
+    out: list[int] = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            kids = [int(k) for k in children.read_text().split()]
+        except OSError:  # gone meanwhile
+            continue
+        for kid in kids:
+            out += [kid, *descendants(kid)]
+    return out
+
+
+class PeakMemory:
+    """Peak resident memory (MiB) while a loader runs, sampled every half second: of this
+    process, of the processes it started (``indexer ingest`` and its workers) together, and
+    of Elasticsearch."""
+
+    def __init__(self, es_pid: int) -> None:
+        self.es_pid = es_pid
+        self.own = self.children = self.es = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while True:
+            kids = 0.0
+            for pid in descendants(os.getpid()):
+                with contextlib.suppress(OSError):
+                    kids += rss_of(pid)
+            self.children = max(self.children, kids)
+            self.own = max(self.own, rss_of(os.getpid()))
+            with contextlib.suppress(OSError):
+                self.es = max(self.es, rss_of(self.es_pid))
+            if self._stop.wait(0.5):
+                return
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 # -- the phases ---------------------------------------------------------------------------
 
 
@@ -203,7 +251,8 @@ def ingest(es: Elasticsearch, es_url: str, path: Path, n: int) -> dict[str, Any]
     for name, index, run in runs:
         es.options(ignore_status=404).indices.delete(index=index)
         cpu_es, cpu_own = ingest_speed.es_cpu(es), ingest_speed.own_cpu()
-        seconds = run()
+        with PeakMemory(es_node(es)["pid"]) as peak:
+            seconds = run()
         cpu_es, cpu_own = ingest_speed.es_cpu(es) - cpu_es, ingest_speed.own_cpu() - cpu_own
         es.indices.refresh(index=index)
         row: dict[str, Any] = {
@@ -214,6 +263,7 @@ def ingest(es: Elasticsearch, es_url: str, path: Path, n: int) -> dict[str, Any]
             "load": os.getloadavg()[0],
             **store(es, index),
             "es_after": es_node(es),
+            "peak_mb": {"own": peak.own, "children": peak.children, "es": peak.es},
         }
         out[name] = row
         print(
@@ -221,7 +271,8 @@ def ingest(es: Elasticsearch, es_url: str, path: Path, n: int) -> dict[str, Any]
             f"  loader cpu {cpu_own:6.1f} s  load {row['load']:.1f}  {row['docs']} docs"
             f"  {row['store_mb']:.0f} MB in {row['segments']} segments"
             f"  ES heap {row['es_after']['heap_used_mb']:.0f} MB rss"
-            f" {row['es_after']['rss_mb']:.0f} MB",
+            f" {row['es_after']['rss_mb']:.0f} MB; peak RSS: this process {peak.own:.0f} MB,"
+            f" its children {peak.children:.0f} MB, ES {peak.es:.0f} MB",
             flush=True,
         )
     return out
@@ -395,8 +446,9 @@ def report() -> list[str]:
 
     out = [
         "| documents | run | plain bulk | `indexer ingest` | ours / plain | ES cpu-s plain / ours"
-        " | loader cpu-s plain / ours | load avg | store MB plain / ours | ES heap, RSS MB |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " | loader cpu-s plain / ours | load avg | store MB plain / ours | ES heap, RSS MB"
+        " | peak RSS MB: ingester (all processes), ES |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
         r = runs[n]
@@ -409,7 +461,12 @@ def report() -> list[str]:
             f" | {pl['loader_cpu_s']:.0f} / {us['loader_cpu_s']:.0f}"
             f" | {pl['load']:.1f} / {us['load']:.1f}"
             f" | {pl['store_mb']:,.0f} / {us['store_mb']:,.0f}"
-            f" | {us['es_after']['heap_used_mb']:,.0f}, {us['es_after']['rss_mb']:,.0f} |"
+            f" | {us['es_after']['heap_used_mb']:,.0f}, {us['es_after']['rss_mb']:,.0f}"
+            + (
+                f" | {us['peak_mb']['children']:,.0f}, {us['peak_mb']['es']:,.0f} |"
+                if "peak_mb" in us
+                else " | |"
+            )
         )
     out += [
         "",
