@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 import time
+from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from collapse.metrics import HTTP_LATENCY, HTTP_REQUESTS
 
 __all__ = ["MetricsMiddleware"]
+
+
+@functools.lru_cache(maxsize=1024)
+def _counter(route: str, method: str, status: str) -> Any:
+    """The request counter of one label set (a label lookup takes a lock and a hash)."""
+    return HTTP_REQUESTS.labels(route=route, method=method, status=status)
+
+
+@functools.lru_cache(maxsize=512)
+def _histogram(route: str, method: str) -> Any:
+    """The latency histogram of one route and method."""
+    return HTTP_LATENCY.labels(route=route, method=method)
 
 
 class MetricsMiddleware:
@@ -35,5 +49,5 @@ class MetricsMiddleware:
         finally:
             route = getattr(scope.get("route"), "path", None) or "unmatched"
             method = scope["method"]
-            HTTP_REQUESTS.labels(route=route, method=method, status=str(status)).inc()
-            HTTP_LATENCY.labels(route=route, method=method).observe(time.perf_counter() - started)
+            _counter(route, method, str(status)).inc()
+            _histogram(route, method).observe(time.perf_counter() - started)

@@ -45,6 +45,12 @@ _ROUTES = {
 }
 
 
+#: :data:`FORWARDED_REQUEST_HEADERS` as the bytes of ASGI's (lower-case) header names.
+_ASKED = frozenset(name.encode("latin-1") for name in FORWARDED_REQUEST_HEADERS)
+#: :data:`FORWARDED_RESPONSE_HEADERS` as the bytes an answer's raw headers carry.
+_ANSWERED = frozenset(name.encode("latin-1") for name in FORWARDED_RESPONSE_HEADERS)
+
+
 def _forwarded(query: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(k, v) for k, v in query if k != "collapse" and not k.startswith("collapse_")]
 
@@ -111,7 +117,7 @@ class SearchLaneMiddleware:
         headers = {
             name.decode("latin-1"): value.decode("latin-1")
             for name, value in scope["headers"]
-            if name.decode("latin-1") in FORWARDED_REQUEST_HEADERS
+            if name in _ASKED
         }
         try:
             raw_path = scope.get("raw_path") or scope["path"].encode("latin-1")
@@ -130,11 +136,7 @@ class SearchLaneMiddleware:
             error = ProxyError(f"internal error of the proxy ({type(exc).__name__})")
             await error.response()(scope, receive, send)
             return
-        out = [
-            (name.encode("latin-1"), value.encode("latin-1"))
-            for name, value in answer.headers.multi_items()
-            if name.lower() in FORWARDED_RESPONSE_HEADERS
-        ]
+        out = [(name, value) for name, value in answer.headers.raw if name.lower() in _ANSWERED]
         body = answer.content
         out.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": answer.status_code, "headers": out})

@@ -38,7 +38,10 @@ FIRST_ONLY = ("aggs", "aggregations", "suggest", "profile")
 
 def key(hit: Hit) -> DocKey:
     """A hit's identity: ``(_index, _id)``."""
-    return (str(hit.get("_index")), str(hit.get("_id")))
+    index, doc_id = hit.get("_index"), hit.get("_id")
+    if type(index) is str and type(doc_id) is str:  # nearly always: no conversion
+        return (index, doc_id)
+    return (str(index), str(doc_id))
 
 
 def parse_int(value: object, name: str) -> int:
