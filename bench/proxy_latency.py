@@ -103,6 +103,8 @@ def build(es: Elasticsearch, n: int) -> None:
     es.options(ignore_status=404).indices.delete(index=INDEX)
     mappings = index_mappings(PARAMS)
     mappings["properties"].update({"body": {"type": "text"}, "family": {"type": "keyword"}})
+    # The corpus may hold fewer than ``n`` documents: what was asked is kept to compare with.
+    mappings.setdefault("_meta", {})["bench_docs"] = n
     es.indices.create(
         index=INDEX,
         mappings=mappings,
@@ -555,7 +557,12 @@ def main() -> None:
     args = ap.parse_args()
     es = Elasticsearch(args.es_url, request_timeout=120)
     have = es.count(index=INDEX)["count"] if es.indices.exists(index=INDEX) else 0
-    if args.rebuild or have < args.docs or not current_layout(es):
+    asked = (
+        es.indices.get_mapping(index=INDEX)[INDEX]["mappings"].get("_meta", {}).get("bench_docs")
+        if have
+        else None
+    )
+    if args.rebuild or (have < args.docs and asked != args.docs) or not current_layout(es):
         build(es, args.docs)
     print(f"index {INDEX}: {es.count(index=INDEX)['count']} documents")
     qs = queries(es, 400)
