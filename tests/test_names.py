@@ -118,6 +118,17 @@ def test_the_parts_read_as_documented() -> None:
     assert (credit[0, 6:] > 0).sum() == 2 and not credit[0, :6].any()
 
 
+def test_a_list_is_no_attribution_unless_it_ends_the_text() -> None:
+    """Dash lines of a list followed by text: no credit, so a copy that reorders the list is
+    not refused; a dialogue's last line that ends the text is its credit."""
+    listing = ["Features:", "- fast", "- small", "Ships today."]
+    reordered = ["Features:", "- small", "- fast", "Ships today."]
+    assert not _cells("Q", listing).any() and not _cells("Q", reordered).any()
+    dialogue = _cells("Q", ["— Как дела?", "— Хорошо.", "— Антон Чехов"])
+    other = _cells("Q", ["— Как дела?", "— Хорошо.", "— Лев Толстой"])
+    assert dialogue[0, 6] and not names_agree(dialogue, other)[0]
+
+
 NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
 
 

@@ -13,7 +13,8 @@ reader sees another document. Two places in a short text say what it is, in ever
   line starts with, and a new headline that the text does not repeat gives no subject;
 * its *attribution*: the last line that starts with a dash (``-- Mark Twain``, ``—— 苏轼``,
   ``― 夏目漱石``), bracketed remarks left out (a source added after the name), if it has at
-  most :data:`MAX_ATTRIBUTION` words.
+  most :data:`MAX_ATTRIBUTION` words; when several lines start with a dash (a list, a
+  dialogue), only if no text follows it.
 
 Words are maximal runs of letters, case folded (digits belong to the number sketch); each
 character of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is a word
@@ -104,14 +105,16 @@ def _subject(lines: list[str], title: str) -> list[str]:
 
 def _attribution(lines: list[str]) -> list[str]:
     """The words of the last line that starts with a dash, bracketed remarks left out (a
-    source added after the name), if at most :data:`MAX_ATTRIBUTION`; else none."""
-    for line in reversed(lines):
-        m = _DASH.match(line)
-        if m is None:
-            continue
-        words = _words(_REMARK.sub(" ", line[m.end() :]))
-        return words if len(words) <= MAX_ATTRIBUTION else []
-    return []
+    source added after the name), if at most :data:`MAX_ATTRIBUTION`. When several lines start
+    with one (a list, a dialogue), only a last line of the text is a credit."""
+    dashed = [(i, m.end()) for i, m in enumerate(map(_DASH.match, lines)) if m is not None]
+    if not dashed:
+        return []
+    last, start = dashed[-1]
+    if len(dashed) > 1 and any(line.strip() for line in lines[last + 1 :]):
+        return []
+    words = _words(_REMARK.sub(" ", lines[last][start:]))
+    return words if len(words) <= MAX_ATTRIBUTION else []
 
 
 def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -> np.ndarray:
