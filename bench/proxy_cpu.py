@@ -16,7 +16,11 @@ with its queries (two words of an indexed document, size 10), in one run:
    caller), and each step's share of the profiled total is applied to the unprofiled CPU per
    request (the profiler's overhead is spread, not added).
 
-    .venv/bin/python bench/proxy_cpu.py [--requests 400] [--tree DIR]
+    .venv/bin/python bench/proxy_cpu.py [--requests 400] [--tree DIR] [--es-pid PID]
+
+``--es-pid``: Elasticsearch's process; its CPU per search over the same requests is printed
+beside the proxy's (direct, collapsed, pass-through), which is what sizes the proxy's workers
+against Elasticsearch's cores. Whatever else Elasticsearch serves meanwhile counts too.
 
 ``--tree`` measures another checkout's proxy (e.g. a ``git worktree`` of an older commit) with
 the same index and queries; run once per tree, interleaved, to compare.
@@ -193,21 +197,27 @@ def drive(mode: str, qs: list[dict[str, Any]], n: int, es_url: str, proxy_url: s
 
 
 def measure(
-    tree: Path, es_url: str, qs: list[dict[str, Any]], n: int
-) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """CPU ms per request per mode, and per mode the profiled breakdown (ms per request)."""
+    tree: Path, es_url: str, qs: list[dict[str, Any]], n: int, es_pid: int | None = None
+) -> tuple[dict[str, float], dict[str, dict[str, float]], dict[str, float]]:
+    """CPU ms per request per mode, per mode the profiled breakdown (ms per request), and
+    Elasticsearch's CPU ms per request per mode (``direct`` too) when ``es_pid`` is given."""
     cpu: dict[str, float] = {}
+    engine: dict[str, float] = {}
     steps: dict[str, dict[str, float]] = {}
     modes = ("proxy", "proxy-off")
     port = free_port()
     proc = serve(tree, es_url, port, None)
     try:
         url = f"http://127.0.0.1:{port}"
-        for mode in modes:
+        for mode in (("direct",) if es_pid else ()) + modes:
             drive(mode, qs, min(50, n), es_url, url)  # warm-up
             before = cpu_seconds(proc.pid)
+            engine_before = cpu_seconds(es_pid) if es_pid else 0.0
             drive(mode, qs, n, es_url, url)
-            cpu[mode] = (cpu_seconds(proc.pid) - before) / n * 1000
+            if mode != "direct":
+                cpu[mode] = (cpu_seconds(proc.pid) - before) / n * 1000
+            if es_pid:
+                engine[mode] = (cpu_seconds(es_pid) - engine_before) / n * 1000
     finally:
         stop(proc)
     for mode in modes:
@@ -234,7 +244,7 @@ def measure(
                 print(f"  {mode} other: {t / n * 1000:.3f} ms/request  {name}")
         total = sum(seconds.values()) or 1.0
         steps[mode] = {k: v / total * cpu[mode] for k, v in seconds.items()}
-    return cpu, steps
+    return cpu, steps, engine
 
 
 def p50(values: list[float]) -> float:
@@ -264,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
     ap.add_argument("--requests", type=int, default=400)
     ap.add_argument("--tree", type=Path, default=ROOT, help="checkout whose proxy is measured")
+    ap.add_argument("--es-pid", type=int, help="Elasticsearch's process: its CPU per search too")
     a = ap.parse_args(argv)
     es = Elasticsearch(a.es_url, request_timeout=60)
     if not es.indices.exists(index=INDEX):
@@ -271,11 +282,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     qs = queries(es, 400)
     direct = p50(drive("direct", qs, min(200, a.requests), a.es_url, ""))
-    cpu, steps = measure(a.tree.resolve(), a.es_url, qs, a.requests)
+    cpu, steps, engine = measure(a.tree.resolve(), a.es_url, qs, a.requests, a.es_pid)
     direct_after = p50(drive("direct", qs, min(200, a.requests), a.es_url, ""))
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     label = f"{a.tree} ({when}, {a.requests} requests, one worker)"
     report(label, cpu, steps, (direct + direct_after) / 2)
+    if engine:
+        print(
+            f"Elasticsearch CPU per request (pid {a.es_pid}): direct {engine['direct']:.2f} ms, "
+            f"collapsed {engine['proxy']:.2f} ms, pass-through {engine['proxy-off']:.2f} ms"
+        )
     return 0
 
 
