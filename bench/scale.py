@@ -9,8 +9,9 @@ One run per size (``--docs 100000``, ``500000``, ``1000000``), against one clust
    (thirds of three chunks spliced, new text made of real words);
 2. plain ``streaming_bulk`` into ``scale-plain`` and ``indexer ingest`` into ``scale-ours``
    (``bench/ingest_speed.py``'s two loaders): documents per second, CPU of Elasticsearch and of
-   the loader, then Elasticsearch's heap and resident memory and each index's store size after
-   a flush (the plain index is the same documents without ``collapse_fp``);
+   the loader, peak resident memory of the loader's processes and of Elasticsearch, then
+   Elasticsearch's heap and resident memory and each index's store size after a flush (the
+   plain index is the same documents without ``collapse_fp``);
 3. the proxy (``bench/proxy_latency.py``'s load generator and proxy start) on ``scale-ours``
    with the same 400 two-word queries at every size (drawn from the first 100k documents):
    p50/p99 of direct and collapsed searches at 1 and 32 clients, the proxy's and
@@ -18,7 +19,8 @@ One run per size (``--docs 100000``, ``500000``, ``1000000``), against one clust
    candidates fetched per page (in-process, 150 queries), and the proxy's resident memory.
 
 Prints the rows and appends them as one JSON object to ``~/.cache/neardup/scale-results.jsonl``;
-``--report`` prints the tables of docs/operations.md from that file (the last run per size).
+``--report`` prints the tables of docs/operations.md from that file (per size, the last run's
+ingestion and the last run's proxy phase: ``--skip-proxy`` and ``--proxy-only`` run one).
 
     .venv/bin/python bench/scale.py --docs 100000 --es-url http://127.0.0.1:9250
     .venv/bin/python bench/scale.py --report
