@@ -22,7 +22,7 @@ Prints the rows and appends them as one JSON object to ``~/.cache/neardup/scale-
 ``--report`` prints the tables of docs/operations.md from that file (per size, the last run's
 ingestion and the last run's proxy phase: ``--skip-proxy`` and ``--proxy-only`` run one).
 
-    .venv/bin/python bench/scale.py --docs 100000 --es-url http://127.0.0.1:9250
+    .venv/bin/python bench/scale.py --docs 100000 --es-url http://127.0.0.1:9280
     .venv/bin/python bench/scale.py --report
 """
 
@@ -556,7 +556,7 @@ def report() -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9250"))
+    ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9280"))
     ap.add_argument("--docs", type=int, default=SIZES[0])
     ap.add_argument("--duration", type=float, default=8.0, help="seconds per latency cell")
     ap.add_argument("--port", type=int, default=8790)
