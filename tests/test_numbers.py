@@ -20,7 +20,12 @@ from indexer.fingerprints.numbers import (
     conflicts,
     number_sketches,
 )
-from indexer.fingerprints.record import FingerprintRecord, decode_numbers, encode_numbers
+from indexer.fingerprints.record import (
+    FingerprintRecord,
+    decode_many,
+    decode_numbers,
+    encode_numbers,
+)
 from indexer.grouping import Prints, Thresholds, verify
 from tests.proxy_support import create_index, index_docs
 from tests.test_proxy_search import search
@@ -272,6 +277,12 @@ def test_malformed_stored_numbers_are_refused() -> None:
         FingerprintRecord.from_es({**doc, "numbers": "AAAA"})
     again = FingerprintRecord.from_es(doc, min_tokens=record.params.min_tokens)
     assert again == record and again.numbers == record.numbers
+    # a page decoded at once: a malformed sketch marks its own hit only as not fingerprinted
+    bad = [{**doc, "numbers": v} for v in (None, 7, "", "abc", "!" * (CELLS * 4))]
+    page = decode_many([doc, *bad, doc])
+    assert page.present.tolist() == [True] + [False] * len(bad) + [True]
+    assert page.numbers[0].tolist() == page.numbers[-1].tolist() == list(record.numbers)
+    assert not page.numbers[1:-1].any()
 
 
 # --- the rule --------------------------------------------------------------------------------

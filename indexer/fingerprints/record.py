@@ -430,7 +430,7 @@ def decode_many(
     keys = [""] * n
     nbytes = p.minhash_size * p.minhash_bits // 8
     blobs = [b"\0" * nbytes] * n
-    numbers = np.zeros((n, CELLS), dtype=np.uint32)
+    cells = [b"\0" * (CELLS * 3)] * n  # each row's number cells, decoded together below
     version = p.version
     for i, doc in enumerate(docs):
         if not doc or doc.get("version") != version:
@@ -442,19 +442,22 @@ def decode_many(
             blob = binascii.a2b_base64(sketch, strict_mode=True)
             if len(blob) != nbytes:
                 continue
-            cells = decode_numbers(doc["numbers"])
-            if cells is None:
+            stored = doc["numbers"]
+            if not isinstance(stored, str) or len(stored) != CELLS * 4:
                 continue
+            raw = binascii.a2b_base64(stored, strict_mode=True)
             simhash[i] = int(doc["simhash"])
             token_count[i] = int(doc["token_count"])
             keys[i] = str(doc["exact_key"])
-        except (KeyError, TypeError, ValueError, OverflowError):
+        except (KeyError, TypeError, ValueError, OverflowError, binascii.Error):
             simhash[i] = token_count[i] = 0
             keys[i] = ""
             continue
         blobs[i] = blob
-        numbers[i] = cells
+        cells[i] = raw
         present[i] = True
+    raw_cells = np.frombuffer(b"".join(cells), dtype=np.uint8).reshape(n, CELLS, 3)
+    numbers = cells_from_bytes(raw_cells)
     le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
     minhash = np.frombuffer(b"".join(blobs), dtype=le).reshape(n, p.minhash_size)
     return FingerprintArrays(
