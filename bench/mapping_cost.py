@@ -8,7 +8,9 @@ indices ``mapcost-<variant>`` (1 shard, default settings, only ``collapse_fp`` m
 are changes to the mapping of 6d28171 (``kw``: blocks and ``band`` keyword with doc values)
 and, for some, to the stored values; ``new`` is what ``init`` creates now (``packed`` and
 ``id`` with doc values), ``dv-six`` what it created before ``packed`` (``minhash`` and ``id``
-with doc values, the documents without ``packed``). Each row: wall
+with doc values, the documents without ``packed``); ``packed-only`` is ``new`` with
+``minhash`` and ``numbers`` gone from the mapping and the stored object (``packed`` their one
+copy), ``packed-lean`` also without ``simhash`` and ``token_count``. Each row: wall
 time of the load, Elasticsearch CPU seconds over it (``/proc/<pid>/stat`` of the local
 node), the CPU it spent to the end of a final refresh, flush and the merges then running
 (the whole cost), and the time the index's own threads report (indexing, refresh, flush,
@@ -158,6 +160,24 @@ SIX_FIELD_REFILLS = {
     "id": {"type": "binary", "doc_values": True},
 }
 
+
+def packed_only(fp: Fp) -> None:
+    """``packed`` the only copy of the MinHash and number sketches."""
+    fp.pop("minhash", None)
+    fp.pop("numbers", None)
+
+
+def packed_lean(fp: Fp) -> None:
+    """``packed`` the only copy of the sketches, the SimHash and the token count too."""
+    packed_only(fp)
+    fp.pop("simhash", None)
+    fp.pop("token_count", None)
+
+
+#: ``new`` without the values ``packed`` already holds, in ``_source`` and in the mapping.
+PACKED_ONLY = {"minhash": None, "numbers": None}
+PACKED_LEAN = {**PACKED_ONLY, "simhash": None, "token_count": None}
+
 Variant = tuple[dict[str, Any], Callable[[Fp], None] | None]
 VARIANTS: dict[str, Variant] = {
     "no-band": ({"band": None}, no_band),
@@ -166,6 +186,24 @@ VARIANTS: dict[str, Variant] = {
         {"band": {"type": "keyword", "doc_values": False}, **UNMAPPED, **DOC_VALUE_REFILLS},
         None,
     ),  # what init makes
+    "packed-only": (
+        {
+            "band": {"type": "keyword", "doc_values": False},
+            **UNMAPPED,
+            **DOC_VALUE_REFILLS,
+            **PACKED_ONLY,
+        },
+        packed_only,
+    ),  # new, minhash and numbers only in packed
+    "packed-lean": (
+        {
+            "band": {"type": "keyword", "doc_values": False},
+            **UNMAPPED,
+            **DOC_VALUE_REFILLS,
+            **PACKED_LEAN,
+        },
+        packed_lean,
+    ),  # packed-only, and simhash and token_count only in packed too
     "dv-six": (
         {"band": {"type": "keyword", "doc_values": False}, **UNMAPPED, **SIX_FIELD_REFILLS},
         None,
@@ -302,7 +340,7 @@ def load(
     if no_merges:  # then every flushed segment into one: the merge cost of this load
         c1b = proc_cpu(pid)
         segments = es.indices.segments(index=index)["indices"][index]["shards"]["0"][0]
-        es.indices.forcemerge(index=index, max_num_segments=1, request_timeout=900)
+        es.options(request_timeout=900).indices.forcemerge(index=index, max_num_segments=1)
         c2 = proc_cpu(pid)
         print(
             f"    {name}: {segments['num_search_segments']} segments flushed,"
