@@ -152,6 +152,7 @@ DOC_VALUE_REFILLS = {
     "minhash": {"type": "binary"},
     "packed": {"type": "binary", "doc_values": True},
     "id": {"type": "binary", "doc_values": True},
+    "fields": {"type": "keyword", "doc_values": False},  # in no document here
 }
 #: What they read before ``packed`` (2026-11-30): the sketch and the id (with four fields
 #: that have doc values by default).
