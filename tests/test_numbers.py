@@ -85,6 +85,43 @@ def conflict_short(a: str, b: str) -> bool:
     return bool(conflicts(s[:1], s[1:])[0])
 
 
+LINKED = (
+    "Capabilities follow the withdrawn POSIX draft; see {url} for the text of that draft.\n"
+    "The kernel checks them at every privileged operation."
+)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "https://archive.org/details/posix_1003.1e-990310",
+            "https://archive.org/details/posix_1003.2e-990310",
+        ),
+        ("https://dev.gnupg.org/T3217", "https://dev.gnupg.org/t3218"),
+        ("https://example.org/v2/docs", "https://example.org/v3/docs"),
+    ],
+)
+def test_a_number_changed_in_a_link_of_the_text_conflicts(a: str, b: str) -> None:
+    """A URL inside a line of content is the text's: another number in it is another
+    document, in whatever case it is written (only its numbers count: the same link with
+    other case does not conflict)."""
+    one, two = LINKED.format(url=a), LINKED.format(url=b)
+    assert conflict(one, two) and conflict(two, one)
+    assert conflict(a, b)  # a document of one line is all content
+    assert not conflict(one, LINKED.format(url=a.upper()))
+
+
+def test_the_url_of_a_printed_from_line_is_the_frames() -> None:
+    """Two hosts' printer copies, each "printed from" its own URL with its own page number:
+    the short line is the frame's, so its URL's numbers do not keep the copies apart."""
+    one = f"{EN}\n{RU}\nPrinted from https://techwire.example/doc/1832 on 15.5.2026."
+    two = f"{EN}\n{RU}\nPrinted from https://dailybyte.example/p?id=77 on 8.12.2026."
+    assert not conflict(one, two)
+    printed = "このページは https://asahi.example/ja/man{} から2026年6月6日に印刷されました。"
+    assert not conflict(f"{ZH}\n{printed.format(1)}", f"{ZH}\n{printed.format(8)}")
+
+
 def test_a_short_and_a_longer_document_compare_their_numbers() -> None:
     """One side under SIDES_BELOW words and the other above it: the entry with both
     neighbours is in both, so a changed number still conflicts and an equal one does not."""
@@ -96,7 +133,7 @@ def test_a_short_and_a_longer_document_compare_their_numbers() -> None:
 
 
 def test_a_unit_written_apart_is_the_numbers_own() -> None:
-    """"128 GB" is "128GB" (the demo's listings): spaced or not, the same number in the same
+    """ "128 GB" is "128GB" (the demo's listings): spaced or not, the same number in the same
     place, also beside a word only one copy has; another capacity conflicts either way."""
     a = "Tidewater T3 flash drive, 128GB. Brushed aluminium case, reads up to 400MB/s."
     b = "Tidewater T3 flash drive – 128 GB – brushed aluminium case · reads up to 400 MB/s"

@@ -29,6 +29,9 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   changed the word beside a number still has the number's other neighbour, so a number
   changed there too still conflicts (the entry with both neighbours keeps a short document
   comparable with a longer one).
+* a URL is the word ``url``; on a line of content (by the same weight) its numeric runs
+  follow it as one number, between ``url`` and ``url`` (a link's ``posix_1003.1e`` is not
+  ``posix_1003.2e``), while the URL of a short line (each host's "printed from <url>") has none.
 
 Every (context, value) occurrence is an *entry*. The sketch has :data:`CELLS` cells,
 :data:`ROWS` rows of :data:`BUCKETS`: an entry falls in one cell of each row (by a hash of its
@@ -271,10 +274,47 @@ def _bytes_of(text: str, folded: bool = False) -> bytes:
     UTF-8, ASCII punctuation a space, a line break :data:`_NL` (non-ASCII punctuation becomes
     space in :func:`sketches_of_bytes`)."""
     norm = text if text.isascii() else _dates_spelt_out(text if folded else normalize(text))
-    norm = sub_urls(" url ", norm)  # a URL is one word to the sketch: its path no context
+    norm = _urls(norm) if "://" in norm else norm
     out = norm.encode("utf-8", "replace").translate(_BYTES)
     # a unit of measure after one space is the number's, as written close: "128 GB" = "128GB"
     return _SPACED_UNIT.sub(rb"\1\2", out) if b" " in out else out
+
+
+def _urls(norm: str) -> str:
+    """Each URL as the word ``url``; on a line of content, followed by its numbers (as one) and
+    ``url`` again, since a link in the text is the text's (``posix_1003.1e`` is not
+    ``posix_1003.2e``). A URL on a short line (a "printed from", a "source:" line: weighed as
+    :func:`_frame_lines` weighs) stays one word: each host's copy has its own."""
+    lines = norm.split("\n")
+    if len(lines) == 1:  # a document of one line is all content
+        return sub_urls(_url_numbers, norm)
+    for i, line in enumerate(lines):
+        if "://" in line:
+            content = _line_weight(sub_urls(" ", line)) >= _MIN_LINE
+            lines[i] = sub_urls(_url_numbers if content else " url ", line)
+    return "\n".join(lines)
+
+
+def _line_weight(line: str) -> float:
+    """The weighted bytes of a line's words without digits (an ASCII letter 1, a non-ASCII
+    byte 1/2), as :func:`_frame_lines` counts them."""
+    return sum(
+        1 if c < "\x80" else len(c.encode("utf-8")) / 2
+        for word in line.split()
+        if not any(c.isdigit() for c in word)
+        for c in word
+        if c.isalpha()
+    )
+
+
+def _url_numbers(m: re.Match[str]) -> str:
+    """``url``, the URL's numeric runs (as :data:`_BYTES` cuts it; none holding ``_``), ``url``."""
+    runs = [r for r in _URL_RUN.findall(m.group()) if "_" not in r and _DIGIT.search(r)]
+    return f" url {' '.join(runs)} url " if runs else " url "
+
+
+_URL_RUN = re.compile(r"[0-9a-z_]+", re.IGNORECASE)
+_DIGIT = re.compile(r"[0-9]")
 
 
 def _dates_spelt_out(norm: str) -> str:
