@@ -24,7 +24,8 @@ Bulk items (NDJSON action/source pairs):
 * ``update`` with ``doc``: when ``doc`` sets a text field (or an object holding one) or ``url``,
   the stored document is read (one ``_mget`` for all such items), ``doc`` is merged over it
   (objects merged recursively, as Elasticsearch does) and the merged text's fingerprint is
-  added to ``doc``; a merged
+  added to ``doc`` (with null over the fields an earlier fingerprint generation stored
+  beside ``packed``, ``indexer.fingerprints.record.RETIRED_FIELDS``); a merged
   document without text gets ``collapse_fp: null`` (its old fingerprint no longer describes it).
   Such an update is sent conditional on the version read (``if_seq_no``/``if_primary_term``,
   :func:`guard_updates`), unless the client set its own; the route retries a refused one.
@@ -59,6 +60,7 @@ from indexer.boilerplate_store import (
 from indexer.documents import DEFAULT_TEXT_FIELDS, DocumentError, TextFields, document_text
 from indexer.documents import host_of as _host_of
 from indexer.fingerprints import FingerprintParams
+from indexer.fingerprints.record import RETIRED_FIELDS
 from indexer.hits import FINGERPRINT_FIELD
 from indexer.prepare import PrepareConfig
 
@@ -250,8 +252,9 @@ def render_bulk(items: Iterable[BulkItem]) -> bytes:
     return b"\n".join(out) + b"\n"
 
 
-#: Read with an update's stored text: a model named there is cleared when none applies now.
-_STORED_MODEL = f"{FINGERPRINT_FIELD}.{MODEL_KEY}"
+#: Read with an update's stored text: a model named there is cleared when none applies now,
+#: and so are the fields earlier generations stored beside ``packed``.
+_STORED_FP = [f"{FINGERPRINT_FIELD}.{name}" for name in (MODEL_KEY, *RETIRED_FIELDS)]
 
 
 def update_lookups(
@@ -274,7 +277,7 @@ def update_lookups(
         entry: Doc = {
             "_index": index,
             "_id": str(doc_id),
-            "_source": [*rules.fields_for(index).names, "url", _STORED_MODEL],
+            "_source": [*rules.fields_for(index).names, "url", *_STORED_FP],
         }
         routing = item.meta.get("routing", default_routing)
         if routing is not None:
@@ -372,10 +375,12 @@ def enrich(
         if tag is not None:
             fp["fields"] = tag
         model = host_models[i]
+        had = target.doc.get(FINGERPRINT_FIELD) or {}
         if model is not None:
             fp[MODEL_KEY] = model_version(model)
-        elif (target.doc.get(FINGERPRINT_FIELD) or {}).get(MODEL_KEY) is not None:
+        elif had.get(MODEL_KEY) is not None:
             fp[MODEL_KEY] = None  # an update's stored one would stay (objects are merged)
+        fp.update({name: None for name in RETIRED_FIELDS if had.get(name) is not None})
         target.put(fp)
     outcome.fingerprinted = len(chosen)
     return outcome

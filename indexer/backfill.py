@@ -3,10 +3,12 @@
 Two passes, each under a point in time with ``search_after`` (a scroll on OpenSearch: ``_pages``):
 
 1. the documents whose ``collapse_fp.version`` is not the current one (missing, or another
-   version) or whose ``collapse_fp.fields`` are not the text fields their index records
-   (``indexer init --text-field``): those fields' text (minus their host's stored
-   boilerplate) is fingerprinted and the whole ``collapse_fp`` is written back, with ``id``
-   (the document's ``_id``) and ``fields``;
+   version), whose ``collapse_fp.fields`` are not the text fields their index records
+   (``indexer init --text-field``) or that lack ``collapse_fp.packed`` (the record): those
+   fields' text (minus their host's stored boilerplate) is fingerprinted and the whole
+   ``collapse_fp`` is written back, with ``id`` (the document's ``_id``) and ``fields``
+   (and null over the fields earlier generations stored beside ``packed``,
+   :data:`~indexer.fingerprints.record.RETIRED_FIELDS`, which a partial update would keep);
 2. the documents of the current version without ``collapse_fp.id`` (written with an id
    Elasticsearch generated, which no writer knew beforehand): their ``_id`` is added, so that
    the proxy reads them from doc values too.
@@ -16,22 +18,19 @@ changed meanwhile is left alone (409) and picked up by the next run. Resumable b
 construction: a run after an interruption finds only the documents still lacking the current
 version or their ``id``. ``id`` is checked in doc values, not in ``_source``.
 
-``verify``: pass 2 reads every document of the current version and also rewrites ``band``,
-``id`` and ``packed`` values that disagree with the rest of the fingerprint (stale: an ``id``
-kept by a reindex that changed ids, a ``packed`` or ``band`` left by a partial update that
-changed the rest). It reads the whole index.
+``verify``: pass 2 reads every document of the current version and also rewrites the values
+derived from its ``packed`` record (``simhash``, ``band``, ``exact_key``, ``token_count``) that
+disagree with it, an ``id`` that is not its ``_id`` (kept by a reindex that changed ids) and a
+``packed`` missing from doc values (written before the field was mapped). It reads the whole
+index.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import numpy as np
 from elasticsearch import Elasticsearch, helpers
 from pydantic import BaseModel
 
@@ -47,19 +46,15 @@ from indexer.documents import (
 )
 from indexer.engine import OPENSEARCH, padded_base64
 from indexer.es import close_point_in_time, engine_of, open_point_in_time
-from indexer.fingerprints import FingerprintParams, encode_id, pack_many, to_unsigned
-from indexer.fingerprints.bands import band_keys
-from indexer.fingerprints.minhash import value_dtype
-from indexer.fingerprints.record import decode_numbers
+from indexer.fingerprints import FingerprintArrays, FingerprintParams, encode_id, unpack_many
+from indexer.fingerprints.record import RETIRED_FIELDS
 from indexer.hits import FINGERPRINT_FIELD
 from indexer.mapping import ensure_index, recorded_fields
 
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
 PACKED_FIELD = f"{FINGERPRINT_FIELD}.packed"
-_EXACT_KEY = re.compile(r"[0-9a-f]{64}")
-#: A stored fingerprint's values as pass 2 reads them: unsigned simhash, token_count, exact
-#: key, the sketch's packed bytes.
-Stored = tuple[int, int, str, bytes, np.ndarray]
+#: What ``verify`` checks against a document's ``packed`` record (and rewrites).
+DERIVED = ("simhash", "band", "exact_key", "token_count")
 
 __all__ = [
     "BackfillSummary",
@@ -95,7 +90,7 @@ class BackfillSummary(BaseModel):
 
 def stale_query(version: str, fields: TextFields = DEFAULT_TEXT_FIELDS) -> dict[str, Any]:
     """Documents without a fingerprint of ``version`` computed from ``fields`` (a fingerprint
-    without ``fields`` was computed from the defaults)."""
+    without ``fields`` was computed from the defaults), or without its ``packed`` record."""
     fp = FINGERPRINT_FIELD
     tag = fields.stored_tag
     same_fields = (
@@ -103,7 +98,11 @@ def stale_query(version: str, fields: TextFields = DEFAULT_TEXT_FIELDS) -> dict[
         if tag is not None
         else {"bool": {"must_not": [{"exists": {"field": f"{fp}.fields"}}]}}
     )
-    current = [{"term": {f"{fp}.version": version}}, same_fields]
+    current = [
+        {"term": {f"{fp}.version": version}},
+        same_fields,
+        {"exists": {"field": PACKED_FIELD}},
+    ]
     return {"bool": {"must_not": [{"bool": {"filter": current}}]}}
 
 
@@ -200,7 +199,8 @@ def backfill(
 ) -> BackfillSummary:
     """Fingerprint every document of ``index`` lacking the current version computed from the
     text fields its index records, and add ``id`` to those of the current version lacking it;
-    ``verify``: also rewrite ``band``, ``id`` and ``packed`` where stale (module doc). Indices
+    ``verify``: also rewrite the values derived from ``packed`` and ``id`` where stale, and
+    ``packed`` where missing from doc values (module doc). Indices
     of a pattern that record different fields are each read with their own."""
     p = params or FingerprintParams()
     started = time.perf_counter()
@@ -244,7 +244,9 @@ def _refingerprint(
     query = stale_query(p.version, fields)
     tag_field = f"{FINGERPRINT_FIELD}.fields"
     model_field = f"{FINGERPRINT_FIELD}.{MODEL_KEY}"
-    for hits in _pages(es, index, query, page_size, [*fields.names, "url", tag_field, model_field]):
+    retired = [f"{FINGERPRINT_FIELD}.{name}" for name in RETIRED_FIELDS]
+    source = [*fields.names, "url", tag_field, model_field, *retired]
+    for hits in _pages(es, index, query, page_size, source):
         summary.scanned += len(hits)
         good: list[tuple[dict[str, Any], str, str | None]] = []
         for hit in hits:
@@ -272,10 +274,11 @@ def _tagged(
     fp: dict[str, Any], hit: dict[str, Any], fields: TextFields, model: HostModel | None
 ) -> dict[str, Any]:
     """``fp`` with the ``fields`` it was computed from and the version of the host ``model``
-    used; null (the defaults, no model) where the document holds another tag, which a partial
-    update would otherwise keep."""
+    used; null (the defaults, no model) where the document holds another tag, and over the
+    retired fields it holds, which a partial update would otherwise keep."""
     tag = fields.stored_tag
     had = hit.get("_source", {}).get(FINGERPRINT_FIELD) or {}
+    fp.update({name: None for name in RETIRED_FIELDS if had.get(name) is not None})
     if tag is not None or had.get("fields") is not None:
         fp["fields"] = tag
     if model is not None or had.get(MODEL_KEY) is not None:
@@ -313,11 +316,12 @@ def _complete(
     verify: bool = False,
 ) -> None:
     """Pass 2: ``id`` of current-version documents from their ``_id`` where missing;
-    ``verify``: also ``band`` and ``packed`` from their stored values where missing or
-    wrong."""
+    ``verify``: also the values derived from ``packed`` where wrong, and ``packed`` where
+    missing from doc values."""
     fp = FINGERPRINT_FIELD
-    names = ("simhash", "minhash", "band", "exact_key", "token_count", "numbers")
-    source: list[str] | bool = [f"{fp}.{name}" for name in names] if verify else False
+    source: list[str] | bool = (
+        [f"{fp}.{name}" for name in (*DERIVED, "packed")] if verify else False
+    )
     docvalues = [ID_FIELD, PACKED_FIELD] if verify else [ID_FIELD]
     query = current_query(p.version) if verify else without_id_query(p.version)
     for hits in _pages(es, index, query, page_size, source, docvalues):
@@ -343,73 +347,35 @@ def _complete(
 
 
 def _checked(hits: list[dict[str, Any]], p: FingerprintParams) -> list[dict[str, Any] | None]:
-    """Per hit, the ``band`` and ``packed`` values to write because they are missing or
-    disagree with its stored fingerprint ({} when right; None when that is unreadable)."""
+    """Per hit, the values to write because they disagree with its stored ``packed`` record
+    (:data:`DERIVED`, computed as the writers compute them) or, for ``packed`` itself, are
+    missing from doc values ({} when right; None when the record is unreadable)."""
     stored = [hit.get("_source", {}).get(FINGERPRINT_FIELD) or {} for hit in hits]
-    packed, bands = _derived([_stored_values(one, p) for one in stored], p)
+    got = unpack_many([one.get("packed") for one in stored], p)
+    ok = got.present
+    keys = got.exact_key_hexes()
+    derived = iter(
+        FingerprintArrays(
+            params=p,
+            simhash=got.simhash[ok],
+            minhash=got.minhash[ok],
+            numbers=got.numbers[ok],
+            exact_keys=[k for k, good in zip(keys, ok.tolist(), strict=True) if good],
+            token_count=got.token_count[ok],
+            present=ok[ok],
+        ).to_es_many()
+    )
     out: list[dict[str, Any] | None] = []
-    for hit, one, want, keys in zip(hits, stored, packed, bands, strict=True):
-        if want is None or (keys is None and _has_tokens(one)):
+    for hit, one, good in zip(hits, stored, ok.tolist(), strict=True):
+        if not good:
             out.append(None)
             continue
-        fields: dict[str, Any] = {}
-        if _has_tokens(one) and one.get("band") != keys:
-            fields["band"] = keys
-        if hit.get("fields", {}).get(PACKED_FIELD) != [want]:
-            fields["packed"] = want
+        want = next(derived)
+        fields = {name: want.get(name) for name in DERIVED if one.get(name) != want.get(name)}
+        if hit.get("fields", {}).get(PACKED_FIELD) != [one["packed"]]:
+            fields["packed"] = one["packed"]
         out.append(fields)
     return out
-
-
-def _derived(
-    values: list[Stored | None], p: FingerprintParams
-) -> tuple[list[str | None], list[list[str] | None]]:
-    """``packed`` and band keys of each row's stored values (None where unreadable), each
-    computed for the whole page at once."""
-    packed: list[str | None] = [None] * len(values)
-    bands: list[list[str] | None] = [None] * len(values)
-    rows = [i for i, v in enumerate(values) if v is not None]
-    if not rows:
-        return packed, bands
-    good = [v for v in values if v is not None]
-    le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
-    raw = b"".join(v[3] for v in good)
-    sketches = np.frombuffer(raw, dtype=le).reshape(len(good), p.minhash_size)
-    simhash = np.array([v[0] for v in good], dtype=np.uint64)
-    counts = np.array([v[1] for v in good], dtype=np.int64)
-    numbers = np.array([v[4] for v in good], dtype=np.uint32)
-    new = pack_many(p, simhash, counts, [v[2] for v in good], sketches, numbers)
-    keys = band_keys(sketches, p.minhash_bits)
-    for i, value, row_keys in zip(rows, new, keys, strict=True):
-        packed[i], bands[i] = value, row_keys
-    return packed, bands
-
-
-def _stored_values(stored: dict[str, Any], p: FingerprintParams) -> Stored | None:
-    """(unsigned simhash, token_count, exact key, raw sketch, number sketch) of a stored
-    ``collapse_fp`` of version ``p``, or None when any of them is missing or malformed."""
-    try:
-        simhash = to_unsigned(int(stored["simhash"]))
-        count = int(stored["token_count"])
-        key = stored["exact_key"]
-        blob = base64.b64decode(stored["minhash"], validate=True)
-    except (KeyError, TypeError, ValueError, OverflowError, binascii.Error):
-        return None
-    if not isinstance(key, str) or not _EXACT_KEY.fullmatch(key) or not 0 <= count < 1 << 32:
-        return None
-    if len(blob) != p.minhash_size * p.minhash_bits // 8:
-        return None
-    numbers = decode_numbers(stored.get("numbers"))
-    if numbers is None:
-        return None
-    return simhash, count, key, blob, numbers
-
-
-def _has_tokens(stored: dict[str, Any]) -> bool:
-    try:
-        return int(stored.get("token_count", 0)) > 0
-    except (TypeError, ValueError):
-        return False
 
 
 def _id_if_missing(hit: dict[str, Any]) -> dict[str, str]:

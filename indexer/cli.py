@@ -91,6 +91,7 @@ def fingerprint(
     import numpy as np
 
     from indexer.fingerprints import FingerprintParams, fingerprint_batch, hamming, similarity
+    from indexer.fingerprints.record import pack_minhash
     from indexer.text import jaccard
 
     for f in files:
@@ -131,7 +132,7 @@ def fingerprint(
                     "exact_key": rec.exact_key,
                     "token_count": rec.token_count,
                     "short": rec.short,
-                    "minhash": es["minhash"],
+                    "minhash": pack_minhash(rec.minhash, params.minhash_bits),
                     "band": es.get("band", []),
                     "version": rec.version,
                     "params": params.model_dump(),

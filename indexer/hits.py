@@ -1,9 +1,11 @@
 """Fingerprints read back from hits: the ``collapse_fp`` object (docs/CONTRACTS.md) to arrays,
 and the keys a hit's copies are looked up by.
 
-Decoding is the indexer's (:func:`indexer.fingerprints.decode_many`), so the stored layout has
-one reader. A window may mix fingerprint versions (an index being rebuilt): the most common
-version is decoded, hits of any other version (or without ``collapse_fp``) become singletons.
+Decoding is the indexer's: every hit's ``collapse_fp.packed`` value, from ``_source`` or doc
+values alike, by :func:`indexer.fingerprints.unpack_many` (one call per page), so the stored
+layout has one reader. A window may mix fingerprint versions (an index being rebuilt): the
+most common version is decoded, hits of any other version (or without ``collapse_fp``) become
+singletons.
 
 Probe schemes (an index records its own, ``indexer init --probe``): ``bands``, the MinHash
 band keys ``collapse_fp.band``; ``blocks``, the SimHash blocks ``collapse_fp.block_0`` ..
@@ -25,9 +27,8 @@ from indexer.fingerprints.bands import packed_band_keys
 from indexer.fingerprints.blocks import block_hex, split
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
-from indexer.fingerprints.packed import unpack_many
+from indexer.fingerprints.packed import unpack_heads, unpack_many
 from indexer.fingerprints.params import FingerprintParams
-from indexer.fingerprints.record import decode_many
 from indexer.grouping import Prints
 
 __all__ = [
@@ -66,10 +67,7 @@ DEFAULT_PROBE: Probe = "bands"
 META_KEY = "collapse_fp"
 #: The ``collapse_fp`` sub-fields the grouping rule reads from a hit's ``_source`` (probes,
 #: ``collapse_total``): every value :func:`decode` needs, not the blocks or bands.
-VERIFY_SOURCE = [
-    f"{FINGERPRINT_FIELD}.{name}"
-    for name in ("version", "simhash", "minhash", "exact_key", "token_count", "numbers")
-]
+VERIFY_SOURCE = [f"{FINGERPRINT_FIELD}.{name}" for name in ("version", "exact_key", "packed")]
 #: Where a hit read from doc values (``collapse.slim``) keeps its ``collapse_fp.packed`` value
 #: ("" when it has none): never answered.
 SLIM_KEY = "_collapse_fp"
@@ -118,17 +116,16 @@ def key_code(key: object) -> int:
 def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Decoded:
     """Decode the fingerprints of hits (in their order); ``version`` forces one version.
 
-    Hits read in full carry their ``collapse_fp`` object; hits read from doc values its packed
-    form (:mod:`indexer.fingerprints.packed`), decoded for all of them in one call. Without
-    ``version``, the most common one among the full hits is decoded (:data:`DEFAULT_VERSION`
-    when all were read from doc values)."""
+    Hits read in full carry their ``collapse_fp`` object, hits read from doc values its
+    ``packed`` value alone (:mod:`indexer.fingerprints.packed`): the packed values of all are
+    decoded in one call. Without ``version``, the most common one among the full hits is
+    decoded (:data:`DEFAULT_VERSION` when all were read from doc values)."""
     n = len(hits)
-    slim_rows = [i for i, h in enumerate(hits) if SLIM_KEY in h]
-    fps = [fp_of(h) for h in hits] if len(slim_rows) < n else []
+    fps = [None if SLIM_KEY in h else fp_of(h) for h in hits]
     if version is None:
         counts = Counter(fp.get("version") for fp in fps if fp is not None)
         version = counts.most_common(1)[0][0] if counts else None
-        if version is None and slim_rows:
+        if version is None and any(SLIM_KEY in h for h in hits):
             version = DEFAULT_VERSION
     params = _params(str(version), min_tokens) if version else None
     if params is None:
@@ -141,38 +138,19 @@ def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Deco
             np.zeros((n, CELLS), np.uint32),
         )
         return Decoded(empty, None)
-    if not slim_rows:
-        return Decoded(_from_objects(fps, params), params)
-    packed = unpack_many([hits[i][SLIM_KEY] for i in slim_rows], params)
-    from_packed = Prints(
-        packed.simhash,
-        packed.minhash,
-        packed.key_codes(),
-        packed.token_count,
-        packed.present,
-        packed.numbers,
+    values = [
+        hit[SLIM_KEY]
+        if fp is None and SLIM_KEY in hit
+        else fp.get("packed")
+        if fp is not None and fp.get("version") == version
+        else None
+        for hit, fp in zip(hits, fps, strict=True)
+    ]
+    got = unpack_many(values, params)
+    prints = Prints(
+        got.simhash, got.minhash, got.key_codes(), got.token_count, got.present, got.numbers
     )
-    if len(slim_rows) == n:
-        return Decoded(from_packed, params)
-    # Some of each: decode both kinds and put the rows back in order.
-    full_rows = [i for i in range(n) if SLIM_KEY not in hits[i]]
-    prints = Prints.concat([_from_objects([fps[i] for i in full_rows], params), from_packed])
-    order = np.empty(n, dtype=np.int64)
-    order[np.array(full_rows + slim_rows, dtype=np.int64)] = np.arange(n)
-    return Decoded(prints.take(order), params)
-
-
-def _from_objects(fps: list[dict[str, Any] | None], params: FingerprintParams) -> Prints:
-    arrays = decode_many(fps, params)
-    keys = np.array([key_code(k) if k else -1 for k in arrays.exact_keys], dtype=np.int64)
-    return Prints(
-        arrays.simhash,
-        arrays.minhash,
-        keys,
-        arrays.token_count,
-        arrays.present.copy(),
-        arrays.numbers,
-    )
+    return Decoded(prints, params)
 
 
 def exact_keys_of(hits: list[Hit], params: FingerprintParams | None) -> list[str]:
@@ -192,22 +170,13 @@ def exact_keys_of(hits: list[Hit], params: FingerprintParams | None) -> list[str
 
 
 def simhash_and_keys(hits: list[Hit]) -> tuple[np.ndarray, np.ndarray]:
-    """SimHash (uint64) and exact-key codes of hits, read without decoding the MinHash: the
-    cheap pre-filter before :func:`decode` (0 and -1 where a hit has none)."""
-    simhash: list[int] = []
-    keys: list[int] = []
-    for hit in hits:
-        fp = fp_of(hit)
-        value, code = 0, -1
-        if fp is not None:
-            try:
-                value = int(fp["simhash"])
-                code = key_code(fp.get("exact_key"))
-            except (KeyError, TypeError, ValueError):
-                value = 0
-        simhash.append(value if -(1 << 63) <= value < (1 << 63) else 0)
-        keys.append(code)
-    return np.array(simhash, dtype=np.int64).view(np.uint64), np.array(keys, dtype=np.int64)
+    """SimHash (uint64) and exact-key codes of hits, read from the head of their ``packed``
+    values without decoding the sketches: the cheap pre-filter before :func:`decode` (0 and
+    -1 where a hit has none)."""
+    values = [
+        hit[SLIM_KEY] if SLIM_KEY in hit else (fp_of(hit) or {}).get("packed") for hit in hits
+    ]
+    return unpack_heads(values)
 
 
 def probe_in(meta: Any) -> Probe:

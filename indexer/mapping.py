@@ -2,9 +2,10 @@
 
 Field by field (shape in ``docs/CONTRACTS.md``), as ``init`` creates them::
 
-    simhash      long, index: false      never searched (read from _source or doc values)
-    minhash      binary                  the second hash, stored in _source only
-    packed       binary, doc values      every value a search reads, packed (``packed.py``)
+    simhash      long, index: false      never searched
+    packed       binary, doc values      the record: every value a search reads, the two
+                                         sketches' one copy (``packed.py``); read from
+                                         _source or doc values
     id           binary, doc values      the document's own _id (base64 of its UTF-8 bytes)
     band         keyword, no doc values  ``bands`` indices: MinHash band keys (multi-valued),
                                          the probe's ``terms``; ``exists`` via _field_names
@@ -64,13 +65,13 @@ __all__ = [
     "text_fields_for",
 ]
 
+
 class MappingConflict(Exception):
     """An existing index maps ``collapse_fp`` differently; the message lists each difference."""
 
 
 class FieldsConflict(MappingConflict):
     """A writer was given other text fields than the index records (or indices disagree)."""
-
 
 
 class InitResult(BaseModel):
@@ -106,8 +107,6 @@ def fingerprint_mapping(
         keys = {"band": {"type": "keyword", **_NO_DV}}
     props: dict[str, Any] = {
         "simhash": {"type": "long", "index": False},
-        "minhash": {"type": "binary"},
-        "numbers": {"type": "binary"},  # the number sketch: in _source, read with the rest
         "packed": {"type": "binary", **_DV},
         "id": {"type": "binary", **_DV},
         **keys,

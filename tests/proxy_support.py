@@ -13,17 +13,12 @@ from typing import Any
 import numpy as np
 from elasticsearch import Elasticsearch, helpers
 
-from indexer.fingerprints import FingerprintParams, fingerprint_batch, split, to_signed, to_unsigned
+from indexer.fingerprints import FingerprintParams, fingerprint_batch, split, to_signed
 from indexer.fingerprints.blocks import block_hex
+from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
 from indexer.fingerprints.packed import pack_many
-from indexer.fingerprints.record import (
-    decode_numbers,
-    encode_id,
-    encode_numbers,
-    pack_minhash,
-    unpack_minhash,
-)
+from indexer.fingerprints.record import encode_id
 from indexer.mapping import index_mappings
 
 PARAMS = FingerprintParams()
@@ -114,11 +109,17 @@ def synthetic_fp(
     doc: dict[str, Any] = {"version": PARAMS.version, "simhash": to_signed(simhash)}
     for i, block in enumerate(split(simhash, PARAMS.blocks)):
         doc[f"block_{i}"] = block_hex(block, PARAMS.blocks)
-    doc["minhash"] = pack_minhash(minhash, PARAMS.minhash_bits)
     doc["exact_key"] = exact_key or format(simhash, "064x")
     doc["token_count"] = token_count
     cells = np.zeros(CELLS, dtype=np.uint32) if numbers is None else numbers
-    doc["numbers"] = encode_numbers(np.asarray(cells, dtype=np.uint32)[None, :])[0]
+    doc["packed"] = pack_many(
+        PARAMS,
+        np.array([simhash], dtype=np.uint64),
+        np.array([token_count]),
+        [doc["exact_key"]],
+        np.asarray(minhash, dtype=value_dtype(PARAMS.minhash_bits))[None, :],
+        np.asarray(cells, dtype=np.uint32)[None, :],
+    )[0]
     return doc
 
 
@@ -129,29 +130,14 @@ def flip(simhash: int, bits: list[int]) -> int:
     return simhash
 
 
-def packed_of(fp: dict[str, Any]) -> str:
-    """``collapse_fp.packed`` of a stored fingerprint of :data:`PARAMS`' version."""
-    return pack_many(
-        PARAMS,
-        np.array([to_unsigned(int(fp["simhash"]))], dtype=np.uint64),
-        np.array([fp["token_count"]]),
-        [fp["exact_key"]],
-        unpack_minhash(fp["minhash"], PARAMS.minhash_bits)[None, :],
-        decode_numbers(fp["numbers"])[None, :],
-    )[0]
-
-
 def index_docs(es: Elasticsearch, index: str, docs: list[dict[str, Any]]) -> None:
     """Bulk-load documents (each with its ``_id``) and make them searchable. Their fingerprint
-    gets ``id`` and ``packed`` as the indexer's writers store them (what reads from doc values
-    use)."""
+    gets ``id`` as the indexer's writers store it (what reads from doc values use)."""
     actions = []
     for doc in docs:
         fp = doc.get("collapse_fp")
         if isinstance(fp, dict) and "_id" in doc and "id" not in fp:
             fp = {**fp, "id": encode_id(str(doc["_id"]))}
-        if isinstance(fp, dict) and "packed" not in fp and fp.get("version") == PARAMS.version:
-            fp = {**fp, "packed": packed_of(fp)}
         if fp is not doc.get("collapse_fp"):
             doc = {**doc, "collapse_fp": fp}
         actions.append({"_index": index, **doc})

@@ -35,6 +35,7 @@ def test_backfill_adds_missing_and_outdated_fingerprints(
 ) -> None:
     es.indices.create(index=index_name, mappings={"properties": {"body": {"type": "text"}}})
     old = fingerprint(prose(7), FingerprintParams(shingle=3)).to_es()  # an older algorithm version
+    old.update(minhash="AAAA", numbers="AAAA")  # sketches an earlier generation stored beside
     docs = [
         {"_index": index_name, "_id": f"d{i}", "_source": {"body": prose(i), "title": f"t{i}"}}
         for i in range(1200)
@@ -70,6 +71,7 @@ def test_backfill_adds_missing_and_outdated_fingerprints(
     refingerprinted = es.get(index=index_name, id="old")["_source"][FINGERPRINT_FIELD]
     assert slim["old"] == {PACKED_FIELD: refingerprinted["packed"]}
     assert_packed_holds(slim["old"][PACKED_FIELD], refingerprinted)
+    assert refingerprinted["minhash"] is None and refingerprinted["numbers"] is None
 
 
 def without(fp: dict[str, Any], *names: str) -> dict[str, Any]:
@@ -108,21 +110,22 @@ def test_backfill_adds_the_missing_ids(es: Elasticsearch, index_name: str) -> No
     assert (again.scanned, again.ids_added) == (0, 0)
 
 
-def test_backfill_verify_rewrites_stale_ids_packed_and_bands(
+def test_backfill_verify_rewrites_stale_ids_and_values_beside_packed(
     es: Elasticsearch, es_url: str, index_name: str
 ) -> None:
-    """Complete documents whose ``id``, ``packed`` or ``band`` disagree with the rest: a copy
-    stored under a new ``_id`` by a reindex that kept ``collapse_fp.id``, and values left by
-    partial updates from writers that predate ``packed`` and ``band``. A plain run does not
-    look at complete documents; ``--verify`` reads them all and rewrites exactly those (and
-    adds a missing ``id``); a document whose stored values are unreadable fails."""
+    """Complete documents whose ``id`` or values beside ``packed`` (the record) disagree with
+    it: a copy stored under a new ``_id`` by a reindex that kept ``collapse_fp.id``, and
+    values left by partial updates of other writers. A plain run does not look at complete
+    documents; ``--verify`` reads them all and rewrites exactly those from ``packed`` (and
+    adds a missing ``id``); a document whose ``packed`` is unreadable fails."""
     ensure_index(es, index_name)
     bodies = {f"d{i}": prose(500 + i) for i in range(6)}
     fps = {doc_id: fingerprint(body).to_es(doc_id) for doc_id, body in bodies.items()}
     bodies["no-id"] = prose(510)
     fps["no-id"] = fingerprint(bodies["no-id"]).to_es()
     bodies["copy"], fps["copy"] = bodies["d0"], dict(fps["d0"])  # id still says d0
-    fps["d1"]["packed"] = fps["d2"]["packed"]  # another document's values
+    for name in ("simhash", "exact_key", "token_count"):  # another document's values
+        fps["d1"][name] = fps["d2"][name]
     fps["d3"]["band"] = fps["d4"]["band"]
     helpers.bulk(
         es,
@@ -153,7 +156,7 @@ def test_backfill_verify_rewrites_stale_ids_packed_and_bands(
         assert stored == fingerprint(body).to_es(doc_id), doc_id
         assert_packed_holds(slim[doc_id][PACKED_FIELD], stored)
     assert "stale values rewritten 0, found right 8" in run()
-    unreadable = dict(fps["d5"], exact_key="not-a-digest")
+    unreadable = dict(fps["d5"], packed=fps["d5"]["packed"][:-4])  # base64, but too short
     es.index(index=index_name, id="d5", document={FINGERPRINT_FIELD: unreadable}, refresh=True)
     failed = backfill(es, index_name, verify=True)
     assert (failed.scanned, failed.failed, failed.verified) == (8, 1, 7)

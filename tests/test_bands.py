@@ -3,7 +3,6 @@ node stores and finds through them (ingest, the write path, the mapping upgrade,
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from indexer.fingerprints import (
     FingerprintRecord,
     decode_many,
     fingerprint,
+    unpack_many,
 )
 from indexer.fingerprints.bands import (
     BAND_ROWS,
@@ -51,8 +51,8 @@ def reference_keys(values: list[int], bits: int) -> list[str]:
 
 
 def old_shape(fp: dict[str, Any]) -> dict[str, Any]:
-    """A ``collapse_fp`` as stored before bands existed (nor ``packed``)."""
-    return {k: v for k, v in fp.items() if k not in ("band", "packed")}
+    """A ``collapse_fp`` without its bands (a writer that left them out)."""
+    return {k: v for k, v in fp.items() if k != "band"}
 
 
 #: How ``init`` maps ``band``.
@@ -112,7 +112,7 @@ def test_near_copies_share_bands_unrelated_texts_do_not() -> None:
 # --- the stored object ----------------------------------------------------------------------
 
 
-def test_to_es_places_band_after_minhash_and_only_with_tokens() -> None:
+def test_to_es_places_band_after_the_blocks_and_only_with_tokens() -> None:
     texts = ["", "one two", prose(3, 30), prose(4, 400)]
     p = FingerprintParams()
     arrays = fingerprint_arrays(texts, p)
@@ -123,7 +123,7 @@ def test_to_es_places_band_after_minhash_and_only_with_tokens() -> None:
     assert b'"band"' not in arrays.to_es_json_many()[0]
     for d, row in zip(docs[1:], arrays.minhash[1:].tolist(), strict=True):
         keys = list(d)
-        assert keys[keys.index("minhash") + 1] == "band"
+        assert keys[keys.index(f"block_{p.blocks - 1}") + 1] == "band"
         assert keys[keys.index("band") + 1] == "exact_key"
         assert d["band"] == reference_keys(row, 8)
     assert arrays.short[1]  # a document under min_tokens gets bands too
@@ -153,7 +153,7 @@ def test_three_serialisations_agree_for_other_widths(params: FingerprintParams) 
 
 
 def test_band_changes_no_version() -> None:
-    assert FingerprintParams().version == "sh5-k4-blake2b-count-b4-mh128x8k4"
+    assert FingerprintParams().version == "sh6-k4-blake2b-count-b4-mh128x8k4"
     assert fingerprint(prose(1)).to_es()["version"] == FingerprintParams().version
 
 
@@ -188,9 +188,9 @@ def test_ingest_stores_bands_the_probe_can_find(
     }
     for doc_id in ("orig", "copy", "other", "short"):
         fp = got[doc_id]
-        sketch = np.frombuffer(base64.b64decode(fp["minhash"]), dtype=np.uint8)
+        sketch = unpack_many([fp["packed"]], FingerprintParams()).minhash[0]
         assert fp["band"] == reference_keys(sketch.tolist(), 8), doc_id
-        assert list(fp).index("band") == list(fp).index("minhash") + 1
+        assert list(fp).index("band") == list(fp).index("block_3") + 1
     assert got["empty"]["token_count"] == 0 and "band" not in got["empty"]
     found = _terms(es, index_name, got["orig"]["band"])
     assert {"orig", "copy"} <= found and "other" not in found and "empty" not in found

@@ -93,12 +93,12 @@ def test_minhash_estimates_jaccard() -> None:
 def test_record_fields_and_es_roundtrip() -> None:
     rec = fingerprint(_long_text(4))
     assert not rec.short and rec.token_count == 600
-    assert rec.version == FingerprintParams().version == "sh5-k4-blake2b-count-b4-mh128x8k4"
+    assert rec.version == FingerprintParams().version == "sh6-k4-blake2b-count-b4-mh128x8k4"
     assert len(rec.simhash_hex) == 16 and rec.simhash_hex == rec.simhash_hex.lower()
     es = rec.to_es()
     assert list(es) == [
         "version", "simhash", *(f"block_{i}" for i in range(4)),
-        "minhash", "band", "exact_key", "token_count", "numbers", "packed",
+        "band", "exact_key", "token_count", "packed",
     ]  # fmt: skip
     assert len(es["packed"]) == 476  # 357 bytes: 48 + 128 + 180, padded to a multiple of 3
     assert len(es["band"]) == 16 and all(len(k) == 10 for k in es["band"])
@@ -106,15 +106,25 @@ def test_record_fields_and_es_roundtrip() -> None:
     assert es["simhash"] == int(np.uint64(rec.simhash).view(np.int64))
     assert all(len(es[f"block_{i}"]) == 4 for i in range(4))  # the design card: 4 x 16 bits
     assert "".join(es[f"block_{i}"] for i in reversed(range(4))) == rec.simhash_hex
-    raw = base64.b64decode(es["minhash"])
-    assert len(raw) == 128
+    raw = base64.b64decode(es["packed"])[48 : 48 + 128]  # the sketch: packed is its one copy
     assert np.frombuffer(raw, dtype="u1").tolist() == rec.minhash
     p16 = FingerprintParams(minhash_size=64, minhash_bits=16)
     rec16 = fingerprint(_long_text(4), p16)
-    raw16 = base64.b64decode(rec16.to_es()["minhash"])
+    raw16 = base64.b64decode(rec16.to_es()["packed"])[48 : 48 + 128]
     assert np.frombuffer(raw16, dtype="<u2").tolist() == rec16.minhash
     assert FingerprintRecord.from_es(rec16.to_es()) == rec16
     assert FingerprintRecord.from_es(es) == rec
+    wrong = {
+        "simhash": es["simhash"] ^ 1,
+        "exact_key": "0" * 64,
+        "token_count": es["token_count"] + 1,
+        "block_0": format(int(es["block_0"], 16) ^ 1, "04x"),
+    }
+    for name, value in wrong.items():  # the fields beside packed must describe it
+        with pytest.raises(ValueError, match=f"stored {name} does not match"):
+            FingerprintRecord.from_es({**es, name: value})
+    with pytest.raises(ValueError, match="packed"):
+        FingerprintRecord.from_es({**es, "packed": es["packed"][:-4]})
 
 
 def test_record_validation() -> None:

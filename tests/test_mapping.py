@@ -41,11 +41,11 @@ def test_init_creates_index_with_fingerprint_fields(
     assert not {f"block_{i}" for i in range(8)} & set(fp)  # in _source only
     assert _object(es, index_name)["dynamic"] == "false"
     assert fp["band"] == {"type": "keyword", "doc_values": False}
-    # both read by the proxy's refills from doc values (binary has none by default); the
-    # sketch is in packed, so minhash itself is in _source only
+    # both read by the proxy's refills from doc values (binary has none by default); packed
+    # is the sketches' one copy: no other field holds them
     assert fp["packed"] == {"type": "binary", "doc_values": True}
     assert fp["id"] == {"type": "binary", "doc_values": True}
-    assert fp["minhash"] == {"type": "binary"}
+    assert not {"minhash", "numbers"} & set(fp)
     assert fp["exact_key"]["type"] == "keyword"
     assert fp["token_count"]["type"] == "integer"
     assert fp["version"]["type"] == "keyword"
@@ -121,11 +121,10 @@ def _other_layouts() -> dict[str, dict]:
     indexed_blocks = dict(ours, properties=dict(ours["properties"]))
     indexed_blocks["properties"].update({f"block_{i}": {"type": "keyword"} for i in range(8)})
     layouts["indexed blocks"] = indexed_blocks
-    for name in ("packed", "id", "band", "fields", "numbers"):
+    for name in ("packed", "id", "band", "fields"):
         props = {k: v for k, v in ours["properties"].items() if k != name}
         layouts[f"no {name}"] = dict(ours, properties=props)
     changed = {
-        "minhash": {"type": "binary", "doc_values": True},
         "band": {"type": "keyword"},
         "id": {"type": "binary"},
         "packed": {"type": "keyword"},
@@ -134,6 +133,8 @@ def _other_layouts() -> dict[str, dict]:
     for name, spec in changed.items():
         layouts[f"{name} {spec}"] = dict(ours, properties={**ours["properties"], name: spec})
     layouts["dynamic"] = {k: v for k, v in ours.items() if k != "dynamic"}
+    sketches = {"minhash": {"type": "binary"}, "numbers": {"type": "binary"}}
+    layouts["sh5"] = dict(ours, properties={**ours["properties"], **sketches})
     return layouts
 
 
@@ -150,6 +151,10 @@ def test_conflicts_accept_only_our_layout() -> None:
         f"{FINGERPRINT_FIELD} is mapped as 'keyword', expected an object"
     ]
     assert conflicts(_other_layouts()["no packed"]) == [f"{FINGERPRINT_FIELD}.packed is missing"]
+    assert conflicts(_other_layouts()["sh5"]) == [  # the sketches beside packed: a new index
+        f"{FINGERPRINT_FIELD}.minhash is not ours",
+        f"{FINGERPRINT_FIELD}.numbers is not ours",
+    ]
     assert conflicts(_other_layouts()["id {'type': 'binary'}"]) == [
         f"{FINGERPRINT_FIELD}.id is mapped as binary without doc values, "
         "expected binary with doc values"
@@ -203,8 +208,7 @@ def test_new_index_keeps_blocks_in_source_only(es: Elasticsearch, index_name: st
     stored = es.get(index=index_name, id="1")["_source"][FINGERPRINT_FIELD]
     assert stored == fp and stored["block_0"] == fp["block_0"]
     assert set(_fp(es, index_name)) == {
-        "simhash", "minhash", "packed", "id", "band", "exact_key", "token_count", "version",
-        "fields", "numbers",
+        "simhash", "packed", "id", "band", "exact_key", "token_count", "version", "fields",
     }  # fmt: skip
 
     def hits(query: dict) -> list[str]:

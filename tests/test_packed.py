@@ -124,7 +124,7 @@ def test_default_size_and_worked_example() -> None:
     assert (
         record_bytes(p) == 357
         and tag_of(p.version)
-        == hashlib.blake2b(b"sh5-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
+        == hashlib.blake2b(b"sh6-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
     )
     key = "0123456789abcdef" * 4
     sketch = np.arange(128, dtype=np.uint8)[None, :]
@@ -296,18 +296,22 @@ def test_three_writers_agree_and_hold_the_records_values(p: FingerprintParams) -
     assert arrays.to_es_json_many() == [orjson.dumps(d) for d in arrays.to_es_many()]
     for doc in many:
         keys = list(doc)
-        assert keys[keys.index("token_count") + 1 :] == ["numbers", "packed", "id"]
+        assert keys[keys.index("token_count") + 1 :] == ["packed", "id"]
     assert [d["packed"] for d in arrays.to_es_many()] == [d["packed"] for d in many]  # no id in it
     assert_same(unpack_many([d["packed"] for d in many], p), arrays)
-    # readers ignore it, as they ignore id and band
+    # readers read it, and it alone: the record
     for record, doc in zip(arrays.records(), many, strict=True):
         assert FingerprintRecord.from_es(doc, min_tokens=p.min_tokens) == record
-    plain = decode_many([{k: v for k, v in d.items() if k != "packed"} for d in many], p)
-    with_packed = decode_many(many, p)
-    assert with_packed.present.all()
-    for name in ("simhash", "minhash", "token_count"):
-        assert getattr(with_packed, name).tolist() == getattr(plain, name).tolist()
-    assert with_packed.exact_keys == plain.exact_keys
+    assert not {"minhash", "numbers"} & set(many[0])
+    got = decode_many(many, p)
+    assert got.present.all()
+    for name in ("simhash", "minhash", "numbers", "token_count"):
+        assert getattr(got, name).tolist() == getattr(arrays, name).tolist()
+    assert got.exact_keys == arrays.exact_keys
+    alone = decode_many([{"version": p.version, "packed": d["packed"]} for d in many], p)
+    assert alone.present.all() and alone.minhash.tolist() == arrays.minhash.tolist()
+    without = decode_many([{k: v for k, v in d.items() if k != "packed"} for d in many], p)
+    assert not without.present.any()
 
 
 def test_one_record_packs_as_its_batch() -> None:

@@ -26,7 +26,7 @@ from collapse.search.request import SearchRequest, parse
 from collapse.search.window import Window, refill_step, total_of
 from collapse.settings import Settings
 from indexer.hits import SLIM_KEY
-from tests.proxy_support import fingerprints, packed_of, text, variants
+from tests.proxy_support import fingerprints, text, variants
 
 SETTINGS = Settings()
 
@@ -160,7 +160,7 @@ def test_doc_value_reads_stand_for_full_ones_or_are_refused() -> None:
     encoded = "ZDA="  # base64 of "d0"
     reading = reads.prepare(req, {"size": 1}, slim.refill_body, req.own, allowed=req.slim)
     assert reading.doc_values and reading.sub.body["stored_fields"] == "_none_"
-    hit = {"_index": "docs", "_score": 1.0, "fields": {slim.PACKED_FIELD: [packed_of(fp)]}}
+    hit = {"_index": "docs", "_score": 1.0, "fields": {slim.PACKED_FIELD: [fp["packed"]]}}
     hit["fields"][slim.ID_FIELD] = [encoded]
     answer = SubResult(200, {"hits": {"hits": [hit]}})
     assert reads.take(req, "refill", reading, [answer])

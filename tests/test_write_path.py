@@ -259,6 +259,26 @@ def test_update_endpoint_keeps_the_fingerprint_current(
     assert stored(es, index, "u")[FINGERPRINT_FIELD] is None  # no stale fingerprint
 
 
+def test_an_update_clears_the_sketches_an_earlier_generation_stored(
+    es: Elasticsearch, writer: str, index: str
+) -> None:
+    """A stored object of an earlier generation holds ``minhash`` and ``numbers`` beside
+    ``packed``: the update's new fingerprint is merged into it, with null over those two."""
+    earlier = {
+        **expected_fp(doc(1), "u"),
+        "version": "sh5-older",
+        "minhash": "AA==",
+        "numbers": "AAAA",
+    }
+    es.index(index=index, id="u", document={**doc(1), FINGERPRINT_FIELD: earlier})
+    answer = httpx.post(
+        f"{writer}/{index}/_update/u", json={"doc": {"title": "New title"}}, headers=AUTH
+    )
+    assert answer.status_code == 200 and answer.json()["result"] == "updated"
+    want = expected_fp({**doc(1), "title": "New title"}, "u")
+    assert stored(es, index, "u")[FINGERPRINT_FIELD] == {**want, "minhash": None, "numbers": None}
+
+
 @pytest.mark.parametrize("route", ["update", "bulk", "bulk filtered", "update filtered"])
 def test_a_write_between_the_read_and_the_update_is_not_overwritten_with_a_stale_fingerprint(
     es: Elasticsearch, es_url: str, index: str, route: str

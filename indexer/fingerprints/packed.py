@@ -1,17 +1,19 @@
-"""``collapse_fp.packed``: every fingerprint value a search reads, in one binary doc value.
+"""``collapse_fp.packed``: every fingerprint value a search reads, in one binary value.
 
-The proxy reads hits beyond its first window from doc values (``collapse.slim``): one binary
-field is cheaper to read than six (docs/proxy.md, "One packed doc value", has the figures).
-So the writers store the values once more, packed:
+The stored record: the one copy of the MinHash and number sketches, and what every reader
+decodes, from ``_source`` or, for hits read from doc values (``collapse.slim``), from its doc
+value (one binary field is cheaper to read than six: docs/proxy.md, "One packed doc value").
+The object's other fields (``simhash``, ``band``, ``exact_key``...) are what Elasticsearch
+searches or collapses on, derived from the same values (``indexer.fingerprints.record``):
 
     offset  bytes  value (little-endian)
     0       4      tag: the first 4 bytes of blake2b(version string), :func:`tag_of`
     4       8      simhash, uint64
     12      4      token_count, uint32
     16      32     exact_key, the sha256 digest (its 64 hex digits as bytes)
-    48      M      the MinHash sketch, as ``collapse_fp.minhash`` (M = size x bits / 8)
-    48 + M  180    the number sketch and the name cells, as ``collapse_fp.numbers`` (60 cells
-                   x 3 bytes)
+    48      M      the MinHash sketch, values of ``minhash_bits`` bits (M = size x bits / 8)
+    48 + M  180    the number sketch and the name cells (:mod:`~indexer.fingerprints.numbers`,
+                   :mod:`~indexer.fingerprints.names`): 60 cells of 24 bits, 3 bytes each
     228 + M 0-2    zero bytes: the record is a multiple of 3 bytes
 
 then standard base64. A multiple of 3 bytes has no base64 padding, so the base64 of n records
@@ -21,7 +23,7 @@ joined is the base64 of their bytes joined: a batch encodes (:func:`pack_many`) 
 Guarantees: :func:`unpack_many` gives back exactly what :func:`pack_many` was given (simhash,
 token_count, exact key, sketch, number sketch) for every value whose tag is ``params``'
 version; any other value (another version, a wrong length, not base64) is marked not
-present, never guessed. Derived from the other fields, so it is not part of the version.
+present, never guessed. Its layout is fixed by the fingerprint version (the tag says which).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "pack_many",
     "record_bytes",
     "tag_of",
+    "unpack_heads",
     "unpack_many",
 ]
 
@@ -160,20 +163,34 @@ class Unpacked:
         """The exact key of one row as stored in ``collapse_fp.exact_key`` ("" if absent)."""
         return self.exact_key[row].tobytes().hex() if self.present[row] else ""
 
+    def exact_key_hexes(self) -> list[str]:
+        """Every row's exact key as :meth:`exact_key_hex` gives it, hexed in one call."""
+        text = self.exact_key.tobytes().hex()
+        return [
+            text[i * 64 : (i + 1) * 64] if ok else "" for i, ok in enumerate(self.present.tolist())
+        ]
+
     def key_codes(self) -> np.ndarray:
         """(n,) int64: the first 60 bits of each exact key (-1 where not present), as
         ``indexer.hits.key_code`` reads them from the hex digits."""
-        first = self.exact_key[:, :8].copy().view(">u8").reshape(-1)
-        codes = (first >> np.uint64(4)).astype(np.int64)
-        codes[~self.present] = -1
-        return codes
+        return _key_codes(self.exact_key, self.present)
 
 
-def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked:
-    """Decode packed values; rows that are not ``params``' version, of another length or not
-    base64 are not present (their other entries are zero)."""
+#: The header alone (tag, simhash, token_count, exact key): :func:`unpack_heads`.
+_HEAD = np.dtype(
+    {
+        "names": ["tag", "simhash", "token_count", "exact_key"],
+        "formats": ["V4", "<u8", "<u4", "V32"],
+        "offsets": [0, 4, 12, 16],
+        "itemsize": HEADER_BYTES,
+    }
+)
+
+
+def _records(values: Sequence[object], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Records of ``dtype`` from base64 values of exactly its size, in one joined decode (one
+    by one when a bad value spoils it), and which rows were such values."""
     n = len(values)
-    dtype = _dtype(params)
     width = dtype.itemsize // 3 * 4
     fits = [isinstance(v, str) and len(v) == width for v in values]
     good = cast(list[str], [v for v, ok in zip(values, fits, strict=True) if ok])
@@ -196,6 +213,23 @@ def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked
                     records[i] = np.frombuffer(one, dtype=dtype)[0]
                 else:
                     present[i] = False
+    return records, present
+
+
+def _key_codes(exact_key: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """(n,) int64: the first 60 bits of each (n, 32) digest, -1 where not present."""
+    first = exact_key[:, :8].copy().view(">u8").reshape(-1)
+    codes = (first >> np.uint64(4)).astype(np.int64)
+    codes[~present] = -1
+    return codes
+
+
+def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked:
+    """Decode packed values; rows that are not ``params``' version, of another length or not
+    base64 are not present (their other entries are zero)."""
+    n = len(values)
+    dtype = _dtype(params)
+    records, present = _records(values, dtype)
     tag = np.frombuffer(tag_of(params.version), dtype="V4")[0]
     present &= records["tag"] == tag
     records[~present] = np.zeros(1, dtype=dtype)[0]
@@ -207,3 +241,15 @@ def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked
         numbers=cells_from_bytes(records["numbers"]),
         present=present,
     )
+
+
+def unpack_heads(values: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
+    """SimHash (n,) uint64 and exact-key codes (n,) int64 (as :meth:`Unpacked.key_codes`) of
+    packed values, from their first :data:`HEADER_BYTES` alone: the sketches are not decoded,
+    nor the tag checked (a pre-filter's read). 0 and -1 where a value is not packed."""
+    width = HEADER_BYTES // 3 * 4
+    heads, present = _records([v[:width] if isinstance(v, str) else None for v in values], _HEAD)
+    simhash = heads["simhash"].astype(np.uint64)
+    simhash[~present] = 0
+    n = len(values)
+    return simhash, _key_codes(heads["exact_key"].copy().view(np.uint8).reshape(n, 32), present)

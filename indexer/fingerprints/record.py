@@ -2,35 +2,27 @@
 
 Stored shape, produced by :meth:`FingerprintRecord.to_es`::
 
-    {"version": "sh5-k4-blake2b-count-b4-mh128x8k4",
+    {"version": "sh6-k4-blake2b-count-b4-mh128x8k4",
      "simhash": <int64>,          # ES long: the 64 bits read as signed two's complement
      "block_0": "9d3f", ..., "block_{B-1}": "0a93",   # lowercase hex, block 0 = low bits
-     "minhash": "<base64>",       # ES binary (stored, not indexed)
      "band": ["00<hex>", ..., "0f<hex>"],   # keyword, MinHash band keys (see ``bands``)
      "exact_key": "<sha256 hex>",
      "token_count": 1234,
-     "numbers": "<base64>",       # the number sketch (see ``numbers``), in _source only
-     "packed": "<base64>",        # ES binary with doc values: the values a search reads, packed
+     "packed": "<base64>",        # ES binary with doc values: every value the rule reads
      "id": "<base64>"}            # ES binary with doc values: the document's own _id
 
+``packed`` (:mod:`~indexer.fingerprints.packed`: tag of the version, simhash, token_count,
+exact key, the MinHash sketch, the number sketch; 476 characters by default) is the record:
+the one copy of the two sketches, and what every reader decodes (:meth:`FingerprintRecord.
+from_es`, :func:`decode_many`, ``indexer.hits``). The other fields are what Elasticsearch
+searches or collapses on, derived from it and written with it:
 ``simhash``: unsigned ``u`` is stored as ``u - 2**64`` when ``u >= 2**63`` (see ``bits``).
 ``block_i``: the SimHash split into B blocks (:mod:`~indexer.fingerprints.blocks`; default four
 of 16 bits, 4 hex digits), in every record; only an index that probes blocks maps them
-(``indexer.mapping``), elsewhere they stay in ``_source``. Derived from ``simhash``.
-``minhash``: the sketch packed as little-endian unsigned integers of ``minhash_bits`` bits
-(``u1``, ``<u2`` or ``<u4``), ``minhash_size`` of them, then base64 (RFC 4648, padded).
-Default 128 values x 8 bits: 128 bytes, 172 base64 characters.
+(``indexer.mapping``), elsewhere they stay in ``_source``.
 ``band``: :func:`~indexer.fingerprints.bands.band_keys` of the sketch (16 keys of 10
-characters by default), absent when ``token_count == 0``; derived from ``minhash``, so not
-part of the version, and ignored when reading (``from_es``, ``decode_many``).
-``numbers``: the number sketch (:mod:`~indexer.fingerprints.numbers`) and the name cells
-(:mod:`~indexer.fingerprints.names`): 60 cells as 3 little-endian bytes each, base64 (180
-bytes, 240 characters, no padding).
-``packed``: :func:`~indexer.fingerprints.packed.pack_many` of the record's own values (tag of
-the version, simhash, token_count, exact key, sketch, number sketch: 428 characters by
-default), so that a
-search reads them from one binary doc value; derived, so not part of the version, and
-ignored when reading here (``unpack_many`` decodes it).
+characters by default), absent when ``token_count == 0``.
+``exact_key``: a keyword, so that Elasticsearch's own ``collapse`` can use it.
 ``id``: :func:`encode_id` of the document's ``_id`` (standard padded base64 of its UTF-8
 bytes), present only when the writer knew the ``_id`` (``to_es(doc_id)``,
 ``to_es_many(ids)``, ``to_es_json_many(ids)``); it lets a search read each hit's ``_id``
@@ -50,24 +42,27 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from indexer.fingerprints.bands import band_chars, band_keys, packed_band_keys
-from indexer.fingerprints.bits import to_signed, to_unsigned
+from indexer.fingerprints.bits import to_signed
 from indexer.fingerprints.blocks import block_hex, split, split_many
 from indexer.fingerprints.minhash import value_dtype
-from indexer.fingerprints.numbers import CELLS, cells_from_bytes, cells_to_bytes
-from indexer.fingerprints.packed import pack_base64, pack_many, record_bytes
+from indexer.fingerprints.numbers import CELLS
+from indexer.fingerprints.packed import pack_base64, pack_many, record_bytes, unpack_many
 from indexer.fingerprints.params import FingerprintParams
 
 __all__ = [
+    "RETIRED_FIELDS",
     "FingerprintArrays",
     "FingerprintRecord",
     "decode_id",
     "decode_many",
-    "decode_numbers",
     "encode_id",
-    "encode_numbers",
     "pack_minhash",
-    "unpack_minhash",
 ]
+
+#: ``collapse_fp`` fields earlier generations stored beside ``packed`` (its values, twice).
+#: A writer that merges a new record into a stored object (a partial update) sets those the
+#: object holds to null, as nothing else would remove them.
+RETIRED_FIELDS = ("minhash", "numbers")
 
 
 def _le(bits: int) -> np.dtype:
@@ -90,31 +85,6 @@ def decode_id(value: str) -> str:
     """The ``_id`` a ``collapse_fp.id`` value stands for (inverse of :func:`encode_id`)."""
     # binascii takes the ASCII str itself (anything else: TypeError; non-ASCII: ValueError)
     return binascii.a2b_base64(value, strict_mode=True).decode("utf-8")
-
-
-def encode_numbers(cells: np.ndarray) -> list[str]:
-    """``collapse_fp.numbers`` of each row of (n, CELLS) number sketches (base64, no padding)."""
-    raw = cells_to_bytes(cells).tobytes()
-    text = binascii.b2a_base64(raw, newline=False).decode("ascii")
-    width = CELLS * 4  # 3 bytes a cell: 4 base64 characters
-    return [text[i : i + width] for i in range(0, len(text), width)]
-
-
-def decode_numbers(value: object) -> np.ndarray | None:
-    """(CELLS,) uint32 of a ``collapse_fp.numbers`` value; None when it is not one."""
-    if not isinstance(value, str) or len(value) != CELLS * 4:
-        return None
-    try:
-        raw = binascii.a2b_base64(value, strict_mode=True)
-    except (binascii.Error, ValueError):
-        return None
-    return cells_from_bytes(np.frombuffer(raw, dtype=np.uint8).reshape(1, CELLS, 3))[0]
-
-
-def unpack_minhash(data: str, bits: int) -> np.ndarray:
-    """base64 of packed little-endian values -> sketch array (native byte order)."""
-    le = np.dtype(value_dtype(bits)).newbyteorder("<")
-    return np.frombuffer(base64.b64decode(data), dtype=le).astype(value_dtype(bits))
 
 
 class FingerprintRecord(BaseModel):
@@ -163,21 +133,18 @@ class FingerprintRecord(BaseModel):
         for i, b in enumerate(self.blocks):
             doc[f"block_{i}"] = block_hex(b, self.params.blocks)
         bits = self.params.minhash_bits
-        packed = np.asarray(self.minhash, dtype=_le(bits)).tobytes()
-        doc["minhash"] = base64.b64encode(packed).decode("ascii")
         if self.token_count > 0:
-            doc["band"] = packed_band_keys(packed, bits)
+            sketch = np.asarray(self.minhash, dtype=_le(bits)).tobytes()
+            doc["band"] = packed_band_keys(sketch, bits)
         doc["exact_key"] = self.exact_key
         doc["token_count"] = self.token_count
-        numbers = np.array([self.numbers], dtype=np.uint32)
-        doc["numbers"] = encode_numbers(numbers)[0]
         doc["packed"] = pack_many(
             self.params,
             np.array([self.simhash], dtype=np.uint64),
             np.array([self.token_count]),
             [self.exact_key],
             np.array([self.minhash], dtype=value_dtype(bits)),
-            numbers,
+            np.array([self.numbers], dtype=np.uint32),
         )[0]
         if doc_id is not None:
             doc["id"] = encode_id(doc_id)
@@ -185,25 +152,29 @@ class FingerprintRecord(BaseModel):
 
     @classmethod
     def from_es(cls, doc: dict[str, Any], *, min_tokens: int = 10) -> FingerprintRecord:
-        """Rebuild a record from a stored ``collapse_fp`` object (ValueError if malformed)."""
+        """Rebuild a record from a stored ``collapse_fp`` object: its ``packed`` value, checked
+        against the fields derived from it that the object holds (``band`` aside); ValueError
+        if malformed or they disagree."""
         params = FingerprintParams.from_version(doc["version"], min_tokens=min_tokens)
-        simhash = to_unsigned(int(doc["simhash"]))
-        blocks = [int(doc[f"block_{i}"], 16) for i in range(params.blocks)]
-        if blocks != split(simhash, params.blocks):
-            raise ValueError("stored blocks do not match stored simhash")
-        numbers = decode_numbers(doc["numbers"])
-        if numbers is None:
-            raise ValueError("stored numbers are not a number sketch")
-        return cls(
+        got = unpack_many([doc.get("packed")], params)
+        if not got.present[0]:
+            raise ValueError("stored packed value is not a fingerprint of its version")
+        simhash = int(got.simhash[0])
+        record = cls(
             simhash=simhash,
-            blocks=blocks,
-            minhash=unpack_minhash(doc["minhash"], params.minhash_bits).tolist(),
-            numbers=numbers.tolist(),
-            exact_key=doc["exact_key"],
-            token_count=int(doc["token_count"]),
+            blocks=split(simhash, params.blocks),
+            minhash=got.minhash[0].tolist(),
+            numbers=got.numbers[0].tolist(),
+            exact_key=got.exact_key_hex(0),
+            token_count=int(got.token_count[0]),
             version=doc["version"],
             params=params,
         )
+        derived = record.to_es()
+        for name in derived.keys() & doc.keys() - {"band", "packed"}:
+            if doc[name] != derived[name]:
+                raise ValueError(f"stored {name} does not match the stored packed value")
+        return record
 
 
 @dataclass(frozen=True)
@@ -277,14 +248,9 @@ class FingerprintArrays:
             hexes = [[table[b] for b in row] for row in blocks.tolist()]
         else:
             hexes = [[block_hex(b, p.blocks) for b in row] for row in blocks.tolist()]
-        le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
-        raw = np.ascontiguousarray(self.minhash, dtype=le).tobytes()
-        width = len(raw) // n if n else 0
-        b64 = base64.b64encode
         keys = self.exact_keys
         counts = self.token_count.tolist()
         bands = band_keys(self.minhash, p.minhash_bits)
-        numbers = encode_numbers(self.numbers)
         packed = pack_many(p, self.simhash, self.token_count, keys, self.minhash, self.numbers)
         if ids is not None and len(ids) != n:
             raise ValueError(f"{len(ids)} ids for {n} fingerprints")
@@ -292,12 +258,10 @@ class FingerprintArrays:
         for i in range(n):
             doc: dict[str, Any] = {"version": version, "simhash": signed[i]}
             doc.update(zip(names, hexes[i], strict=True))
-            doc["minhash"] = b64(raw[i * width : (i + 1) * width]).decode("ascii")
             if counts[i] > 0:
                 doc["band"] = bands[i]
             doc["exact_key"] = keys[i]
             doc["token_count"] = counts[i]
-            doc["numbers"] = numbers[i]
             doc["packed"] = packed[i]
             doc_id = ids[i] if ids is not None else None
             if doc_id is not None:
@@ -322,23 +286,17 @@ class FingerprintArrays:
         rows = table[np.arange(p.blocks) * (1 << p.block_bits) + blocks.astype(np.int64)]
         packed = rows.reshape(n, -1).tobytes()  # each row: ',"block_0":"9d",...' (fixed width)
         w = len(packed) // n
-        le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
-        raw = np.ascontiguousarray(self.minhash, dtype=le).tobytes()
-        width = len(raw) // n
         bands = _band_json(self.minhash, p.minhash_bits)
         bw = len(bands) // n
         packs = pack_base64(
             p, self.simhash, self.token_count, self.exact_keys, self.minhash, self.numbers
         )
-        nums = binascii.b2a_base64(cells_to_bytes(self.numbers).tobytes(), newline=False)
-        nw = CELLS * 4
         pw = record_bytes(p) // 3 * 4
-        b64 = base64.b64encode
-        head = b'{"version":' + orjson.dumps(p.version) + b',"simhash":%d%b,"minhash":"%b"%b'
+        head = b'{"version":' + orjson.dumps(p.version) + b',"simhash":%d%b%b'
         signed = self.simhash.view(np.int64).tolist()
         counts = self.token_count.tolist()
         keys = self.exact_keys
-        tail = b',"exact_key":"%b","token_count":%d,"numbers":"%b","packed":"%b"'
+        tail = b',"exact_key":"%b","token_count":%d,"packed":"%b"'
         if ids is None:  # the last %b is then empty
             fmt = head + tail + b"%b}"
             last = [b""] * n
@@ -350,11 +308,9 @@ class FingerprintArrays:
             % (
                 signed[i],
                 packed[i * w : (i + 1) * w],
-                b64(raw[i * width : (i + 1) * width]),
                 bands[i * bw : (i + 1) * bw] if counts[i] > 0 else b"",
                 keys[i].encode("ascii"),
                 counts[i],
-                nums[i * nw : (i + 1) * nw],
                 packs[i * pw : (i + 1) * pw],
                 last[i],
             )
@@ -417,55 +373,24 @@ def _hex_table(bits: int) -> list[str] | None:
 def decode_many(
     docs: Sequence[dict[str, Any] | None], params: FingerprintParams | None = None
 ) -> FingerprintArrays:
-    """Decode a page of stored ``collapse_fp`` objects into arrays in one pass.
+    """Decode a page of stored ``collapse_fp`` objects into arrays: their ``packed`` values, in
+    one :func:`~indexer.fingerprints.packed.unpack_many` call.
 
     Entries that are None, of a version other than ``params.version`` (default params if
-    not given), or malformed (``numbers`` included) are marked not present.
+    not given), or whose ``packed`` is missing or malformed are marked not present.
     """
     p = params or FingerprintParams()
-    n = len(docs)
-    simhash = np.zeros(n, dtype=np.int64)
-    token_count = np.zeros(n, dtype=np.int64)
-    present = np.zeros(n, dtype=bool)
-    keys = [""] * n
-    nbytes = p.minhash_size * p.minhash_bits // 8
-    blobs = [b"\0" * nbytes] * n
-    cells = [b"\0" * (CELLS * 3)] * n  # each row's number cells, decoded together below
     version = p.version
-    for i, doc in enumerate(docs):
-        if not doc or doc.get("version") != version:
-            continue
-        try:
-            sketch = doc["minhash"]
-            if not isinstance(sketch, str):
-                continue
-            blob = binascii.a2b_base64(sketch, strict_mode=True)
-            if len(blob) != nbytes:
-                continue
-            stored = doc["numbers"]
-            if not isinstance(stored, str) or len(stored) != CELLS * 4:
-                continue
-            raw = binascii.a2b_base64(stored, strict_mode=True)
-            simhash[i] = int(doc["simhash"])
-            token_count[i] = int(doc["token_count"])
-            keys[i] = str(doc["exact_key"])
-        except (KeyError, TypeError, ValueError, OverflowError, binascii.Error):
-            simhash[i] = token_count[i] = 0
-            keys[i] = ""
-            continue
-        blobs[i] = blob
-        cells[i] = raw
-        present[i] = True
-    raw_cells = np.frombuffer(b"".join(cells), dtype=np.uint8).reshape(n, CELLS, 3)
-    numbers = cells_from_bytes(raw_cells)
-    le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
-    minhash = np.frombuffer(b"".join(blobs), dtype=le).reshape(n, p.minhash_size)
+    got = unpack_many(
+        [doc.get("packed") if doc and doc.get("version") == version else None for doc in docs],
+        p,
+    )
     return FingerprintArrays(
         params=p,
-        simhash=simhash.view(np.uint64),
-        minhash=minhash.astype(value_dtype(p.minhash_bits)),
-        numbers=numbers,
-        exact_keys=keys,
-        token_count=token_count,
-        present=present,
+        simhash=got.simhash,
+        minhash=got.minhash,
+        numbers=got.numbers,
+        exact_keys=got.exact_key_hexes(),
+        token_count=got.token_count,
+        present=got.present,
     )
