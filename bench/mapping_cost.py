@@ -7,10 +7,12 @@ indices ``mapcost-<variant>`` (1 shard, default settings, only ``collapse_fp`` m
 ``indexer init``), one variant after the other in interleaved rounds. Variants (``VARIANTS``)
 are changes to the mapping of 6d28171 (``kw``: blocks and ``band`` keyword with doc values)
 and, for some, to the stored values; ``new`` is what ``init`` creates now (``packed`` and
-``id`` with doc values), ``dv-six`` what it created before ``packed`` (``minhash`` and ``id``
-with doc values, the documents without ``packed``); ``packed-only`` is ``new`` with
-``minhash`` and ``numbers`` gone from the mapping and the stored object (``packed`` their one
-copy), ``packed-lean`` also without ``simhash`` and ``token_count``. Each row: wall
+``id`` with doc values, no field for the sketches), ``sh5`` what it created before sh6
+(``minhash`` and ``numbers`` mapped and stored beside ``packed``), ``dv-six`` what it created
+before ``packed`` (``minhash`` and ``id`` with doc values, the documents without ``packed``);
+``packed-lean`` is ``new`` without ``simhash`` and ``token_count`` (mapping and documents).
+A variant that maps ``minhash`` or ``numbers`` gets documents with them, decoded from
+``packed`` as the writers before sh6 stored them. Each row: wall
 time of the load, Elasticsearch CPU seconds over it (``/proc/<pid>/stat`` of the local
 node), the CPU it spent to the end of a final refresh, flush and the merges then running
 (the whole cost), and the time the index's own threads report (indexing, refresh, flush,
@@ -42,6 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 from elasticsearch import Elasticsearch
 
@@ -50,7 +53,10 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from corpus import CACHE
 
 from indexer.bulk import send
-from indexer.fingerprints import FingerprintParams
+from indexer.fingerprints import FingerprintParams, unpack_many
+from indexer.fingerprints.minhash import value_dtype
+from indexer.fingerprints.numbers import cells_to_bytes
+from indexer.fingerprints.record import RETIRED_FIELDS
 from indexer.hits import FINGERPRINT_FIELD
 from indexer.mapping import index_mappings
 
@@ -162,40 +168,28 @@ SIX_FIELD_REFILLS = {
 }
 
 
-def packed_only(fp: Fp) -> None:
-    """``packed`` the only copy of the MinHash and number sketches."""
-    fp.pop("minhash", None)
-    fp.pop("numbers", None)
-
-
 def packed_lean(fp: Fp) -> None:
-    """``packed`` the only copy of the sketches, the SimHash and the token count too."""
-    packed_only(fp)
+    """``packed`` the only copy of the SimHash and the token count too."""
     fp.pop("simhash", None)
     fp.pop("token_count", None)
 
 
-#: ``new`` without the values ``packed`` already holds, in ``_source`` and in the mapping.
-PACKED_ONLY = {"minhash": None, "numbers": None}
-PACKED_LEAN = {**PACKED_ONLY, "simhash": None, "token_count": None}
+#: What ``init`` maps since sh6: no field for the sketches (``packed`` is their one copy).
+SH6 = {"minhash": None, "numbers": None}
+PACKED_LEAN = {**SH6, "simhash": None, "token_count": None}
 
 Variant = tuple[dict[str, Any], Callable[[Fp], None] | None]
 VARIANTS: dict[str, Variant] = {
     "no-band": ({"band": None}, no_band),
     "kw": ({}, None),  # the mapping of 6d28171
     "new": (
-        {"band": {"type": "keyword", "doc_values": False}, **UNMAPPED, **DOC_VALUE_REFILLS},
+        {"band": {"type": "keyword", "doc_values": False}, **UNMAPPED, **DOC_VALUE_REFILLS, **SH6},
         None,
     ),  # what init makes
-    "packed-only": (
-        {
-            "band": {"type": "keyword", "doc_values": False},
-            **UNMAPPED,
-            **DOC_VALUE_REFILLS,
-            **PACKED_ONLY,
-        },
-        packed_only,
-    ),  # new, minhash and numbers only in packed
+    "sh5": (
+        {"band": {"type": "keyword", "doc_values": False}, **UNMAPPED, **DOC_VALUE_REFILLS},
+        None,
+    ),  # what init made before sh6 (documents with minhash and numbers: RETIRED_FIELDS)
     "packed-lean": (
         {
             "band": {"type": "keyword", "doc_values": False},
@@ -204,7 +198,7 @@ VARIANTS: dict[str, Variant] = {
             **PACKED_LEAN,
         },
         packed_lean,
-    ),  # packed-only, and simhash and token_count only in packed too
+    ),  # new, and simhash and token_count only in packed too
     "dv-six": (
         {"band": {"type": "keyword", "doc_values": False}, **UNMAPPED, **SIX_FIELD_REFILLS},
         None,
@@ -268,10 +262,30 @@ def mapping_of(changes: dict[str, Any]) -> dict[str, Any]:
 NEWER_FIELDS = ("id", "packed")
 
 
+def with_sketches(fp: Fp, names: list[str]) -> Fp:
+    """``fp`` with the retired fields in ``names`` (``minhash``, ``numbers``) decoded from its
+    ``packed`` value, where the writers before sh6 put them (``minhash`` after the blocks,
+    ``numbers`` after ``token_count``)."""
+    p = FingerprintParams.from_version(fp["version"])
+    got = unpack_many([fp["packed"]], p)
+    le = np.dtype(value_dtype(p.minhash_bits)).newbyteorder("<")
+    values = {
+        "minhash": base64.b64encode(got.minhash[0].astype(le).tobytes()).decode("ascii"),
+        "numbers": base64.b64encode(cells_to_bytes(got.numbers).tobytes()).decode("ascii"),
+    }
+    before = {"minhash": "band" if "band" in fp else "exact_key", "numbers": "packed"}
+    out: Fp = {}
+    for key, value in fp.items():
+        out.update({name: values[name] for name in names if before[name] == key})
+        out[key] = value
+    return out
+
+
 def bodies(docs: list[tuple[str, bytes]], name: str, fp_only: bool = False) -> list[Any]:
     changes, fn = VARIANTS[name]
     mapped = mapping_of(changes)["properties"][FINGERPRINT_FIELD]["properties"]
     drop = [field for field in NEWER_FIELDS if field not in mapped]
+    restore = [field for field in RETIRED_FIELDS if field in mapped]
 
     class Doc:
         __slots__ = ("body", "id", "seq")
@@ -281,8 +295,10 @@ def bodies(docs: list[tuple[str, bytes]], name: str, fp_only: bool = False) -> l
 
     out = []
     for seq, (doc_id, body) in enumerate(docs):
-        if fn is not None or fp_only or drop:
+        if fn is not None or fp_only or drop or restore:
             src = orjson.loads(body)
+            if restore:
+                src[FINGERPRINT_FIELD] = with_sketches(src[FINGERPRINT_FIELD], restore)
             for field in drop:
                 src[FINGERPRINT_FIELD].pop(field, None)
             if fn is not None:
