@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Sequence
+from itertools import islice
 
 import numpy as np
 
@@ -74,6 +75,11 @@ def _words(line: str) -> list[str]:
     return _WORD.findall(line.lower())
 
 
+def _first_words(line: str, n: int) -> list[str]:
+    """``_words(line)[:n]``, without finding the words after them."""
+    return [m.group() for m in islice(_WORD.finditer(line.lower()), n)]
+
+
 def _hashes(words: Sequence[str]) -> list[int]:
     """Nonzero 24-bit hashes (stable across runs) of the first :data:`PER_PART` distinct
     ``words``."""
@@ -91,14 +97,18 @@ def _subject(lines: list[str], title: str) -> list[str]:
     """The longest part of the title (split at its separators: ``|``, ``:``, `` - ``, ``【】``
     ...) whose words start one of ``lines`` (other than a line equal to the title)."""
     head = title.strip()
-    starts = [_words(line) for line in lines if line and line.strip() != head]
-    if not starts:
+    others = [line for line in lines if line and line.strip() != head]
+    if not others:
         return []
+    parts = [w for w in map(_words, _TITLE_SEPARATORS.split(title)) if 0 < len(w) <= _MAX_TITLE]
+    if not parts:
+        return []
+    most = max(map(len, parts))  # only the lines' first words are compared
+    starts = [_first_words(line, most) for line in others]
     best: list[str] = []
-    for part in _TITLE_SEPARATORS.split(title):
-        words = _words(part)
+    for words in parts:
         n = len(words)
-        if len(best) < n <= _MAX_TITLE and any(line[:n] == words for line in starts):
+        if len(best) < n and any(line[:n] == words for line in starts):
             best = words
     return best
 

@@ -106,9 +106,6 @@ _UNITS = (
     "ml", "mah", "wh", "kwh", "kw", "mw", "mp", "fps", "dpi", "ppi", "px",
     "кб", "мб", "гб", "тб", "кг", "км", "см", "мм", "мл", "мгц", "ггц",
 )  # fmt: skip
-_SPACED_UNIT = re.compile(
-    b"([0-9]) (" + b"|".join(u.encode() for u in _UNITS) + b")(?![0-9a-z_\x80-\xff])"
-)
 _CJK_DATE = re.compile(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일号號]?")
 _MONTH_WORD = re.compile(
     r"(?:январ[яьея]|феврал[яьея]|марта?|апрел[яьея]|ма[яй]|июн[яьея]|июл[яьея]|августа?"
@@ -214,6 +211,7 @@ _CLASSES = bytes(
     for c in range(256)
 )  # fmt: skip
 _DIGITS = bytes(1 if 48 <= c <= 57 else 0 for c in range(256))
+_LEADS = bytes(1 if c in (0xC2, 0xE2, 0xE3) else 0 for c in range(256))  # of the punctuation
 _U64 = np.uint64
 _P = _U64(0x100000001B3)  # odd multiplier of the run hash
 _POW = np.cumprod(np.r_[_U64(1), np.full(_MAX_RUN - 1, _P, dtype=np.uint64)], dtype=np.uint64)
@@ -257,27 +255,26 @@ def number_sketches(
     first line as written, when ``texts`` has frame lines blanked (default: their own)."""
     sides = None if units is None else units < SIDES_BELOW
     out = sketches_of_bytes([_bytes_of(t, folded) for t in texts], sides=sides)
-    named = None if units is None else units < NAMED_BELOW
-    if named is not None and named.any():
-        if not folded:
-            texts = [normalize(t) for t in texts]
+    named = None if units is None else np.flatnonzero(units < NAMED_BELOW).tolist()
+    if named:
+        mine = [texts[i] if folded else normalize(texts[i]) for i in named]
         if titles is None:
-            titles = [t.split("\n", 1)[0] for t in texts]
-        elif not folded:
-            titles = [normalize(t) for t in titles]
-        out[:, NUMBER_CELLS:] = name_cells(titles, texts, named)
+            heads = [t.split("\n", 1)[0] for t in mine]
+        else:
+            heads = [titles[i] if folded else normalize(titles[i]) for i in named]
+        out[named, NUMBER_CELLS:] = name_cells(heads, mine, np.ones(len(named), dtype=bool))
     return out
 
 
 def _bytes_of(text: str, folded: bool = False) -> bytes:
     """The bytes the sketch reads: NFKC and case folding (:func:`indexer.text.normalize`),
     UTF-8, ASCII punctuation a space, a line break :data:`_NL` (non-ASCII punctuation becomes
-    space in :func:`sketches_of_bytes`)."""
+    space, and a unit of measure one space after a number joins it, in
+    :func:`sketches_of_bytes`)."""
     norm = text if text.isascii() else _dates_spelt_out(text if folded else normalize(text))
     norm = _urls(norm) if "://" in norm else norm
-    out = norm.encode("utf-8", "replace").translate(_BYTES)
-    # a unit of measure after one space is the number's, as written close: "128 GB" = "128GB"
-    return _SPACED_UNIT.sub(rb"\1\2", out) if b" " in out else out
+    # a unit of measure one space after a number is joined to it in sketches_of_bytes
+    return norm.encode("utf-8", "replace").translate(_BYTES)
 
 
 def _urls(norm: str) -> str:
@@ -290,21 +287,33 @@ def _urls(norm: str) -> str:
         return sub_urls(_url_numbers, norm)
     for i, line in enumerate(lines):
         if "://" in line:
-            content = _line_weight(sub_urls(" ", line)) >= _MIN_LINE
+            content = _is_content(sub_urls(" ", line))
             lines[i] = sub_urls(_url_numbers if content else " url ", line)
     return "\n".join(lines)
 
 
-def _line_weight(line: str) -> float:
-    """The weighted bytes of a line's words without digits (an ASCII letter 1, a non-ASCII
-    byte 1/2), as :func:`_frame_lines` counts them."""
-    return sum(
-        1 if c < "\x80" else len(c.encode("utf-8")) / 2
-        for word in line.split()
-        if not any(c.isdigit() for c in word)
-        for c in word
-        if c.isalpha()
-    )
+def _word_weight(word: str) -> float:
+    """A word's weight on its line: 0 if it holds a digit, else its letters' (an ASCII letter
+    1, a non-ASCII byte 1/2), as :func:`_frame_lines` counts them."""
+    if word.isalpha():  # letters only (no character is both a letter and a digit)
+        if word.isascii():
+            return len(word)
+        ascii_letters = len(word.encode("ascii", "ignore"))
+        return ascii_letters + (len(word.encode("utf-8")) - ascii_letters) / 2
+    if any(c.isdigit() for c in word):
+        return 0
+    return sum(1 if c < "\x80" else len(c.encode("utf-8")) / 2 for c in word if c.isalpha())
+
+
+def _is_content(line: str) -> bool:
+    """Whether a line's words weigh :data:`_MIN_LINE` or more (:func:`_word_weight`); stops at
+    the word that reaches it."""
+    total: float = 0
+    for word in line.split():
+        total += _word_weight(word)
+        if total >= _MIN_LINE:
+            return True
+    return False
 
 
 def _url_numbers(m: re.Match[str]) -> str:
@@ -354,22 +363,33 @@ def sketches_of_bytes(
     digits = np.flatnonzero(np.frombuffer(buf.translate(_DIGITS), dtype=np.bool_))
     if not len(digits):
         return out
+    ends = np.cumsum([len(w) + 1 for w in words])  # each text's end, past its separator
+    # a unit of measure after one space is the number's, as written close: "128 GB" = "128GB"
+    spaces = _unit_spaces(buf, digits)
+    if len(spaces):
+        buf = np.delete(np.frombuffer(buf, dtype=np.uint8), spaces).tobytes()
+        digits = np.flatnonzero(np.frombuffer(buf.translate(_DIGITS), dtype=np.bool_))
+        ends -= np.searchsorted(spaces, ends)
     cls = np.frombuffer(buf.translate(_CLASSES), dtype=np.uint8).copy()
     a = np.frombuffer(buf, dtype=np.uint8)
-    _punctuation_is_space(a, cls)
+    if not buf.isascii():
+        _punctuation_is_space(buf, cls)
     # runs of one class: run r is bounds[r]:bounds[r + 1], of class kind[r]
     bounds = np.r_[0, np.flatnonzero(cls[1:] != cls[:-1]) + 1, len(a)]
     kind = np.r_[cls[bounds[:-1]], _SEP, _SEP]  # two separators past the end
     # numeric runs: holding a digit, without "_" (an identifier such as asn1_der is a name,
-    # not a number; kid3, mp3, addr2line carry one)
-    runs, count = np.unique(np.searchsorted(bounds, digits, side="right") - 1, return_counts=True)
-    under = np.searchsorted(bounds, np.flatnonzero(a == 95), side="right") - 1
-    keep = ~np.isin(runs, under)
+    # not a number; kid3, mp3, addr2line carry one); digits ascend, so do their runs
+    of_digit = np.searchsorted(bounds, digits, side="right") - 1
+    at = np.flatnonzero(np.r_[True, of_digit[1:] != of_digit[:-1]])
+    runs, count = of_digit[at], np.diff(np.r_[at, len(of_digit)])
     size = bounds[runs + 1] - bounds[runs]
-    only_digits = (count == size)[keep]
+    only_digits = count == size
     lead = a[bounds[runs]].astype(np.int64) * 256 + a[np.minimum(bounds[runs] + 1, len(a) - 1)]
-    year = ((size == 4) & ((lead == _19) | (lead == _20)))[keep]  # 19xx, 20xx
-    runs = runs[keep]  # ascending
+    year = (size == 4) & ((lead == _19) | (lead == _20))  # 19xx, 20xx
+    if b"_" in buf:
+        under = np.searchsorted(bounds, np.flatnonzero(a == 95), side="right") - 1
+        keep = ~_member(runs, under)
+        only_digits, year, runs = only_digits[keep], year[keep], runs[keep]
     if not len(runs):
         return out
     # a number: numeric runs each at most _MAX_GAP spaces after the one before
@@ -392,8 +412,7 @@ def sketches_of_bytes(
     # contexts: the word runs right before and after (over spaces and line breaks)
     _, hb = _side(a, kind, bounds, first - 1, -1)
     _, ha = _side(a, kind, bounds, last + 1, 1)
-    month = np.isin(hb, _month_hashes()) | np.isin(ha, _month_hashes())
-    ends = np.cumsum([len(w) + 1 for w in words])
+    month = _member(hb, _month_hashes()) | _member(ha, _month_hashes())
     doc = np.searchsorted(ends, bounds[first], side="right")  # the document of each number
     with np.errstate(over="ignore"):
         ctx = _fmix(hb * _Q + _fmix(ha))
@@ -406,10 +425,15 @@ def sketches_of_bytes(
     stamp = digits_only & (
         ((parts >= 3) & np.maximum.reduceat(year, heads)) | (month & (parts <= 2))
     )
-    stamp &= _frame_lines(kind, bounds, runs)[first]
+    starts = np.concatenate(([0], ends[:-1]))
+    if stamp.any():
+        # the runs of the texts holding a stamp (a text's bytes are starts:ends - 1)
+        holding = np.unique(doc[stamp])
+        lo = np.searchsorted(bounds, starts[holding])
+        hi = np.searchsorted(bounds, ends[holding] - 1)
+        stamp[stamp] = _frame_lines(kind, bounds, runs, first[stamp], lo, hi)
     if stamps is not None and stamp.any():
         breaks = np.concatenate(([0], np.cumsum(a == _NL)))
-        starts = np.concatenate(([0], ends[:-1]))
         at = bounds[first[stamp]]
         line = breaks[at] - breaks[starts[doc[stamp]]]
         for d, ln in zip(doc[stamp].tolist(), line.tolist(), strict=True):
@@ -437,33 +461,87 @@ def sketches_of_bytes(
 
 @lru_cache(maxsize=1)
 def _month_hashes() -> np.ndarray:
-    """The context hashes (:func:`_side`) of :data:`_MONTHS`."""
+    """The context hashes (:func:`_side`) of :data:`_MONTHS`, sorted."""
     buf = np.frombuffer(" ".join(_MONTHS).encode("ascii"), dtype=np.uint8)
     starts = np.r_[0, np.flatnonzero(buf == 32) + 1]
     ends = np.r_[np.flatnonzero(buf == 32), len(buf)]
-    return _range_hashes(buf, starts, ends)
+    return np.sort(_range_hashes(buf, starts, ends))
 
 
-def _frame_lines(kind: np.ndarray, bounds: np.ndarray, numeric: np.ndarray) -> np.ndarray:
-    """Per run, whether its line may be the frame's: fewer than :data:`_MIN_LINE` weighted
-    bytes of non-numeric words, in a document with other lines of words (a document of one
-    line is all content). Line breaks and document separators end lines."""
-    k = kind[: len(bounds) - 1]
-    sep = k == _SEP
-    line = np.cumsum((k == _BREAK) | sep)
-    doc = np.cumsum(sep)
-    wordy = (k == _ASCII) | (k == _OTHER)
-    wordy[numeric] = False
+def _member(x: np.ndarray, ordered: np.ndarray) -> np.ndarray:
+    """``np.isin(x, ordered)`` for a sorted ``ordered`` (one binary search per value)."""
+    if not len(ordered):
+        return np.zeros(len(x), dtype=bool)
+    pos = np.minimum(np.searchsorted(ordered, x), len(ordered) - 1)
+    return ordered[pos] == x
+
+
+def _key(unit: bytes) -> int:
+    """A word of at most 7 bytes as one integer: its bytes little-endian, its length above."""
+    return int.from_bytes(unit, "little") | len(unit) << 56
+
+
+_UNIT_KEYS = np.array(sorted(_key(u.encode()) for u in _UNITS), dtype=np.uint64)
+_UNIT_MAX = max(len(u.encode()) for u in _UNITS)
+# the bytes that continue a word after a unit (a unit must end its word)
+_WORD_BYTE = np.array([48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128 for c in range(256)])
+_SHIFTS = np.arange(0, 8 * _UNIT_MAX, 8, dtype=np.uint64)
+
+
+def _unit_spaces(buf: bytes, digits: np.ndarray) -> np.ndarray:
+    """The positions (ascending) of the spaces between a digit and a unit of measure that is a
+    word of its own (:data:`_UNITS`), found from the digits."""
+    a = np.frombuffer(buf, dtype=np.uint8)
+    d = digits[digits + 2 < len(a)]
+    d = d[a[d + 1] == 32]
+    if not len(d):
+        return d
+    # the bytes after the space, up to one past the longest unit (0, not a word byte, past
+    # the end); the word there is a unit if its length and bytes are a unit's
+    at = d[:, None] + np.arange(2, _UNIT_MAX + 3)
+    window = a[np.minimum(at, len(a) - 1)] * (at < len(a))
+    length = np.argmin(_WORD_BYTE[window], axis=1)  # 0 also when no byte ends the word
+    head = window[:, :_UNIT_MAX].astype(np.uint64) << _SHIFTS
+    head[np.arange(_UNIT_MAX) >= length[:, None]] = 0
+    key = np.bitwise_or.reduce(head, axis=1) | length.astype(np.uint64) << np.uint64(56)
+    return d[(length > 0) & _member(key, _UNIT_KEYS)] + 1
+
+
+def _frame_lines(
+    kind: np.ndarray,
+    bounds: np.ndarray,
+    numeric: np.ndarray,
+    first: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> np.ndarray:
+    """Per number starting at run ``first``, whether its line may be the frame's: fewer than
+    :data:`_MIN_LINE` weighted bytes of non-numeric words (``numeric``: the numeric runs), in a
+    document with other lines of words (a document of one line is all content). ``lo``,
+    ``hi``: the runs of the documents holding the numbers, ascending; line breaks end lines."""
+    counts = hi - lo
+    total = int(counts.sum())
+    offsets = np.cumsum(counts) - counts
+    idx = np.repeat(lo - offsets, counts) + np.arange(total)  # their runs, in order
+    k = kind[idx]
+    new = np.zeros(total, dtype=bool)
+    new[offsets] = True  # a document's first run
+    line = np.cumsum((k == _BREAK) | new)
+    doc = np.cumsum(new) - 1
+    is_numeric = np.zeros(len(bounds), dtype=bool)
+    is_numeric[numeric] = True
+    wordy = ((k == _ASCII) | (k == _OTHER)) & ~is_numeric[idx]
     # a non-ASCII byte weighs 1/2: a Cyrillic or Greek letter 1 like an ASCII one, a CJK
     # character 3/2 (in UTF-8 they are 2 and 3 bytes)
-    weight = np.diff(bounds).astype(np.float64)
+    weight = (bounds[idx + 1] - bounds[idx]).astype(np.float64)
     weight[k == _OTHER] *= 0.5
     lines = int(line[-1]) + 1
     size = np.bincount(line[wordy], weight[wordy], minlength=lines)
     line_doc = np.zeros(lines, dtype=np.int64)
     line_doc[line] = doc
-    wordy_lines = np.bincount(line_doc[size > 0], minlength=int(doc[-1]) + 1)
-    return (size[line] < _MIN_LINE) & (wordy_lines[doc] > 1)
+    wordy_lines = np.bincount(line_doc[size > 0], minlength=len(lo))
+    at = np.searchsorted(idx, first)
+    return (size[line[at]] < _MIN_LINE) & (wordy_lines[doc[at]] > 1)
 
 
 def _side(
@@ -496,12 +574,13 @@ def _side(
     return idx, h
 
 
-def _punctuation_is_space(a: np.ndarray, cls: np.ndarray) -> None:
+def _punctuation_is_space(buf: bytes, cls: np.ndarray) -> None:
     """Class the UTF-8 of common non-ASCII punctuation as space, in place: Latin-1 signs
     (U+00A0-00BF: « » ¿ ...), general punctuation (U+2000-206F: — “ ” „ …) and CJK
     punctuation (U+3000-303F: 、 。 「 」)."""
+    a = np.frombuffer(buf, dtype=np.uint8)
     n = len(a)
-    lead = np.flatnonzero((a[: n - 1] == 0xC2) | (a[: n - 1] == 0xE2) | (a[: n - 1] == 0xE3))
+    lead = np.flatnonzero(np.frombuffer(buf.translate(_LEADS), dtype=np.bool_)[: n - 1])
     if not len(lead):
         return
     lb, nb = a[lead], a[lead + 1]

@@ -1,0 +1,148 @@
+"""The number sketch's and the name cells' fast paths equal the plain definitions they replace:
+spaced units found from the digits (not a regex over every byte), a line's weight summed until
+it reaches the threshold, frame lines weighed for the documents holding a stamp only, a title's
+parts compared with the first words of each line only."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer.fingerprints import names, numbers
+from indexer.fingerprints.numbers import NUMBER_CELLS, SIDES_BELOW, number_sketches
+
+# the definitions the fast paths replace, as they were written
+SPACED_UNIT = re.compile(
+    b"([0-9]) (" + b"|".join(u.encode() for u in numbers._UNITS) + b")(?![0-9a-z_\x80-\xff])"
+)
+
+
+def line_weight(line: str) -> float:
+    return sum(
+        1 if c < "\x80" else len(c.encode("utf-8")) / 2
+        for word in line.split()
+        if not any(c.isdigit() for c in word)
+        for c in word
+        if c.isalpha()
+    )
+
+
+def frame_lines_whole(kind: np.ndarray, bounds: np.ndarray, numeric: np.ndarray) -> np.ndarray:
+    k = kind[: len(bounds) - 1]
+    sep = k == numbers._SEP
+    line = np.cumsum((k == numbers._BREAK) | sep)
+    doc = np.cumsum(sep)
+    wordy = (k == numbers._ASCII) | (k == numbers._OTHER)
+    wordy[numeric] = False
+    weight = np.diff(bounds).astype(np.float64)
+    weight[k == numbers._OTHER] *= 0.5
+    lines = int(line[-1]) + 1
+    size = np.bincount(line[wordy], weight[wordy], minlength=lines)
+    line_doc = np.zeros(lines, dtype=np.int64)
+    line_doc[line] = doc
+    wordy_lines = np.bincount(line_doc[size > 0], minlength=int(doc[-1]) + 1)
+    return (size[line] < numbers._MIN_LINE) & (wordy_lines[doc] > 1)
+
+
+def subject_whole(lines: list[str], title: str) -> list[str]:
+    head = title.strip()
+    starts = [names._words(line) for line in lines if line and line.strip() != head]
+    if not starts:
+        return []
+    best: list[str] = []
+    for part in names._TITLE_SEPARATORS.split(title):
+        words = names._words(part)
+        n = len(words)
+        if len(best) < n <= names._MAX_TITLE and any(line[:n] == words for line in starts):
+            best = words
+    return best
+
+
+WORDS = [
+    "128", "2", "2026", "1999", "03", "11", "gb", "GB", "mhz", "kbps", "kb", "kbx", "mb_",
+    "мгц", "Гб", "кб", "кбит", "px", "version", "release", "october", "Oct", "марта", "年",
+    "the", "a", "x86", "mp3", "asn1_der", "é", "naïve", "²", "٣", "ελλάδα", "中文字", "-", "—",
+    ":", "|", "«", "»", "...", "https://example.org/a/1.2", "x" * 40, "a" * 49,
+]  # fmt: skip
+SEPARATORS = [" ", "  ", "\n", "\n\n", ", ", "-", "/", "\t", "", " | "]
+text = st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(SEPARATORS)), max_size=40).map(
+    lambda parts: "".join(w + s for w, s in parts)
+)
+texts = st.lists(text, min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_units_found_from_the_digits_are_the_patterns_matches(docs: list[str]) -> None:
+    buf = b"\0".join(numbers._bytes_of(t) for t in docs)
+    digits = np.flatnonzero(np.frombuffer(buf.translate(numbers._DIGITS), dtype=np.bool_))
+    spaces = numbers._unit_spaces(buf, digits)
+    joined = np.delete(np.frombuffer(buf, dtype=np.uint8), spaces).tobytes()
+    assert joined == SPACED_UNIT.sub(rb"\1\2", buf)
+
+
+def test_units_at_the_edges() -> None:
+    for raw in [b"1 gb", b"1 gbx", b"1 g", b"2 \xd0\xbc\xd0\xb3\xd1\x86", b"3 mb\x001 kb", b"9 "]:
+        digits = np.flatnonzero(np.frombuffer(raw.translate(numbers._DIGITS), dtype=np.bool_))
+        joined = np.delete(np.frombuffer(raw, dtype=np.uint8), numbers._unit_spaces(raw, digits))
+        assert joined.tobytes() == SPACED_UNIT.sub(rb"\1\2", raw)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(text, st.text(max_size=200)))
+def test_content_line_is_the_weight_threshold(line: str) -> None:
+    assert numbers._is_content(line) == (line_weight(line) >= numbers._MIN_LINE)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_frame_lines_of_the_stamped_documents_equal_the_whole_batchs(docs: list[str]) -> None:
+    words = [numbers._bytes_of(t) for t in docs]
+    buf = b"\0".join(words)
+    digits = np.flatnonzero(np.frombuffer(buf.translate(numbers._DIGITS), dtype=np.bool_))
+    if not len(digits):
+        return
+    cls = np.frombuffer(buf.translate(numbers._CLASSES), dtype=np.uint8).copy()
+    if not buf.isascii():
+        numbers._punctuation_is_space(buf, cls)
+    a = np.frombuffer(buf, dtype=np.uint8)
+    bounds = np.r_[0, np.flatnonzero(cls[1:] != cls[:-1]) + 1, len(a)]
+    kind = np.r_[cls[bounds[:-1]], numbers._SEP, numbers._SEP]
+    runs = np.unique(np.searchsorted(bounds, digits, side="right") - 1)
+    ends = np.cumsum([len(w) + 1 for w in words])
+    starts = np.concatenate(([0], ends[:-1]))
+    doc = np.searchsorted(ends, bounds[runs], side="right")
+    for pick in (np.ones(len(runs), dtype=bool), np.arange(len(runs)) % 2 == 0):
+        holding = np.unique(doc[pick])
+        lo = np.searchsorted(bounds, starts[holding])
+        hi = np.searchsorted(bounds, ends[holding] - 1)
+        fast = numbers._frame_lines(kind, bounds, runs, runs[pick], lo, hi)
+        assert fast.tolist() == frame_lines_whole(kind, bounds, runs)[runs[pick]].tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts)
+def test_a_batch_sketches_each_text_as_alone(docs: list[str]) -> None:
+    """Stamps, units and names found over a batch are each document's own."""
+    units = np.array([len(t.split()) for t in docs], dtype=np.int64)
+    together = number_sketches(docs, units=units)
+    for i, t in enumerate(docs):
+        alone = number_sketches([t], units=units[i : i + 1])
+        assert together[i].tolist() == alone[0].tolist()
+    assert not together[units >= max(SIDES_BELOW, names.NAMED_BELOW), NUMBER_CELLS:].any()
+
+
+title = st.lists(
+    st.tuples(st.sampled_from([*WORDS, "apostrophe", "shop"]), st.sampled_from([" ", " - ", ": "])),
+    max_size=30,
+).map(lambda parts: "".join(w + s for w, s in parts))
+
+
+@settings(max_examples=400, deadline=None)
+@given(title, st.lists(st.one_of(title, text), max_size=5))
+def test_subject_from_the_first_words_of_lines(head: str, lines: list[str]) -> None:
+    lines = [*lines, head.split(" | ")[0], ""]
+    assert names._subject(lines, head) == subject_whole(lines, head)
