@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from indexer.fingerprints import names, numbers
 from indexer.fingerprints.numbers import NUMBER_CELLS, SIDES_BELOW, number_sketches
+from indexer.text import sub_urls
 
 # the definitions the fast paths replace, as they were written
 SPACED_UNIT = re.compile(
@@ -146,3 +147,20 @@ title = st.lists(
 def test_subject_from_the_first_words_of_lines(head: str, lines: list[str]) -> None:
     lines = [*lines, head.split(" | ")[0], ""]
     assert names._subject(lines, head) == subject_whole(lines, head)
+
+
+url_line = st.lists(
+    st.tuples(
+        st.sampled_from([*WORDS, "http://a.b/c", "x://y", "(https://q.r/1)", "ftp://", "://"]),
+        st.sampled_from([" ", "  ", "\t", "", "\x1c"]),
+    ),
+    max_size=60,
+).map(lambda parts: "".join(w + s for w, s in parts))
+
+
+@settings(max_examples=500, deadline=None)
+@given(url_line)
+def test_content_line_of_a_url_line_is_its_cut_lines(line: str) -> None:
+    if "://" in line:
+        expected = line_weight(sub_urls(" ", line)) >= numbers._MIN_LINE
+        assert numbers._content_line(line) == expected

@@ -211,6 +211,8 @@ _CLASSES = bytes(
     for c in range(256)
 )  # fmt: skip
 _DIGITS = bytes(1 if 48 <= c <= 57 else 0 for c in range(256))
+_DIGIT_BYTES = b"0123456789"
+_LETTER_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _LEADS = bytes(1 if c in (0xC2, 0xE2, 0xE3) else 0 for c in range(256))  # of the punctuation
 _U64 = np.uint64
 _P = _U64(0x100000001B3)  # odd multiplier of the run hash
@@ -287,17 +289,21 @@ def _urls(norm: str) -> str:
         return sub_urls(_url_numbers, norm)
     for i, line in enumerate(lines):
         if "://" in line:
-            content = _is_content(sub_urls(" ", line))
-            lines[i] = sub_urls(_url_numbers if content else " url ", line)
+            lines[i] = sub_urls(_url_numbers if _content_line(line) else " url ", line)
     return "\n".join(lines)
 
 
 def _word_weight(word: str) -> float:
     """A word's weight on its line: 0 if it holds a digit, else its letters' (an ASCII letter
     1, a non-ASCII byte 1/2), as :func:`_frame_lines` counts them."""
-    if word.isalpha():  # letters only (no character is both a letter and a digit)
-        if word.isascii():
+    if word.isascii():
+        if word.isalpha():
             return len(word)
+        raw = word.encode("ascii")
+        if len(raw.translate(None, _DIGIT_BYTES)) < len(raw):
+            return 0
+        return len(raw) - len(raw.translate(None, _LETTER_BYTES))
+    if word.isalpha():  # letters only (no character is both a letter and a digit)
         ascii_letters = len(word.encode("ascii", "ignore"))
         return ascii_letters + (len(word.encode("utf-8")) - ascii_letters) / 2
     if any(c.isdigit() for c in word):
@@ -307,13 +313,31 @@ def _word_weight(word: str) -> float:
 
 def _is_content(line: str) -> bool:
     """Whether a line's words weigh :data:`_MIN_LINE` or more (:func:`_word_weight`); stops at
-    the word that reaches it."""
+    the word that reaches it (the line is split a few words at a time)."""
     total: float = 0
-    for word in line.split():
-        total += _word_weight(word)
-        if total >= _MIN_LINE:
-            return True
+    rest = line
+    while rest:
+        words = rest.split(None, _SPLIT)
+        rest = words.pop() if len(words) > _SPLIT else ""
+        for word in words:
+            total += _word_weight(word)
+            if total >= _MIN_LINE:
+                return True
     return False
+
+
+_SPLIT = 24  # words split off a line at a time by _is_content
+
+
+def _content_line(line: str) -> bool:
+    """``_is_content`` of the line with its URLs cut: the words before the first URL's word
+    first (a URL holds no space, so they are the cut line's first words), the rest if needed."""
+    q = line.find("://")
+    head = line[:q]
+    if head and not head[-1].isspace():  # the first URL's word starts in ``head``
+        parts = head.rsplit(None, 1)
+        head = parts[0] if len(parts) == 2 else ""
+    return _is_content(head) or _is_content(sub_urls(" ", line))
 
 
 def _url_numbers(m: re.Match[str]) -> str:
