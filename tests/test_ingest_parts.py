@@ -207,7 +207,13 @@ def test_arrow_tokenisation_equals_the_python_path() -> None:
     from indexer.fingerprints import compute
 
     rnd = random.Random(7)
-    alphabet = [*"abc XYZ.,;\n\t\x00\x01é水ß\u00adİﬁ①_-'", "\ud800", "word", "the", "  "]
+    alphabet = [
+        *"abc XYZ.,;\n\t\x00\x01é水ß\u00adİﬁ①_-'\r\x0b\x0c\x1c\u2028\u3000",
+        "\ud800",
+        "word",
+        "the",
+        "  ",
+    ]
     texts = [
         "",
         " ",

@@ -121,8 +121,10 @@ def _tokenise_arrow(words: list[bytes], names: Sequence[str]) -> Tokens:
     """:func:`tokenise` of ``word_bytes`` outputs, with pyarrow (see :func:`enable_arrow`)."""
     assert _arrow is not None
     pa, pc = _arrow
-    parts = pc.split_pattern(pa.array(words, type=pa.binary()), b" ")
-    pieces = parts.flatten()
+    # word_bytes leaves no ASCII whitespace but spaces (line breaks are LINE tokens), and its
+    # output is UTF-8: split on runs of whitespace (fewer empty pieces than on each space)
+    parts = pc.ascii_split_whitespace(pa.array(words, type=pa.binary()).view(pa.string()))
+    pieces = parts.flatten().view(pa.binary())
     nonempty = pc.greater(pc.binary_length(pieces), 0)
     marks = pc.equal(pieces, LINE)
     keep = pc.and_(nonempty, pc.invert(marks))
