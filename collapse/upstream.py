@@ -22,10 +22,12 @@ Elasticsearch clients require it), and Elasticsearch's point-in-time calls (``PO
 /{index}/_pit``, ``DELETE /_pit``) are sent as OpenSearch's and answered in Elasticsearch's
 shape (:meth:`Upstream._opensearch_pit`).
 
-The client is an ``httpx.AsyncClient`` over aiohttp's pooled connector
-(:class:`_AiohttpTransport`): httpx's interface and errors, the request in one write, the answer
-parsed by aiohttp's C parser and read whole. Cookies are neither stored nor sent: one client
-serves every user of the proxy. Why this transport and what it costs: docs/proxy.md.
+The client is an ``httpx.AsyncClient`` over the proxy's own pooled HTTP/1.1 transport
+(``collapse.http11``): httpx's interface and errors, the request in one write, the answer parsed
+by httptools and read whole. ``Upstream`` itself lays each request out as bytes and hands it to
+that transport directly, and gets an ``httpx.Response`` back (without ``.request``). Cookies are
+neither stored nor sent: one client serves every user of the proxy. Why this transport and what
+it costs: docs/proxy.md.
 """
 
 from __future__ import annotations
@@ -36,17 +38,15 @@ import itertools
 import json
 import random
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import Any, NamedTuple, cast
 from urllib.parse import urlsplit, urlunsplit
 
-import aiohttp
 import httpx
-import yarl
-from httpx_aiohttp.transport import map_aiohttp_exceptions
 
 from collapse.credentials import CREDENTIAL_HEADERS, node_authorization
 from collapse.errors import BadRequest, UpstreamTimeout, UpstreamUnavailable
+from collapse.http11 import Http11Transport, Origin, Timeouts, request_head, response_of
 from collapse.logging import current_request_id
 from collapse.metrics import UPSTREAM_LATENCY, UPSTREAM_REQUESTS, UPSTREAM_RETRIES, endpoint_of
 from collapse.settings import Settings
@@ -152,92 +152,6 @@ class _SharedClient(httpx.AsyncClient):
         raise TypeError("the proxy's shared client keeps no cookies")
 
 
-def _never_sent(exc: httpx.ConnectTimeout) -> bool:
-    """True when the connection could not be opened, so that nothing reached Elasticsearch.
-
-    httpx-aiohttp maps every aiohttp connection error to ``ConnectTimeout``, including a
-    connection that broke after the request was written: the aiohttp cause tells them apart.
-    """
-    cause = exc.__cause__
-    return cause is None or isinstance(
-        cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError
-    )
-
-
-def _session_factory(limits: httpx.Limits) -> Callable[[], aiohttp.ClientSession]:
-    """The aiohttp session under the httpx client (made inside the running event loop)."""
-
-    def make() -> aiohttp.ClientSession:
-        connector = aiohttp.TCPConnector(
-            limit=limits.max_connections or 0, keepalive_timeout=limits.keepalive_expiry or 5.0
-        )
-        session = aiohttp.ClientSession(connector=connector)
-        # aiohttp sends a PUT or DELETE again when a kept-alive connection drops; whether the
-        # write reached Elasticsearch is unknown then, so only ``Upstream.request`` decides
-        # (reads only). No public switch: pinned by tests/test_reliability.py.
-        session._retry_connection = False
-        return session
-
-    return make
-
-
-class _AiohttpTransport(httpx.AsyncBaseTransport):
-    """httpx's transport over one pooled aiohttp session, opened in the running loop at first use.
-
-    Each answer is read whole inside the request (the proxy parses or forwards every answer
-    whole): the ``httpx.Response`` carries its bytes, with no stream to drain or close. aiohttp's
-    errors become httpx's as ``httpx-aiohttp`` maps them; URLs and timeouts are built once.
-    """
-
-    def __init__(self, session: Callable[[], aiohttp.ClientSession]) -> None:
-        self._open = session
-        self._session: aiohttp.ClientSession | None = None
-        self._url = functools.lru_cache(maxsize=1024)(yarl.URL)
-        self._timeouts: dict[tuple[float | None, ...], aiohttp.ClientTimeout] = {}
-
-    def _timeout(self, request: httpx.Request) -> aiohttp.ClientTimeout:
-        asked = request.extensions.get("timeout", {})
-        key = (asked.get("connect"), asked.get("read"), asked.get("pool"))
-        timeout = self._timeouts.get(key)
-        if timeout is None:
-            timeout = aiohttp.ClientTimeout(sock_connect=key[0], sock_read=key[1], connect=key[2])
-            self._timeouts[key] = timeout
-        return timeout
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        session = self._session
-        if session is None:
-            session = self._session = self._open()
-        encoding = request.headers.encoding
-        headers = [(k.decode(encoding), v.decode(encoding)) for k, v in request.headers.raw]
-        with map_aiohttp_exceptions():
-            async with session.request(
-                request.method,
-                self._url(str(request.url)),
-                headers=headers,
-                data=request.content or None,
-                allow_redirects=False,
-                auto_decompress=False,
-                compress=False,
-                timeout=self._timeout(request),
-            ) as answer:
-                body = await answer.read()
-        extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
-        if answer.reason:
-            extensions["reason_phrase"] = answer.reason.encode()
-        return httpx.Response(
-            answer.status,
-            headers=answer.raw_headers,
-            stream=httpx.ByteStream(body),
-            request=request,
-            extensions=extensions,
-        )
-
-    async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-
-
 @functools.lru_cache(maxsize=256)
 def _latency(endpoint: str) -> Any:
     """The latency histogram of one endpoint label (looking a label up costs a lock and a hash)."""
@@ -248,6 +162,26 @@ def _latency(endpoint: str) -> Any:
 def _answered(endpoint: str, status: str) -> Any:
     """The request counter of one endpoint and status."""
     return UPSTREAM_REQUESTS.labels(endpoint=endpoint, status=status)
+
+
+#: Request headers the client computes itself (:meth:`Upstream._send`).
+_COMPUTED = frozenset({"host", "content-length", "transfer-encoding"})
+
+
+class _Route(NamedTuple):
+    """A node URL with a path, parsed once: where it goes and its request target."""
+
+    url: httpx.URL
+    origin: Origin
+    host: str
+    target: str
+
+    @classmethod
+    def of(cls, text: str) -> _Route:
+        url = httpx.URL(text)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        origin = Origin(url.scheme, url.host, port)
+        return cls(url, origin, url.netloc.decode("ascii"), url.raw_path.decode("ascii"))
 
 
 class Upstream:
@@ -261,22 +195,18 @@ class Upstream:
         self.retries = settings.es_retries
         self.retry_backoff = settings.es_retry_backoff
         self._next_node = itertools.cycle(range(len(self.nodes)))
-        limits = httpx.Limits(
-            max_connections=settings.es_max_connections,
-            max_keepalive_connections=settings.es_max_connections,
-        )
+        self._transport = Http11Transport(settings.es_max_connections)
         self.client = _SharedClient(
-            transport=_AiohttpTransport(_session_factory(limits)),
+            transport=self._transport,
             timeout=httpx.Timeout(settings.es_timeout, connect=settings.es_connect_timeout),
-            limits=limits,
             headers={"accept-encoding": "identity"},
         )
-        #: Parsed URLs of the paths asked lately: parsing one costs more than the lookup.
-        self._url = functools.lru_cache(maxsize=1024)(httpx.URL)
-        #: The client's own headers, merged once: a request is built with them directly
-        #: (``httpx.Request``) and sent with ``client.send``, as ``client.request`` would.
+        #: The client's own headers, merged once into every request (:meth:`_headers`).
         self._defaults = dict(self.client.headers.items())
-        self._timeouts = self.client.timeout.as_dict()
+        timeout = self.client.timeout
+        self._timeouts = Timeouts(timeout.connect, timeout.read, timeout.pool)
+        #: Where the paths asked lately go: parsing a URL costs more than the lookup.
+        self._route = functools.lru_cache(maxsize=1024)(_Route.of)
         #: The engine behind the nodes, once a node has told (:meth:`detect_engine`).
         self.engine: Engine = ELASTICSEARCH
         self._engine_known = False
@@ -296,19 +226,27 @@ class Upstream:
         headers: dict[str, str],
     ) -> httpx.Response:
         """One request to ``node``; ``headers`` already merged with the client's (lower-case
-        names, :meth:`_headers`)."""
+        names, :meth:`_headers`). Laid out as bytes here and sent on the transport's pool; what
+        ``httpx.Request`` and ``client.send`` would do for it (URL, ``Host``, length) is done
+        here once."""
+        route = self._route(self._node_base[node] + path)
+        target = route.target
+        if params:
+            target = route.url.copy_merge_params(cast(Any, params)).raw_path.decode("ascii")
+        pairs = [(k, v) for k, v in headers.items() if k not in _COMPUTED]
         auth = self._node_auth.get(node)
         if auth is not None:
-            headers = {**headers, "authorization": auth}
-        request = httpx.Request(
-            method,
-            self._url(self._node_base[node] + path),
-            params=cast(Any, params) or None,  # an empty list would still re-parse the URL
-            content=content,
-            headers=headers,
-            extensions={"timeout": self._timeouts},
+            pairs = [(k, v) for k, v in pairs if k != "authorization"]
+            pairs.append(("authorization", auth))
+        if content:
+            pairs.append(("content-length", str(len(content))))
+        elif method in ("POST", "PUT", "PATCH"):
+            pairs.append(("content-length", "0"))
+        head = request_head(method, target, route.host, pairs)
+        answer = await self._transport.exchange(
+            route.origin, head, content, self._timeouts, method == "HEAD"
         )
-        return await self.client.send(request)
+        return response_of(answer)
 
     def _headers(self, headers: Mapping[str, str] | None) -> dict[str, str]:
         """The client's headers updated with ``headers``, names in lower case."""
@@ -455,11 +393,9 @@ class Upstream:
                     answer = await self._send(node, method, path, params, content, merged)
                 except httpx.TimeoutException as exc:
                     _latency(endpoint).observe(time.perf_counter() - began)
-                    if isinstance(exc, httpx.ConnectTimeout):
+                    if isinstance(exc, httpx.ConnectTimeout):  # nothing was sent
                         last_error = exc
-                        if _never_sent(exc) or idempotent:
-                            continue
-                        break
+                        continue
                     _answered(endpoint, "timeout").inc()
                     raise UpstreamTimeout(
                         f"Elasticsearch at {display_url(node)} did not answer within the "
