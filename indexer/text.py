@@ -47,6 +47,7 @@ __all__ = [
     "token_weight",
     "tokenize",
     "word_bytes",
+    "word_bytes_many",
 ]
 
 #: Content weight of one word token; bigram weights are in the same unit (:func:`token_weight`).
@@ -251,32 +252,58 @@ def word_bytes(text: str, lines: bool = False, folded: bool = False) -> bytes:
     then each distinct non-ASCII character that is a separator becomes a space, and dense
     runs, if any, become their bigrams (one regex substitution).
     """
-    text = sub_urls(_url_token, text)  # a URL is one identifier, not a dozen words
-    if text.isascii():
-        out = text.encode("ascii").translate(_ASCII_WORDS)
-        return out.replace(b"\n", _SPACED_LINE) if lines else out
-    norm = text if folded else normalize(text)
-    # lone surrogates become "?", a separator, as they would be in the text itself
-    data = norm.encode("utf-8", "replace")
-    rest = data.translate(None, _ASCII_BYTES)
-    if len(rest) >= _TABLE_BYTES:
-        out, dense = _separated(norm)
-    else:
-        # UTF-8 is self-synchronising: replacing one character's bytes never touches another's
-        out = data.translate(_UTF8_WORDS)
-        dense = False
-        for ch in set(rest.decode("utf-8")):
-            kind = _class(ch)
-            if kind == " ":
-                out = out.replace(ch.encode("utf-8"), b" ")
-            elif kind == "d":
-                dense = True
+    out, dense = _separated_bytes(text, folded)
     if dense:
         if len(out) < _NUMPY_BYTES:
             out = _DENSE_RUN.sub(_bigrams, out.decode("utf-8")).encode("utf-8")
         else:
             out = _dense_tokens(out.decode("utf-8")).encode("utf-8")
     return out.replace(b"\n", _SPACED_LINE) if lines else out
+
+
+def word_bytes_many(texts: Sequence[str], lines: bool = False, folded: bool = False) -> list[bytes]:
+    """``[word_bytes(t, lines, folded) for t in texts]``, the bigrams of the longer texts with
+    dense runs found in one numpy pass for all of them (joined by ``\\x01``, a byte that is
+    a space in every output and not dense: a run never spans two texts)."""
+    outs: list[bytes] = []
+    pending: list[int] = []
+    for i, text in enumerate(texts):
+        out, dense = _separated_bytes(text, folded)
+        if dense:
+            if len(out) < _NUMPY_BYTES:
+                out = _DENSE_RUN.sub(_bigrams, out.decode("utf-8")).encode("utf-8")
+            else:
+                pending.append(i)
+        outs.append(out)
+    if pending:
+        joined = _dense_tokens("\x01".join(outs[i].decode("utf-8") for i in pending))
+        for i, piece in zip(pending, joined.split("\x01"), strict=True):
+            outs[i] = piece.encode("utf-8")
+    return [out.replace(b"\n", _SPACED_LINE) for out in outs] if lines else outs
+
+
+def _separated_bytes(text: str, folded: bool) -> tuple[bytes, bool]:
+    """:func:`word_bytes` before the bigrams: its bytes with every separator a space, and
+    whether a dense-script character is left."""
+    text = sub_urls(_url_token, text)  # a URL is one identifier, not a dozen words
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORDS), False
+    norm = text if folded else normalize(text)
+    # lone surrogates become "?", a separator, as they would be in the text itself
+    data = norm.encode("utf-8", "replace")
+    rest = data.translate(None, _ASCII_BYTES)
+    if len(rest) >= _TABLE_BYTES:
+        return _separated(norm)
+    # UTF-8 is self-synchronising: replacing one character's bytes never touches another's
+    out = data.translate(_UTF8_WORDS)
+    dense = False
+    for ch in set(rest.decode("utf-8")):
+        kind = _class(ch)
+        if kind == " ":
+            out = out.replace(ch.encode("utf-8"), b" ")
+        elif kind == "d":
+            dense = True
+    return out, dense
 
 
 _SPACED_LINE = b" " + LINE + b" "

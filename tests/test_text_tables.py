@@ -25,3 +25,21 @@ def test_long_texts_tokenise_as_by_the_character_rule(sample: str, folded: bool)
         m.setattr(text, "_TABLE_BYTES", 1 << 30)  # every text by the per-character rule
         by_character = text.word_bytes(sample, lines=True, folded=folded)
     assert by_table == by_character
+
+
+PIECES = st.sampled_from([*"ab 1\n\t.,", "水", "中文", "ไทย", "한국", "é", "\x01", "。"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(PIECES, max_size=60).map(lambda p: "".join(p) * (40 if len(p) % 3 == 0 else 1)),
+        max_size=8,
+    ),
+    st.booleans(),
+)
+def test_many_texts_tokenise_as_each_alone(texts: list[str], lines: bool) -> None:
+    """The dense runs of several texts bigrammed in one pass are each text's own."""
+    assert text.word_bytes_many(texts, lines=lines) == [
+        text.word_bytes(t, lines=lines) for t in texts
+    ]

@@ -30,7 +30,7 @@ from indexer.fingerprints.numbers import CELLS, number_sketches
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.record import FingerprintArrays, FingerprintRecord
 from indexer.fingerprints.simhash import simhash_segments
-from indexer.text import LINE, fold, word_bytes
+from indexer.text import LINE, fold, word_bytes_many
 
 __all__ = [
     "Tokens",
@@ -80,7 +80,7 @@ def tokenise(texts: Sequence[str], names: Sequence[str]) -> Tokens:
         empty = np.zeros(0, dtype=np.uint64)
         return Tokens([empty for _ in names], np.zeros(0, np.int64), [], np.zeros(0, np.int32), [])
     folded = [fold(t) for t in texts]
-    words = [word_bytes(t, lines=True, folded=True) for t in folded]
+    words = word_bytes_many(folded, lines=True, folded=True)
     if _arrow is not None and len(texts) >= _ARROW_MIN_TEXTS:
         return _tokenise_arrow(words, names)._replace(folded=folded)
     tokens = b" \x00 ".join(words).split()
