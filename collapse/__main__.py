@@ -10,6 +10,17 @@ import sys
 # proxy's processes keeps Arrow out of every worker's memory (docs/proxy.md, "Memory").
 sys.modules.setdefault("pyarrow", None)  # type: ignore[arg-type]
 
+import logging  # noqa: E402
+
+# The served proxy's log lines carry no caller's file, thread or process (collapse.logging):
+# logging need not look them up for every record (the logging HOWTO's "Optimization").
+# Set here, so in every worker (each imports this module) and never in an app that mounts
+# the proxy in its own process.
+logging._srcfile = None
+logging.logThreads = False
+logging.logProcesses = False
+logging.logMultiprocessing = False
+
 import click  # noqa: E402
 
 from indexer import __version__  # noqa: E402  # the one version of the package (pyproject.toml)

@@ -14,12 +14,13 @@ replaced by ``[REDACTED]`` in every message and field, and so is anything that l
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import logging
 import re
 import sys
 import time
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from collapse.settings import Settings
@@ -29,6 +30,7 @@ __all__ = [
     "JsonFormatter",
     "configure",
     "current_request_id",
+    "log_info",
     "redact",
     "request_id_var",
     "secrets_of",
@@ -104,8 +106,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "ts": _second(int(record.created)) + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
@@ -118,10 +119,88 @@ class JsonFormatter(logging.Formatter):
                 entry[key] = value
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return redact(json.dumps(entry, default=str, ensure_ascii=False), self.secrets)
+        return redact(_ENCODER.encode(entry), self.secrets)
+
+    def line(self, created: float, logger: str, message: str, fields: dict[str, Any]) -> str:
+        """What :meth:`format` makes of an info record of ``logger`` created at ``created``
+        with ``message`` and ``extra=fields``, without the record."""
+        msecs = int((created - int(created)) * 1000)
+        entry: dict[str, Any] = {
+            "ts": _second(int(created)) + f".{msecs:03d}Z",
+            "level": "info",
+            "logger": logger,
+            "msg": message,
+        }
+        request_id = request_id_var.get()
+        if request_id:
+            entry["request_id"] = request_id
+        for key, value in fields.items():
+            if key not in entry:
+                entry[key] = value
+        return redact(_ENCODER.encode(entry), self.secrets)
+
+
+#: ``json.dumps(entry, default=str, ensure_ascii=False)``, its encoder made once.
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=4)
+def _second(seconds: int) -> str:
+    """The UTC timestamp of a second, to the second (the lines of one second share it)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
 _HANDLER_MARK = "_collapse_json_handler"
+
+
+def log_info(
+    logger: logging.Logger, fmt: str, args: tuple[Any, ...], fields: dict[str, Any]
+) -> None:
+    """``logger.info(fmt, *args, extra=fields)``: the same line, written straight to the
+    proxy's JSON handler when that handler is the only place the line goes (no ``LogRecord`` is
+    made then: the access line of every request). Any other set-up of the logger (filters,
+    handlers of its own, a test's capture) takes logging's ordinary way."""
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    handler = _json_handler(logger)
+    if handler is not None:
+        formatter = cast(JsonFormatter, handler.formatter)
+        text = formatter.line(time.time(), logger.name, fmt % args, fields) + handler.terminator
+        handler.acquire()
+        try:
+            handler.stream.write(text)
+            handler.stream.flush()
+            return
+        except Exception:  # logging's own way below reports it
+            pass
+        finally:
+            handler.release()
+    logger.info(fmt, *args, extra=fields)
+
+
+def _json_handler(logger: logging.Logger) -> logging.StreamHandler[Any] | None:
+    """The proxy's JSON handler when a record of ``logger`` would reach it and nothing else."""
+    if logger.filters:
+        return None
+    current: logging.Logger | None = logger
+    while current is not None:
+        if current.handlers:
+            handler = current.handlers[0]
+            if (
+                len(current.handlers) == 1
+                and not current.propagate
+                and getattr(handler, _HANDLER_MARK, False)
+                and isinstance(handler, logging.StreamHandler)
+                and isinstance(handler.formatter, JsonFormatter)
+                and not handler.filters
+                and handler.level <= logging.INFO
+            ):
+                return handler
+            return None
+        if not current.propagate:
+            return None
+        current = current.parent
+    return None
 
 
 def configure(settings: Settings, level: int | str = logging.INFO) -> None:

@@ -14,11 +14,10 @@ import re
 import time
 import uuid
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from collapse.errors import ProxyError
-from collapse.logging import request_id_var
+from collapse.logging import log_info, request_id_var
 
 __all__ = [
     "REQUEST_ID_HEADERS",
@@ -29,6 +28,7 @@ __all__ = [
 ]
 
 REQUEST_ID_HEADERS = (b"x-request-id", b"x-opaque-id")
+_ANSWER_HEADER = b"x-request-id"
 _VALID_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
 
 access_log = logging.getLogger("collapse.access")
@@ -56,6 +56,7 @@ class RequestIdMiddleware:
             await self.app(scope, receive, send)
             return
         request_id = incoming_request_id(scope) or uuid.uuid4().hex
+        answered = (_ANSWER_HEADER, request_id.encode("latin-1"))
         token = request_id_var.set(request_id)
         scope.setdefault("state", {})["request_id"] = request_id
         began = time.perf_counter()
@@ -67,8 +68,8 @@ class RequestIdMiddleware:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 started = True
-                headers = MutableHeaders(scope=message)
-                headers["X-Request-Id"] = request_id
+                headers = message.get("headers") or ()
+                message["headers"] = [h for h in headers if h[0] != _ANSWER_HEADER] + [answered]
             await send(message)
 
         try:
@@ -82,12 +83,11 @@ class RequestIdMiddleware:
             await error.response()(scope, receive, send_with_id)
         finally:
             client = scope.get("client")
-            access_log.info(
+            log_info(
+                access_log,
                 "%s %s %d",
-                scope["method"],
-                scope["path"],
-                status,
-                extra={
+                (scope["method"], scope["path"], status),
+                {
                     "method": scope["method"],
                     "path": scope["path"],
                     "query_keys": _query_keys(scope),
