@@ -54,8 +54,17 @@ from proxy_latency import INDEX, queries, request_for, wait_ready  # noqa: E402
 #: Steps of a search, by the path of the module a function is in (first match wins).
 STEPS: list[tuple[str, tuple[str, ...]]] = [
     (
-        "HTTP client (httpx over aiohttp)",
-        ("/httpx", "/httpcore/", "/h11/", "/anyio/", "/aiohttp/", "/yarl/", "/multidict/"),
+        "HTTP client (httpx, collapse/http11.py)",
+        (
+            "/httpx",
+            "/httpcore/",
+            "/h11/",
+            "/anyio/",
+            "/aiohttp/",  # older trees (--tree)
+            "/yarl/",
+            "/multidict/",
+            "/collapse/http11.py",
+        ),
     ),
     ("HTTP server (uvicorn, httptools)", ("/uvicorn/", "/httptools/")),
     ("framework (Starlette, FastAPI)", ("/starlette/", "/fastapi/")),

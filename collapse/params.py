@@ -51,6 +51,18 @@ class CollapseParams(BaseModel):
     @classmethod
     def from_query(cls, query: Mapping[str, str], settings: Settings) -> CollapseParams:
         """Controls from the query string over the settings' defaults (BadRequest if invalid)."""
+        if not query:  # most searches: the settings' defaults, validated once per settings
+            cached = _DEFAULTS.get(id(settings))
+            if cached is not None and cached[0] is settings:
+                return cached[1]
+            made = cls._from_query(query, settings)
+            _DEFAULTS.clear()
+            _DEFAULTS[id(settings)] = (settings, made)
+            return made
+        return cls._from_query(query, settings)
+
+    @classmethod
+    def _from_query(cls, query: Mapping[str, str], settings: Settings) -> CollapseParams:
         unknown = sorted(k for k in query if k.startswith("collapse") and k not in CONTROL_NAMES)
         if unknown:
             raise BadRequest(
@@ -83,6 +95,9 @@ class CollapseParams(BaseModel):
                 f"invalid value [{first.get('input')}] for [{name}]: {first['msg']}"
             ) from exc
 
+
+#: The defaults of the last settings asked (by ``id``, the settings kept to check it).
+_DEFAULTS: dict[int, tuple[Settings, CollapseParams]] = {}
 
 _QUERY_NAME = {
     "enabled": "collapse",

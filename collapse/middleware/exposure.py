@@ -91,19 +91,22 @@ class ExposureMiddleware:
             segments = segments[1:]
         endpoint = segments[0]
         upstream: Upstream | None = getattr(scope["app"].state, "upstream", None)
+        kind = ""
         if (
             endpoint not in _INDEXED
             or segments[1:2] == ["scroll"]
             or (index is None and endpoint == "_pit")
             or (index is None and segments[1:2] == ["point_in_time"])  # OpenSearch's close
             or upstream is None
-            or classify(scope["method"], path) not in ("read", "write")
+            or (kind := classify(scope["method"], path)) not in ("read", "write")
         ):
             await self.app(scope, receive, send)
             return
         inner = dict(scope)  # narrowed here; the outer layers log and count the client's path
         try:
-            receive = await self._check(inner, receive, upstream, index, endpoint, segments)
+            receive = await self._check(
+                inner, receive, upstream, index, endpoint, segments, kind == "write"
+            )
         except ProxyError as exc:
             await exc.response()(scope, receive, send)
             return
@@ -124,17 +127,20 @@ class ExposureMiddleware:
         index: str | None,
         endpoint: str,
         segments: list[str],
+        write: bool,
     ) -> Receive:
         """Check (and narrow) the request; the receive channel that hands its body on."""
         headers = Headers(scope=scope)
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        write = classify(scope["method"], routing_path(scope)) == "write"
+        raw_query: bytes = scope.get("query_string", b"")
+        # The query string matters here only for ``allow_no_indices``.
+        query = dict(parse_qsl(raw_query.decode("latin-1"))) if b"allow" in raw_query else {}
         lookup = endpoint == "_collapse" and segments[1:] == ["lookup"]
         needs_body = endpoint in ("_msearch", "_mget", "_bulk") or (
             endpoint in _SEARCH_BODY and not lookup
         )
         raw, more = (await _read(receive)) if needs_body else (b"", receive)
-        if raw.strip() and any(f in headers.get("content-type", "") for f in _FOREIGN_FORMATS):
+        content_type = headers.get("content-type", "") if raw else ""
+        if raw.strip() and any(f in content_type for f in _FOREIGN_FORMATS):
             raise BadRequest("the collapsing proxy reads request bodies as JSON only")
         exposure = self.exposure
         body: bytes | None = None
@@ -153,8 +159,8 @@ class ExposureMiddleware:
             if index is not None or not isinstance(pit, dict):
                 await self._path(scope, upstream, headers, index, query.get("allow_no_indices"))
         if body is not None:
-            return _replay(scope, body, more)
-        return _replay(scope, raw, more) if needs_body else receive
+            return _replay(scope, body, more, resized=True)
+        return _replay(scope, raw, more, resized=False) if needs_body else receive
 
     async def _path(
         self,
@@ -175,6 +181,8 @@ class ExposureMiddleware:
         self, upstream: Upstream, headers: Headers, search: dict[str, Any]
     ) -> dict[str, Any] | None:
         """Check a search body's point in time and lookups; its ``pit`` (None: it has none)."""
+        if not search:
+            return None
         pit = search.get("pit")
         if isinstance(pit, dict) and isinstance(pit.get("id"), str):
             await self.exposure.check_pit(upstream, headers, pit["id"])
@@ -265,13 +273,15 @@ async def _read(receive: Receive) -> tuple[bytes, Receive]:
     return b"".join(chunks), receive
 
 
-def _replay(scope: Scope, body: bytes, receive: Receive) -> Receive:
-    """A receive channel that gives ``body`` once, then the client's own (disconnects)."""
+def _replay(scope: Scope, body: bytes, receive: Receive, resized: bool) -> Receive:
+    """A receive channel that gives ``body`` once, then the client's own (disconnects);
+    ``resized``: the body is not the one the client sent (its Content-Length is set to it)."""
     given = False
-    scope["headers"] = [
-        (name, str(len(body)).encode() if name == b"content-length" else value)
-        for name, value in scope["headers"]
-    ]
+    if resized:
+        scope["headers"] = [
+            (name, str(len(body)).encode() if name == b"content-length" else value)
+            for name, value in scope["headers"]
+        ]
 
     async def replay() -> Message:
         nonlocal given
