@@ -656,7 +656,7 @@ def agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def cells_to_bytes(cells: np.ndarray) -> np.ndarray:
     """(n, CELLS) sketches -> (n, CELLS, 3) uint8: each cell's 3 little-endian bytes (the
-    stored form: ``collapse_fp.numbers`` and the packed record)."""
+    stored form, in ``collapse_fp.packed``)."""
     return np.ascontiguousarray(cells, dtype="<u4").view(np.uint8).reshape(-1, CELLS, 4)[:, :, :3]
 
 
