@@ -320,17 +320,43 @@ def _bodies(good: list[Parsed], fps: list[bytes]) -> list[bytes]:
     """
     out: list[bytes] = []
     for g, fp in zip(good, fps, strict=True):
-        body = None
-        if FINGERPRINT_FIELD not in g.source:
-            try:
-                body = orjson.dumps(g.source)[:-1] + _FP_KEY + fp + b"}"
-            except (orjson.JSONEncodeError, TypeError):
-                body = None
-        if body is None:
-            g.source[FINGERPRINT_FIELD] = orjson.loads(fp)
-            body = _dumps(g.source)
-        out.append(body)
+        source = _source_json(g)
+        out.append(_slow_body(g, fp) if source is None else source[:-1] + _FP_KEY + fp + b"}")
     return out
+
+
+def _source_json(g: Parsed) -> bytes | None:
+    """The document's ``_source`` as orjson writes it, when ``collapse_fp`` can be spliced in
+    (None: the document has its own, or orjson refuses it)."""
+    if FINGERPRINT_FIELD in g.source:
+        return None
+    try:
+        return orjson.dumps(g.source)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+
+
+def _slow_body(g: Parsed, fp: bytes) -> bytes:
+    g.source[FINGERPRINT_FIELD] = orjson.loads(fp)
+    return _dumps(g.source)
+
+
+def _action_lines(good: list[Parsed], fps: list[bytes]) -> list[bytes]:
+    """``action_line(g.id, body)`` of each of :func:`_bodies`, each spliced in one copy."""
+    out: list[bytes] = []
+    for g, fp in zip(good, fps, strict=True):
+        source = _source_json(g)
+        if source is None:
+            out.append(action_line(g.id, _slow_body(g, fp)))
+        else:
+            head = orjson.dumps(g.id)
+            out.append(
+                b"".join((_ACTION, head, _SOURCE, memoryview(source)[:-1], _FP_KEY, fp, _END))
+            )
+    return out
+
+
+_ACTION, _SOURCE, _END = b'{"index":{"_id":', b"}}\n", b"}\n"  # action_line's pieces
 
 
 def _serialise(
@@ -349,7 +375,7 @@ def _lines(out: list[Any], good: list[Parsed], fps: list[bytes]) -> Prepared:
         LineBatch(
             [g.seq for g in good],
             ids,
-            list(map(action_line, ids, _bodies(good, fps))),
+            _action_lines(good, fps),
         ),
         [o for o in out if not isinstance(o, Parsed)],
     )
