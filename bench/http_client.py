@@ -1,13 +1,15 @@
 """The proxy's HTTP client against its peers: CPU and wall time per search round trip.
 
 The proxy talks to Elasticsearch through one pooled ``httpx.AsyncClient``; its transport decides
-most of the cost. In one process, on uvloop, the same searches (the benchmark index's queries,
-``size`` 10, ``accept-encoding: identity`` as the proxy sends) through:
+most of the cost (the proxy's own is ``collapse.http11``, chosen with this comparison: docs/proxy.md).
+In one process, on uvloop, the same searches (the benchmark index's queries, ``size`` 10,
+``accept-encoding: identity`` as the proxy sends) through the maintained peers:
 
 * ``httpx`` with its default transport (httpcore + anyio);
-* ``httpx`` over aiohttp's pooled connector (``httpx_aiohttp.AiohttpTransport``: what
-  ``collapse.upstream`` uses);
-* ``aiohttp`` alone, the floor for a maintained Python client.
+* ``httpx`` over aiohttp's pooled connector (``httpx_aiohttp.AiohttpTransport``);
+* ``aiohttp`` alone.
+
+aiohttp and httpx-aiohttp are not the product's dependencies: ``pip install -e '.[bench]'``.
 
 Rounds are interleaved; CPU is the process's own (``time.process_time``). All traffic stays on
 127.0.0.1. Needs the ``bench-proxy`` index (``bench/proxy_latency.py`` builds it).
