@@ -1,7 +1,7 @@
 """The proxy's HTTP client against its peers: CPU and wall time per search round trip.
 
 The proxy talks to Elasticsearch through one pooled ``httpx.AsyncClient``; its transport decides
-most of the cost (the proxy's own is ``collapse.http11``, chosen with this comparison: docs/proxy.md).
+most of the cost (the proxy's own is ``collapse.http11``, chosen against these: docs/proxy.md).
 In one process, on uvloop, the same searches (the benchmark index's queries, ``size`` 10,
 ``accept-encoding: identity`` as the proxy sends) through the maintained peers:
 
