@@ -3,7 +3,7 @@
 ``bench/proxy_cpu.py`` splits the served proxy's CPU by a ``cProfile`` run, which adds its own
 cost per Python call: code made of many small Python calls (a helper per hit) weighs several
 times more there than it costs, numpy and orjson less. Here each step's function is wrapped in
-a ``time.thread_time`` pair instead (about 1 µs per call on this machine), in one process: the
+a ``time.thread_time`` pair instead (its own cost: docs/proxy.md), in one process: the
 proxy's app over ``httpx.ASGITransport`` against the benchmark's index and queries
 (``bench-proxy``, size 10), ``--requests`` searches after 50 of warm-up. Nested steps (the
 decoding and the grouping rule inside the window's grouping) are printed below their step and
