@@ -39,6 +39,7 @@ from pydantic import BaseModel, Field
 from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerprint_arrays
 from indexer.fingerprints.compute import document_features, tokenise
 from indexer.fingerprints.features import (
+    DIGITS,
     NO_WORDS,
     PHI,
     SAMPLE,
@@ -116,7 +117,8 @@ class Features:
     mcounts: np.ndarray
     exact_keys: list[str]
     token_count: np.ndarray
-    tokens: np.ndarray  # (4, total tokens) uint64: SimHash hash, MinHash hash, weight, sample
+    tokens: np.ndarray  # (5, total tokens) uint64: SimHash hash, MinHash hash, weight, sample,
+    # holds a digit (features.DIGITS)
     lengths: np.ndarray  # tokens per text
     line_no: np.ndarray  # (total tokens,) int32: the token's line in its text
     texts: list[str]  # the texts, folded (number sketches are read once the furniture is known)
@@ -151,14 +153,15 @@ class Features:
 
 def features(texts: Sequence[str], p: FingerprintParams) -> Features:
     """The :class:`Features` of ``texts``."""
-    names = (p.hash, "minhash", WEIGHT, SAMPLE)
+    names = (p.hash, "minhash", WEIGHT, SAMPLE, DIGITS)
     tokens = tokenise(texts, names)
-    (sim_tok, min_tok, weights, sample), lengths, keys = tokens.hashes, tokens.lengths, tokens.keys
+    (sim_tok, min_tok, weights, sample, digits) = tokens.hashes
+    lengths, keys = tokens.lengths, tokens.keys
     seg = Segments(lengths)
     sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
     mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
     units = content_units(weights, lengths)
-    stacked = np.stack([sim_tok, min_tok, weights, sample]).astype(np.uint64, copy=False)
+    stacked = np.stack([sim_tok, min_tok, weights, sample, digits]).astype(np.uint64, copy=False)
     return Features(
         sh, scounts, mh, mcounts, keys, units, stacked, seg.lengths, tokens.line_no, tokens.folded
     )
@@ -233,9 +236,18 @@ def line_heads(f: Features) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 
 
 def _heads_per_doc(f: Features) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per document: its unique line heads, and those it has more than once."""
+    """Per document: its unique line heads, and those it has more than once.
+
+    A short line whose first two tokens hold a digit teaches no short head: a label with a
+    number on a few pages of a host is more likely one page's content repeated (copies of
+    it) than a template's, and cutting it would hide the number it carries.
+    """
     n = len(f)
-    doc, heads, _, _ = line_heads(f)
+    doc, heads, first, _ = line_heads(f)
+    digits = f.tokens[4]
+    numeric = (heads & np.uint64(1)).astype(bool) & ((digits[first] | digits[first + 1]) != 0)
+    if numeric.any():
+        doc, heads = doc[~numeric], heads[~numeric]
     order = np.lexsort((heads, doc))
     d, h = doc[order], heads[order]
     new = np.ones(len(h), dtype=bool)
@@ -472,7 +484,7 @@ def fingerprint_features(
         furniture_s[at[_member(f.sh[at], model.simhash_hashes)]] = True
         at = np.flatnonzero(apply[mdoc])
         furniture_m[at[_member(f.mh[at], model.minhash_hashes)]] = True
-    sim_tok, min_tok, weights, sample = f.tokens[:, keep] if not keep.all() else f.tokens
+    sim_tok, min_tok, weights, sample = f.tokens[:4, keep] if not keep.all() else f.tokens[:4]
     new_lengths = np.bincount(tdoc[keep], minlength=n)
     units = content_units(weights, new_lengths)
     sh, scounts, mh, mcounts = document_features(

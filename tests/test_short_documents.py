@@ -345,3 +345,31 @@ def test_a_byline_with_the_frames_date_is_cut_with_the_template() -> None:
     modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
     assert all(verifies(texts, [(k, 30 + k) for k in range(8)], modelled))
     assert modelled.token_count[30] < modelled.token_count[0] + 4  # the byline is not counted
+
+
+def test_a_numbered_line_that_copies_repeat_stays_content() -> None:
+    """A short line with a number that a host repeats only because it holds several copies of
+    one page ("ISO 8859-15 is also known as Latin-9", on 3 of its 33 pages) is that page's
+    content, not a template slot: the page keeps the line and its number, so another site's
+    copy with another number stays apart, while a faithful copy still folds."""
+    rng = random.Random(13)
+    p = FingerprintParams()
+    vocab = [f"w{k}" for k in range(3000)]
+    header = "Charset Notes | Home | Archive | About"
+    footer = "About Charset Notes: " + " ".join(rng.choices(vocab, k=150))
+    own = (
+        "iso_8859-15 character set encoded in octal, decimal and hexadecimal\n"
+        "ISO {} is also known as Latin-9 (sometimes called Latin-0).\n"
+        "The table lists every printable character with its name and code point."
+    )
+    others = ["\n".join(" ".join(rng.choices(vocab, k=12)) for _ in range(3)) for _ in range(30)]
+    pages = [f"{header}\n{text}\n{footer}" for text in [*others, *[own.format("8859-15")] * 3]]
+    learner = Learner(BoilerplateConfig())
+    for sets in doc_shingle_sets(pages, p):
+        learner.add("charsets.example", sets)
+    model = learner.models()["charsets.example"]
+    texts = [*pages, own.format("9953-15"), own.format("8859-15")]
+    modelled, _ = fingerprint_excluding(texts, p, [model] * len(pages) + [None, None])
+    original, renumbered, faithful = 30, 33, 34
+    assert verifies(texts, [(original, faithful)], modelled) == [True]
+    assert verifies(texts, [(original, renumbered)], modelled) == [False]

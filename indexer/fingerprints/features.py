@@ -20,6 +20,7 @@ from which :func:`content_units` counts a document's words without a loop over i
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -29,6 +30,7 @@ from indexer.text import WEIGHT_UNIT, token_weight
 
 __all__ = [
     "ALL_WORDS",
+    "DIGITS",
     "MINHASH_SEED",
     "NO_WORDS",
     "SAMPLE",
@@ -73,10 +75,23 @@ WEIGHT = "weight"
 #: The per-token table that decides which words a short document adds (:func:`with_words`).
 SAMPLE = "sample"
 SAMPLE_SEED = 0x6E65617264757732  # b"neardupw"
+#: The per-token table of 1 for a token holding a decimal digit of any script, else 0.
+DIGITS = "digits"
+_ASCII_DIGIT = re.compile(rb"\d")
+_DIGIT = re.compile(r"\d")
+
+
+def _has_digit(token: bytes) -> int:
+    if token.isascii():
+        return int(_ASCII_DIGIT.search(token) is not None)
+    return int(_DIGIT.search(token.decode("utf-8", "replace")) is not None)
+
+
 _PER_TOKEN: dict[str, Callable[[bytes], int]] = {
     **_TOKEN_HASHES,
     WEIGHT: token_weight,
     SAMPLE: lambda b: xxhash.xxh64_intdigest(b, SAMPLE_SEED),
+    DIGITS: _has_digit,
 }
 #: Content (words) up to which a document adds all its words to its shingles ...
 ALL_WORDS = 20
