@@ -62,7 +62,7 @@ def ingest(
     es: str, corpus: Path, index: str, boilerplate: bool, work: Path, root: Path = ROOT
 ) -> dict:
     """Recreate ``index`` and ingest the corpus with the indexer's CLI (of the code tree
-    ``root``); returns timing."""
+    ``root``), its hosts' models learnt afresh; returns timing."""
     httpx.delete(f"{es}/{index}", timeout=60)
     cmd = [
         PY,
@@ -79,7 +79,10 @@ def ingest(
         "--state",
         str(work / f".{index}.state.json"),
     ]
-    if not boilerplate:
+    if boilerplate:
+        # the models of this tree's learning, not those an earlier run stored for the index
+        cmd.append("--relearn")
+    else:
         cmd.append("--no-boilerplate")
     t0 = time.perf_counter()
     res = subprocess.run(
