@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -67,28 +68,37 @@ class Tokens(NamedTuple):
     hashes: list[np.ndarray]  # per hash name, the token hashes of all texts (concatenated)
     lengths: np.ndarray  # tokens per text
     keys: list[str]  # each text's exact key (sha256 of its space-joined tokens)
-    line_no: np.ndarray  # per token, its line in its text (the line breaks before it there)
+    line_no: np.ndarray  # per token, its line in its text (the line breaks before it there;
+    # empty when tokenised without ``lines``)
     folded: list[str]  # each text :func:`indexer.text.fold`-ed (what the number sketch reads)
 
 
-def tokenise(texts: Sequence[str], names: Sequence[str]) -> Tokens:
+def tokenise(texts: Sequence[str], names: Sequence[str], lines: bool = True) -> Tokens:
     """Tokenise texts in one go (per hash name; ``features.WEIGHT``: content weights).
 
-    One ``split`` and one ``join`` for the batch instead of one of each per text.
+    One ``split`` and one ``join`` for the batch instead of one of each per text. Without
+    ``lines`` the tokens' line numbers are not found (``line_no`` is empty): the same tokens,
+    hashes and keys, for callers that do not look at lines.
     """
     if not texts:
         empty = np.zeros(0, dtype=np.uint64)
         return Tokens([empty for _ in names], np.zeros(0, np.int64), [], np.zeros(0, np.int32), [])
     folded = [fold(t) for t in texts]
-    words = word_bytes_many(folded, lines=True, folded=True)
+    # a line break is whitespace to the split: without ``lines`` it separates tokens as such
+    words = word_bytes_many(folded, lines=lines, folded=True)
     if _arrow is not None and len(texts) >= _ARROW_MIN_TEXTS:
-        return _tokenise_arrow(words, names)._replace(folded=folded)
+        return _tokenise_arrow(words, names, lines)._replace(folded=folded)
     tokens = b" \x00 ".join(words).split()
-    hashes, lengths, line_no = separated_token_hashes(tokens, _SEP, names, LINE)
+    hashes, lengths, line_no = separated_token_hashes(tokens, _SEP, names, LINE if lines else None)
     # the joined tokens of each text, between separators, without the line tokens
-    joined = b" ".join(tokens).replace(_SPACED_LINE, b"")
+    joined = b" ".join(tokens)
+    if lines:
+        joined = joined.replace(_SPACED_LINE, b"")
     keys = [hashlib.sha256(piece.strip(_STRIP)).hexdigest() for piece in joined.split(_SEP)]
-    return Tokens(hashes, lengths, keys, line_no, folded)
+    return Tokens(hashes, lengths, keys, line_no if lines else _NO_LINES, folded)
+
+
+_NO_LINES = np.zeros(0, dtype=np.int32)
 
 
 _SPACED_LINE = b" " + LINE  # every line token but a batch's very first follows a space
@@ -100,12 +110,12 @@ _ARROW_MIN_TEXTS = 16  # smaller batches: the Python path (the per-call overhead
 
 
 def enable_arrow() -> bool:
-    """Tokenise batches with pyarrow's compute kernels from now on in this process (the
-    ``indexer ingest`` workers call this); False, and nothing changes, without pyarrow.
+    """Tokenise batches with numpy and pyarrow from now on in this process (the ``indexer
+    ingest`` workers call this); False, and nothing changes, without pyarrow.
 
-    Same tokens, counts and keys as the Python path (tested): split on spaces, empty
-    pieces dropped, and each distinct token of a batch looked up in the vocabulary once
-    (``dictionary_encode``) instead of once per occurrence.
+    Same tokens, counts and keys as the Python path (tested): the batch split in numpy
+    without a Python object per token, and each distinct token of a batch looked up in the
+    vocabulary once (``dictionary_encode``) instead of once per occurrence.
     """
     global _arrow
     try:
@@ -117,35 +127,69 @@ def enable_arrow() -> bool:
     return True
 
 
-def _tokenise_arrow(words: list[bytes], names: Sequence[str]) -> Tokens:
-    """:func:`tokenise` of ``word_bytes`` outputs, with pyarrow (see :func:`enable_arrow`)."""
+def _tokenise_arrow(words: list[bytes], names: Sequence[str], lines: bool = True) -> Tokens:
+    """:func:`tokenise` of ``word_bytes`` outputs, with numpy and pyarrow (see
+    :func:`enable_arrow`).
+
+    ``word_bytes`` leaves no ASCII bytes between tokens but whitespace, and :data:`LINE`
+    only as a token of its own (between spaces), so the texts joined by a space are split
+    with a byte table: a token is a maximal run of bytes that are neither ASCII whitespace
+    nor :data:`LINE` (the line tokens drop out), and its bytes, packed one after the other,
+    make the arrow array whose distinct tokens are looked up once
+    (``dictionary_encode``). The exact keys hash each text's tokens with one space after
+    each (the first whitespace byte after a token, kept, as a space).
+    """
     assert _arrow is not None
-    pa, pc = _arrow
-    # word_bytes leaves no ASCII whitespace but spaces (line breaks are LINE tokens), and its
-    # output is UTF-8: split on runs of whitespace (fewer empty pieces than on each space)
-    parts = pc.ascii_split_whitespace(pa.array(words, type=pa.binary()).view(pa.string()))
-    pieces = parts.flatten().view(pa.binary())
-    nonempty = pc.greater(pc.binary_length(pieces), 0)
-    marks = pc.equal(pieces, LINE)
-    keep = pc.and_(nonempty, pc.invert(marks))
-    kept = keep.to_numpy(zero_copy_only=False)
-    tokens = pieces.filter(keep)
-    # each kept token's line: the line tokens before it in its text
-    offsets = np.asarray(parts.offsets)
-    marks_np = marks.to_numpy(zero_copy_only=False)
-    counted = np.concatenate(([0], np.cumsum(marks_np)))
-    text_of = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    line_no = (counted[:-1] - counted[offsets[:-1]][text_of])[kept].astype(np.int32)
-    prior = np.concatenate(([0], np.cumsum(kept)))  # kept tokens before each position
-    # tokens per text: the kept pieces between the text's offsets
-    lengths = (prior[offsets[1:]] - prior[offsets[:-1]]).astype(np.int64)
-    bounds = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    joined = pc.binary_join(pa.LargeListArray.from_arrays(pa.array(bounds), tokens), b" ")
-    keys = [hashlib.sha256(j).hexdigest() for j in joined.to_pylist()]
+    pa, _ = _arrow
+    buf = b" ".join(words)
+    a = np.frombuffer(buf, dtype=np.uint8)
+    inside = np.frombuffer(buf.translate(_TOKEN_BYTE), dtype=np.bool_)
+    # token bounds: where ``inside`` changes (a text starts and ends outside: the spaces)
+    change = np.flatnonzero(inside[1:] != inside[:-1]) + 1
+    if len(inside) and inside[0]:
+        change = np.r_[0, change]
+    if len(inside) and inside[-1]:
+        change = np.r_[change, len(inside)]
+    starts, ends = change[0::2], change[1::2]
+    spans = np.fromiter(map(len, words), np.int64, count=len(words)) + 1  # with the space
+    text_start = np.cumsum(spans) - spans
+    first = np.searchsorted(starts, text_start)  # each text's first token
+    lengths = np.diff(np.r_[first, len(starts)]).astype(np.int64)
+    offsets = np.zeros(len(starts) + 1, dtype=np.int64)
+    np.cumsum(ends - starts, out=offsets[1:])
+    data = buf.translate(None, _NOT_TOKEN)  # the tokens' bytes, one after the other
+    line_no = _NO_LINES
+    if lines:  # each token's line: the line tokens before it in its text
+        marks = np.flatnonzero(a == LINE[0])
+        before = np.searchsorted(marks, starts)
+        text_of = np.repeat(np.arange(len(words)), lengths)
+        line_no = (before - np.searchsorted(marks, text_start)[text_of]).astype(np.int32)
+    # each token and the whitespace byte after it (a space): the texts' tokens space-joined
+    spaced = inside.copy()
+    spaced[1:] |= inside[:-1]
+    joined = a[spaced].tobytes().translate(_SPACES)
+    bounds = np.r_[first, len(starts)]
+    at_byte = (offsets[bounds] + bounds).tolist()
+    # a text's tokens end one byte before the next text's first
+    keys = [
+        hashlib.sha256(joined[lo : hi - 1] if hi > lo else b"").hexdigest()
+        for lo, hi in pairwise(at_byte)
+    ]
+    tokens = pa.Array.from_buffers(
+        pa.binary(),
+        len(starts),
+        [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)],
+    )
     coded = tokens.dictionary_encode()
     ids = distinct_token_ids(coded.dictionary.to_pylist())
     at = coded.indices.to_numpy(zero_copy_only=False)
     return Tokens([table[ids][at] for table in token_tables(names)], lengths, keys, line_no, [])
+
+
+_NOT_TOKEN = b" \t\n\r\x0b\x0c" + LINE  # ASCII whitespace and the line token
+# per byte: 1 for a byte of a token, else 0
+_TOKEN_BYTE = bytes(0 if c in _NOT_TOKEN else 1 for c in range(256))
+_SPACES = bytes(32 if c in b" \t\n\r\x0b\x0c" else c for c in range(256))
 
 
 def document_features(
@@ -182,7 +226,7 @@ def fingerprint_arrays(
     numbers = np.zeros((n, CELLS), dtype=np.uint32)
     for a, b in _chunks(texts):
         names = (params.hash, "minhash", WEIGHT, SAMPLE)
-        tokens = tokenise(texts[a:b], names)
+        tokens = tokenise(texts[a:b], names, lines=False)  # lines are the host models'
         (sim_tok, min_tok, weights, sample), lengths = tokens.hashes, tokens.lengths
         units = content_units(weights, lengths)
         sh, scounts, mh, mcounts = document_features(
