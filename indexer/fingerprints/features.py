@@ -246,15 +246,31 @@ def with_words(
     Returns the features and their count per document (each document's shingles first).
     """
     share = word_share(units)
-    if not (share > 0).any():
+    short = np.flatnonzero(share > 0)
+    if not len(short):
         return shingles, counts
-    doc = np.repeat(np.arange(len(lengths)), lengths)
+    # the tokens of the documents that add words (the others add none)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    n = lengths[short]
+    doc = np.repeat(short, n)
+    at = np.repeat(starts[short] - (np.cumsum(n) - n), n) + np.arange(len(doc))
     # compare the top 53 bits (exact in float64) with the share of 2**53
-    take = (sample >> np.uint64(11)).astype(np.float64) < share[doc] * float(1 << 53)
-    added = np.bincount(doc[take], minlength=len(lengths))
-    sdoc = np.repeat(np.arange(len(counts)), counts)
-    order = np.argsort(np.concatenate([sdoc, doc[take]]), kind="stable")
-    return np.concatenate([shingles, words[take]])[order], counts + added
+    take = (sample[at] >> np.uint64(11)).astype(np.float64) < share[doc] * float(1 << 53)
+    at, doc = at[take], doc[take]
+    added = np.bincount(doc, minlength=len(lengths))
+    if not len(at):
+        return shingles, counts
+    # each document's shingles, then its added words (both in their order): placed directly
+    total = counts + added
+    out_start = np.cumsum(total) - total
+    out = np.empty(int(total.sum()), dtype=np.uint64)
+    out[np.repeat(out_start - (np.cumsum(counts) - counts), counts) + np.arange(len(shingles))] = (
+        shingles
+    )
+    first_added = np.cumsum(added) - added
+    out[out_start[doc] + counts[doc] + np.arange(len(at)) - first_added[doc]] = words[at]
+    return out, total
 
 
 class Segments:
