@@ -164,3 +164,21 @@ def test_content_line_of_a_url_line_is_its_cut_lines(line: str) -> None:
     if "://" in line:
         expected = line_weight(sub_urls(" ", line)) >= numbers._MIN_LINE
         assert numbers._content_line(line) == expected
+
+
+def sketches_text_by_text(docs: list[str], sides: np.ndarray | None) -> np.ndarray:
+    """The number sketch as it was computed: each text's bytes (``_bytes_of``) made one by
+    one, then joined."""
+    return numbers.sketches_of_bytes([numbers._bytes_of(t) for t in docs], sides=sides)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(text, st.sampled_from(["a\x00b 12", "\x00", "", "x 2 gb\x00"])), max_size=8)
+)
+def test_a_batch_encoded_at_once_equals_text_by_text(docs: list[str]) -> None:
+    """The batch's bytes encoded and translated in one go sketch as each text's bytes made
+    alone; texts holding ``\\0`` take the text-by-text path."""
+    sides = np.array([i % 2 == 0 for i in range(len(docs))], dtype=bool)
+    got = numbers._sketches_of_buf(*numbers._joined_bytes(docs, False), sides=sides)
+    assert got.tolist() == sketches_text_by_text(docs, sides).tolist()

@@ -64,6 +64,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import pairwise
 
 import numpy as np
 
@@ -200,6 +201,7 @@ _BYTES = bytes(
     else _NL if c == 10 else 32
     for c in range(256)
 )  # fmt: skip
+_BYTES_KEEP_0 = b"\0" + _BYTES[1:]  # the same, with the texts' separator kept
 # byte classes: space, ASCII word byte, non-ASCII, document separator (\0), line break
 _SPACE, _ASCII, _OTHER, _SEP, _BREAK = 0, 1, 2, 3, 4
 _CLASSES = bytes(
@@ -256,7 +258,7 @@ def number_sketches(
     ``folded``: the texts are already :func:`indexer.text.fold`-ed; ``titles``: each text's
     first line as written, when ``texts`` has frame lines blanked (default: their own)."""
     sides = None if units is None else units < SIDES_BELOW
-    out = sketches_of_bytes([_bytes_of(t, folded) for t in texts], sides=sides)
+    out = _sketches_of_buf(*_joined_bytes(texts, folded), sides=sides)
     named = None if units is None else np.flatnonzero(units < NAMED_BELOW).tolist()
     if named:
         mine = [texts[i] if folded else normalize(texts[i]) for i in named]
@@ -273,10 +275,27 @@ def _bytes_of(text: str, folded: bool = False) -> bytes:
     UTF-8, ASCII punctuation a space, a line break :data:`_NL` (non-ASCII punctuation becomes
     space, and a unit of measure one space after a number joins it, in
     :func:`sketches_of_bytes`)."""
-    norm = text if text.isascii() else _dates_spelt_out(text if folded else normalize(text))
-    norm = _urls(norm) if "://" in norm else norm
     # a unit of measure one space after a number is joined to it in sketches_of_bytes
-    return norm.encode("utf-8", "replace").translate(_BYTES)
+    return _text_of(text, folded).encode("utf-8", "replace").translate(_BYTES)
+
+
+def _text_of(text: str, folded: bool) -> str:
+    """:func:`_bytes_of` before its bytes: dates spelt out and URLs as words."""
+    norm = text if text.isascii() else _dates_spelt_out(text if folded else normalize(text))
+    return _urls(norm) if "://" in norm else norm
+
+
+def _joined_bytes(texts: Sequence[str], folded: bool) -> tuple[bytes, np.ndarray]:
+    """``b"\\0".join(_bytes_of(t, folded) for t in texts)`` and each text's end past its
+    separator (as :func:`sketches_of_bytes` has them), encoded and translated in one go: a
+    text of ASCII without a URL is its own :func:`_text_of`."""
+    joined = "\0".join(t if t.isascii() and "://" not in t else _text_of(t, folded) for t in texts)
+    buf = joined.encode("utf-8", "replace").translate(_BYTES_KEEP_0)
+    ends = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 0) + 1
+    if len(ends) != len(texts) - 1:  # a text holds "\0" itself (a space to the sketch)
+        words = [_bytes_of(t, folded) for t in texts]
+        return b"\0".join(words), np.cumsum([len(w) + 1 for w in words])
+    return buf, np.r_[ends, len(buf) + 1]
 
 
 def _urls(norm: str) -> str:
@@ -381,18 +400,29 @@ def sketches_of_bytes(
     """:func:`number_sketches` of texts given as their :func:`_bytes_of` (``stamps``: filled
     per text with the lines of its frame's stamps; ``sides``: the texts whose numbers are
     entered once per neighbour, see the module docstring)."""
-    n = len(words)
+    ends = np.cumsum([len(w) + 1 for w in words])  # each text's end, past its separator
+    return _sketches_of_buf(b"\0".join(words), ends, stamps, sides)
+
+
+def _sketches_of_buf(
+    buf: bytes,
+    ends: np.ndarray,
+    stamps: list[list[int]] | None = None,
+    sides: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`sketches_of_bytes` of the texts' bytes joined by ``\\0`` (``ends``: each text's
+    end past its separator)."""
+    n = len(ends)
     out = np.zeros((n, CELLS), dtype=np.uint32)
-    buf = b"\0".join(words)
     digits = np.flatnonzero(np.frombuffer(buf.translate(_DIGITS), dtype=np.bool_))
     if not len(digits):
         return out
-    ends = np.cumsum([len(w) + 1 for w in words])  # each text's end, past its separator
     # a unit of measure after one space is the number's, as written close: "128 GB" = "128GB"
     spaces = _unit_spaces(buf, digits)
     if len(spaces):
-        buf = np.delete(np.frombuffer(buf, dtype=np.uint8), spaces).tobytes()
-        digits = np.flatnonzero(np.frombuffer(buf.translate(_DIGITS), dtype=np.bool_))
+        cut = [-1, *spaces.tolist(), len(buf)]
+        buf = b"".join([buf[lo + 1 : hi] for lo, hi in pairwise(cut)])
+        digits -= np.searchsorted(spaces, digits)  # no space removed is a digit
         ends -= np.searchsorted(spaces, ends)
     cls = np.frombuffer(buf.translate(_CLASSES), dtype=np.uint8).copy()
     a = np.frombuffer(buf, dtype=np.uint8)
