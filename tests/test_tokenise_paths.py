@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.fingerprints import compute
+from indexer.fingerprints import compute, features
 from indexer.fingerprints.features import SAMPLE, WEIGHT, Segments, shingle_hashes, with_words
 
 NAMES = ("xxh3", "minhash", WEIGHT, SAMPLE)
@@ -111,3 +111,22 @@ def test_words_placed_directly_equal_the_stable_sort(lengths: list[int], k: int,
     want = with_words_sorted(shingles, counts, tokens, sample, n, units)
     assert np.array_equal(got[0], want[0])
     assert np.array_equal(got[1], want[1])
+
+
+TOKEN = st.one_of(
+    st.binary(min_size=1, max_size=12),
+    st.text(min_size=1, max_size=6).map(lambda t: t.encode("utf-8", "surrogatepass")),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TOKEN, max_size=40), st.sampled_from(sorted(features._PER_TOKEN)))
+def test_new_tokens_hashed_at_once_equal_one_call_per_token(tokens: list[bytes], name: str) -> None:
+    want = np.fromiter(map(features._PER_TOKEN[name], tokens), dtype=np.uint64, count=len(tokens))
+    got = features._per_token(name, tokens)
+    assert got.dtype == np.uint64
+    assert np.array_equal(got, want)
+    assert np.array_equal(
+        features._per_token(name, [*tokens, b""]),
+        np.r_[want, features._PER_TOKEN[name](b"")].astype(np.uint64),
+    )

@@ -19,9 +19,12 @@ from which :func:`content_units` counts a document's words without a loop over i
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import operator
 import re
 from collections.abc import Callable, Sequence
+from itertools import repeat
 
 import numpy as np
 import xxhash
@@ -93,6 +96,52 @@ _PER_TOKEN: dict[str, Callable[[bytes], int]] = {
     SAMPLE: lambda b: xxhash.xxh64_intdigest(b, SAMPLE_SEED),
     DIGITS: _has_digit,
 }
+
+
+def _per_token(name: str, tokens: list[bytes]) -> np.ndarray:
+    """``[_PER_TOKEN[name](t) for t in tokens]`` as uint64 (what the vocabulary stores), with
+    no Python-level call per token where the table allows (the tokens that the vocabulary
+    meets for the first time are hashed here)."""
+    many = _MANY.get(name)
+    if many is not None:
+        try:
+            return many(tokens)
+        except IndexError:  # an empty token (the first-byte test): the definition below
+            pass
+    return np.fromiter(map(_PER_TOKEN[name], tokens), dtype=np.uint64, count=len(tokens))
+
+
+_DIGEST = operator.methodcaller("digest")
+_BLAKE2B_8 = functools.partial(hashlib.blake2b, digest_size=8)
+_FIRST_BYTE = operator.itemgetter(0)
+
+
+def _weights(tokens: list[bytes]) -> np.ndarray:
+    """:func:`~indexer.text.token_weight` of each token: a word's weight where the first byte
+    is ASCII, the definition for the others."""
+    out = np.full(len(tokens), WEIGHT_UNIT, dtype=np.uint64)
+    first = np.frombuffer(bytes(map(_FIRST_BYTE, tokens)), dtype=np.uint8)
+    other = np.flatnonzero(first >= 0x80).tolist()
+    if other:
+        out[other] = list(map(token_weight, map(tokens.__getitem__, other)))
+    return out
+
+
+_MANY: dict[str, Callable[[list[bytes]], np.ndarray]] = {
+    "blake2b": lambda ts: np.frombuffer(
+        b"".join(map(_DIGEST, map(_BLAKE2B_8, ts))), dtype=">u8"
+    ).astype(np.uint64),
+    "xxh64": lambda ts: np.fromiter(map(xxhash.xxh64_intdigest, ts), np.uint64, len(ts)),
+    "xxh3": lambda ts: np.fromiter(map(xxhash.xxh3_64_intdigest, ts), np.uint64, len(ts)),
+    "minhash": lambda ts: np.fromiter(
+        map(xxhash.xxh3_64_intdigest, ts, repeat(MINHASH_SEED)), np.uint64, len(ts)
+    ),
+    SAMPLE: lambda ts: np.fromiter(
+        map(xxhash.xxh64_intdigest, ts, repeat(SAMPLE_SEED)), np.uint64, len(ts)
+    ),
+    WEIGHT: _weights,
+}
+
 #: Content (words) up to which a document adds all its words to its shingles ...
 ALL_WORDS = 20
 #: ... and from which it adds none (between the two: a share falling linearly to 0).
@@ -152,8 +201,7 @@ class _Vocabulary(dict[bytes, int]):
             if have is not None:
                 grown[:done] = have[:done]
             have = self.tables[name] = grown
-        fn = _PER_TOKEN[name]
-        have[done:n] = np.fromiter(map(fn, self.tokens[done:n]), dtype=np.uint64, count=n - done)
+        have[done:n] = _per_token(name, self.tokens[done:n])
         self.done[name] = n
         return have[:n]
 
