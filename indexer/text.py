@@ -262,21 +262,48 @@ def word_bytes(text: str, lines: bool = False, folded: bool = False) -> bytes:
 
 
 def word_bytes_many(texts: Sequence[str], lines: bool = False, folded: bool = False) -> list[bytes]:
-    """``[word_bytes(t, lines, folded) for t in texts]``, the bigrams of the longer texts with
-    dense runs found in one numpy pass for all of them (joined by ``\\x01``, a byte that is
-    a space in every output and not dense: a run never spans two texts)."""
+    """``[word_bytes(t, lines, folded) for t in texts]``, in numpy passes over the batch: the
+    separators of the texts with many non-ASCII bytes found per code point in one pass for
+    all of them, and the bigrams of the longer texts with dense runs in one more (joined by
+    ``\\x01``, a byte that is a space in every output and not dense: a run never spans two
+    texts)."""
     outs: list[bytes] = []
-    pending: list[int] = []
+    big: list[int] = []  # the texts whose separators are found per code point
+    norms: list[str] = []
+    pending: list[int] = []  # the texts whose bigrams are found in numpy
+    pending_text: list[str] = []
     for i, text in enumerate(texts):
-        out, dense = _separated_bytes(text, folded)
+        text = sub_urls(_url_token, text)  # as in _separated_bytes
+        if text.isascii():
+            outs.append(text.encode("ascii").translate(_ASCII_WORDS))
+            continue
+        norm = text if folded else normalize(text)
+        data = norm.encode("utf-8", "replace")
+        rest = data.translate(None, _ASCII_BYTES)
+        if len(rest) >= _TABLE_BYTES:
+            big.append(i)
+            norms.append(norm)
+            outs.append(b"")
+            continue
+        out, dense = _replaced(data, rest)
         if dense:
             if len(out) < _NUMPY_BYTES:
                 out = _DENSE_RUN.sub(_bigrams, out.decode("utf-8")).encode("utf-8")
             else:
                 pending.append(i)
+                pending_text.append(out.decode("utf-8"))
         outs.append(out)
+    for i, (sep, dense) in zip(big, _separated_many(norms), strict=True):
+        out = sep.encode("utf-8")
+        if dense:
+            if len(out) < _NUMPY_BYTES:
+                out = _DENSE_RUN.sub(_bigrams, sep).encode("utf-8")
+            else:
+                pending.append(i)
+                pending_text.append(sep)
+        outs[i] = out
     if pending:
-        joined = _dense_tokens("\x01".join(outs[i].decode("utf-8") for i in pending))
+        joined = _dense_tokens("\x01".join(pending_text))
         for i, piece in zip(pending, joined.split("\x01"), strict=True):
             outs[i] = piece.encode("utf-8")
     return [out.replace(b"\n", _SPACED_LINE) for out in outs] if lines else outs
@@ -294,6 +321,12 @@ def _separated_bytes(text: str, folded: bool) -> tuple[bytes, bool]:
     rest = data.translate(None, _ASCII_BYTES)
     if len(rest) >= _TABLE_BYTES:
         return _separated(norm)
+    return _replaced(data, rest)
+
+
+def _replaced(data: bytes, rest: bytes) -> tuple[bytes, bool]:
+    """:func:`_separated_bytes` of a text with few non-ASCII bytes (``data``: its UTF-8,
+    ``rest``: its non-ASCII bytes): each distinct separator character replaced by a space."""
     # UTF-8 is self-synchronising: replacing one character's bytes never touches another's
     out = data.translate(_UTF8_WORDS)
     dense = False
@@ -326,7 +359,15 @@ def _separated(text: str) -> tuple[bytes, bool]:
     """The bytes of ``text`` (not ASCII, folded) with ASCII bytes as :data:`_ASCII_WORDS` has
     them and every other separator a space (lone surrogates too), and whether it holds a
     dense-script character: per code point in numpy rather than per distinct character."""
-    cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    out, dense = _separated_many([text])[0]
+    return out.encode("utf-8"), dense
+
+
+def _separated_many(texts: list[str]) -> list[tuple[str, bool]]:
+    """:func:`_separated` of each text (as text, before its UTF-8), in one pass for all."""
+    if not texts:
+        return []
+    cp = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     table = _kind_table()
     kind = table[cp]
     unknown = kind == _UNKNOWN
@@ -335,7 +376,16 @@ def _separated(text: str) -> tuple[bytes, bool]:
             table[c] = _KINDS[_class_of(chr(c))]
         kind = table[cp]
     out = np.where(cp < 128, _ASCII_OUT[cp & 127], np.where(kind == _SEPARATOR, np.uint32(32), cp))
-    return out.tobytes().decode("utf-32-le").encode("utf-8"), bool((kind == _DENSE).any())
+    sizes = [len(t) for t in texts]  # a code point is one character of a str
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    seen = np.r_[0, np.cumsum(kind == _DENSE)]
+    dense = (seen[ends] > seen[starts]).tolist()
+    joined = out.tobytes().decode("utf-32-le")
+    return [
+        (joined[a:b], bool(d))
+        for a, b, d in zip(starts.tolist(), ends.tolist(), dense, strict=True)
+    ]
 
 
 def _weight_of(token: bytes) -> int:

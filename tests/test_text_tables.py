@@ -43,3 +43,18 @@ def test_many_texts_tokenise_as_each_alone(texts: list[str], lines: bool) -> Non
     assert text.word_bytes_many(texts, lines=lines) == [
         text.word_bytes(t, lines=lines) for t in texts
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(ALPHABET, min_size=0, max_size=900).map("".join), max_size=6),
+    st.booleans(),
+    st.booleans(),
+)
+def test_a_batch_of_long_texts_separated_at_once_as_each_alone(
+    texts: list[str], lines: bool, folded: bool
+) -> None:
+    """The separators of a batch's long non-ASCII texts found in one pass are each text's."""
+    assert text.word_bytes_many(texts, lines=lines, folded=folded) == [
+        text.word_bytes(t, lines=lines, folded=folded) for t in texts
+    ]
