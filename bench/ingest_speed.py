@@ -11,7 +11,9 @@ the same cluster:
 
 Runs are interleaved (plain, ours, plain, ours, ...) so load from other work on the machine
 hits both alike; each row also reports the CPU seconds Elasticsearch spent (node stats) and
-the CPU seconds of the loader's own processes, and the load average at its end.
+the CPU seconds of the loader's own processes, and the load average at its end; then, after a
+refresh, Elasticsearch's CPU to the end of the merges the load started, the index's segments
+and its merges (their count and time).
 ``--baseline DIR`` adds ``indexer ingest`` from another checkout (e.g. a git worktree of the
 previous commit) to every round.
 
@@ -29,6 +31,7 @@ import resource
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from elasticsearch import Elasticsearch, helpers
@@ -73,6 +76,28 @@ def own_cpu() -> float:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@dataclass
+class Merged:
+    """The index once the merges its load started have ended, and the node's CPU then."""
+
+    cpu: float  # Elasticsearch's CPU seconds so far (as :func:`es_cpu`)
+    segments: int
+    merges: int  # merges the index went through (total)
+    merge_s: float  # their time (merge threads)
+
+
+def merged(es: Elasticsearch, index: str) -> Merged:
+    """Wait for the index's running merges to end; what the load cost Elasticsearch in all
+    (a load that ends just before a merge would start looks cheaper than one just after)."""
+    while True:
+        st = es.indices.stats(index=index, metric="merge,segments")["_all"]["primaries"]
+        if not st["merges"]["current"]:
+            break
+        time.sleep(0.2)
+    m = st["merges"]
+    return Merged(es_cpu(es), st["segments"]["count"], m["total"], m["total_time_in_millis"] / 1000)
 
 
 def plain(es: Elasticsearch, index: str, path: Path) -> float:
@@ -188,15 +213,19 @@ def main() -> None:
                 ensure_index(es, index, FingerprintParams())
             cpu_es, cpu_own = es_cpu(es), own_cpu()
             seconds = run(index)
-            cpu_es, cpu_own = es_cpu(es) - cpu_es, own_cpu() - cpu_own
+            cpu_es_end, cpu_own = es_cpu(es), own_cpu() - cpu_own
             es.indices.refresh(index=index)
             count = es.count(index=index)["count"]
+            after = merged(es, index)  # the merges this load started, to their end
+            cpu_merged, cpu_es = after.cpu - cpu_es, cpu_es_end - cpu_es
             rates.setdefault(name, []).append(n / seconds)
             print(
                 f"round {r + 1} {name:30s} {seconds:6.1f} s {n / seconds:6.0f} docs/s"
                 f"  ES cpu {cpu_es:5.1f} s ({cpu_es / seconds:.2f} cores)"
                 f"  loader cpu {cpu_own:5.1f} s ({cpu_own / seconds:.2f} cores)"
-                f"  load {os.getloadavg()[0]:.1f}  ({count} in index)",
+                f"  load {os.getloadavg()[0]:.1f}  ({count} in index)"
+                f"  | ES cpu to merged {cpu_merged:5.1f} s, {after.segments} segments,"
+                f" {after.merges} merges ({after.merge_s:.1f} s)",
                 flush=True,
             )
     es.options(ignore_status=404).indices.delete(index="bench-ingest")

@@ -228,6 +228,51 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+def _drop(*names: str) -> Callable[[Fp], None]:
+    def fn(fp: Fp) -> None:
+        for name in names:
+            fp.pop(name, None)
+
+    return fn
+
+
+def _drop_blocks_simhash(fp: Fp) -> None:
+    no_blocks(fp)
+    fp.pop("simhash", None)
+
+
+def _drop_all(fp: Fp) -> None:
+    fp.clear()
+
+
+#: What ``init`` maps today (the variant ``new``), as changes of the 6d28171 base.
+NEW: dict[str, Any] = {
+    "band": {"type": "keyword", "doc_values": False},
+    **UNMAPPED,
+    **DOC_VALUE_REFILLS,
+    **SH6,
+}
+#: Changes of ``new``, one field (or group) at a time: what each costs Elasticsearch.
+VARIANTS.update(
+    {
+        "new-no-band": ({**NEW, "band": None}, no_band),
+        "new-exact-nodv": ({**NEW, "exact_key": {"type": "keyword", "doc_values": False}}, None),
+        "new-no-exact": ({**NEW, "exact_key": None}, _drop("exact_key")),
+        "new-packed-nodv": ({**NEW, "packed": {"type": "binary"}}, None),
+        "new-no-packed": ({**NEW, "packed": None}, _drop("packed")),
+        "new-no-id": ({**NEW, "id": None}, _drop("id")),
+        # the blocks and simhash neither mapped nor stored (``packed`` holds the SimHash)
+        "new-no-blocks-simhash": ({**NEW, "simhash": None}, _drop_blocks_simhash),
+        "new-no-tc-version": (
+            {**NEW, "token_count": None, "version": None},
+            _drop("token_count", "version"),
+        ),
+        # no collapse_fp at all: the documents' own cost (with --fp-only: empty documents)
+        "none": ({**NEW}, _drop_all),
+    }
+)
+
+
 def _layout_6d28171() -> dict[str, Any]:
     """The ``collapse_fp`` mapping ``init`` created at 6d28171: blocks and ``band`` keyword
     with doc values, no ``packed``, ``id`` or ``fields``, dynamic mapping on."""
@@ -305,6 +350,8 @@ def bodies(docs: list[tuple[str, bytes]], name: str, fp_only: bool = False) -> l
                 fn(src[FINGERPRINT_FIELD])
             if fp_only:
                 src = {FINGERPRINT_FIELD: src[FINGERPRINT_FIELD]}
+            if not src[FINGERPRINT_FIELD]:  # variant ``none``: no object at all
+                del src[FINGERPRINT_FIELD]
             body = orjson.dumps(src)
         out.append(Doc(seq, doc_id, body))
     return out
@@ -407,6 +454,7 @@ def query_bench(
 
 
 def main() -> None:
+    global PREFIX
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=4)
@@ -423,8 +471,10 @@ def main() -> None:
         action="store_true",
         help="documents with collapse_fp alone (the fields' cost without the text's noise)",
     )
+    ap.add_argument("--prefix", default=PREFIX, help="scratch index names start with this")
     ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
     args = ap.parse_args()
+    PREFIX = args.prefix
     assert mapping_of(VARIANTS["new"][0]) == index_mappings(), "variant new is not init's"
     es = Elasticsearch(args.es_url, request_timeout=300)
     pid = es_pid(es)
