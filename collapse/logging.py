@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
+import json.encoder
 import logging
 import re
 import sys
@@ -64,6 +65,9 @@ _CREDENTIAL_WORDS = (
     "://",
 )
 
+#: Any of :data:`_CREDENTIAL_WORDS`, in one search.
+_CREDENTIAL_WORD = re.compile("|".join(re.escape(word) for word in _CREDENTIAL_WORDS))
+
 #: The fields of a LogRecord that are not "extra" fields given by the caller.
 _RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -89,8 +93,7 @@ def redact(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
     """``text`` with known secret values and credential-looking values replaced."""
     for value in secrets:
         text = text.replace(value, REDACTED)
-    lowered = text.lower()
-    if not any(word in lowered for word in _CREDENTIAL_WORDS):
+    if _CREDENTIAL_WORD.search(text.lower()) is None:
         return text  # none of the patterns can match: skip the regexes (every access line)
     text = _CREDENTIAL_PATTERNS[0].sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
     text = _CREDENTIAL_PATTERNS[1].sub(lambda m: f"{m[1]} {REDACTED}", text)
@@ -119,7 +122,7 @@ class JsonFormatter(logging.Formatter):
                 entry[key] = value
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return redact(_ENCODER.encode(entry), self.secrets)
+        return redact(_encode(entry), self.secrets)
 
     def line(self, created: float, logger: str, message: str, fields: dict[str, Any]) -> str:
         """What :meth:`format` makes of an info record of ``logger`` created at ``created``
@@ -137,11 +140,28 @@ class JsonFormatter(logging.Formatter):
         for key, value in fields.items():
             if key not in entry:
                 entry[key] = value
-        return redact(_ENCODER.encode(entry), self.secrets)
+        return redact(_encode(entry), self.secrets)
 
 
 #: ``json.dumps(entry, default=str, ensure_ascii=False)``, its encoder made once.
 _ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
+#: The C encoder ``_ENCODER.encode`` makes anew on every call, made once (no check for
+#: circular references: a log entry is a flat dict of strings, numbers and lists).
+_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
+_ITERENCODE: Any = (
+    None
+    if _MAKE_ENCODER is None
+    else _MAKE_ENCODER(
+        None, str, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
+    )
+)
+
+
+def _encode(entry: dict[str, Any]) -> str:
+    """``_ENCODER.encode(entry)``, the same text."""
+    if _ITERENCODE is None:
+        return _ENCODER.encode(entry)
+    return "".join(_ITERENCODE(entry, 0))
 
 
 @functools.lru_cache(maxsize=4)

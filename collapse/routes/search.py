@@ -36,10 +36,13 @@ router = APIRouter(tags=["search"])
 
 def _controls(request: Request) -> CollapseParams | None:
     """The request's collapsing controls, or None when it is not to be collapsed."""
+    settings: Settings = request.app.state.settings
+    if not request.scope.get("query_string"):  # most searches: the settings' defaults
+        ctl = CollapseParams.from_query({}, settings)
+        return ctl if ctl.enabled else None
     query = request.query_params
     if collapse_disabled(query) or "scroll" in query:  # a scroll pages Elasticsearch's hits
         return None
-    settings: Settings = request.app.state.settings
     controls = {k: query[k] for k in query if k in CONTROL_NAMES or k.startswith("collapse")}
     ctl = CollapseParams.from_query(controls, settings)
     return ctl if ctl.enabled else None
@@ -69,7 +72,7 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
         return await forward(request, path)
     settings: Settings = request.app.state.settings
     upstream: Upstream = request.app.state.upstream
-    query = dict(elasticsearch_params(request))
+    query = dict(elasticsearch_params(request)) if request.scope.get("query_string") else {}
     # Applied to the answer by the proxy: passed on, it would strip the fingerprints.
     filter_path = parse_filter_path(query.pop("filter_path", None))
     try:
