@@ -130,3 +130,15 @@ def test_new_tokens_hashed_at_once_equal_one_call_per_token(tokens: list[bytes],
         features._per_token(name, [*tokens, b""]),
         np.r_[want, features._PER_TOKEN[name](b"")].astype(np.uint64),
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(TOKEN, max_size=30), max_size=5))
+def test_vocabulary_ids_in_one_call_equal_one_lookup_per_token(batches: list[list[bytes]]) -> None:
+    """Ids looked up for a batch at once are those of one lookup per token, new tokens
+    numbered in order of first sight."""
+    at_once, one_by_one = features._Vocabulary(), features._Vocabulary()
+    for tokens in batches:
+        want = [one_by_one[t] for t in tokens]
+        assert at_once.ids(tokens).tolist() == want
+    assert at_once.tokens == one_by_one.tokens

@@ -182,7 +182,12 @@ class _Vocabulary(dict[bytes, int]):
         return i
 
     def ids(self, tokens: Sequence[bytes]) -> np.ndarray:
-        return np.fromiter(map(self.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        """Each token's id (new tokens get the next ids, in order): one ``itemgetter`` call
+        for all of them rather than a method call per token."""
+        if len(tokens) < 2:  # itemgetter of one key returns its value, of none fails
+            return np.fromiter(map(self.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        got = operator.itemgetter(*tokens)(self)
+        return np.fromiter(got, dtype=np.int64, count=len(tokens))
 
     def table(self, name: str) -> np.ndarray:
         """Token hashes (or weights: :data:`WEIGHT`) for every known id (computes the ones
