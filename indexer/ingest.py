@@ -34,7 +34,7 @@ from indexer.boilerplate_store import DEFAULT_STORE, load_models, model_version,
 from indexer.bulk import BulkConfig, send_lines
 from indexer.checkpoint import Checkpoint, SeqWatermark, held
 from indexer.documents import NO_TEXT_REASON, TextFields, string_fields
-from indexer.fingerprints.compute import enable_arrow
+from indexer.fingerprints.compute import enable_arrow, enable_kernel
 from indexer.lines import LineBatch
 from indexer.mapping import ensure_index, text_fields_for
 from indexer.prepare import (
@@ -124,6 +124,7 @@ def _init_worker(config: PrepareConfig, models: Mapping[str, HostModel]) -> None
     _config, _models, _models_ref = config, models, None
     _held.clear()
     enable_arrow()  # batch tokenisation in pyarrow's kernels (same tokens, faster)
+    enable_kernel()  # or compiled ones (loaded already when forked from the main process)
 
 
 def _use_models(ref: str | None) -> None:
@@ -242,6 +243,7 @@ class _Pool:
             else "spawn"
         )
         ctx: Any = mp.get_context(method)  # a concrete context (typed as the base class)
+        enable_kernel()  # loaded (or compiled) once here: forked workers inherit the kernels
         for _ in range(workers):
             mine, theirs = ctx.Pipe()
             proc = ctx.Process(target=_serve, args=(theirs, config), daemon=True)

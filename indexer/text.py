@@ -37,8 +37,11 @@ __all__ = [
     "DENSE_RANGES",
     "LINE",
     "WEIGHT_UNIT",
+    "ascii_word_bytes",
     "fold",
     "jaccard",
+    "kind_table",
+    "learn_kinds",
     "normalize",
     "shingle_set",
     "shingles",
@@ -46,6 +49,7 @@ __all__ = [
     "token_bytes",
     "token_weight",
     "tokenize",
+    "with_url_tokens",
     "word_bytes",
     "word_bytes_many",
 ]
@@ -215,6 +219,12 @@ def _url_token(m: re.Match[str]) -> str:
 _SPACE = re.compile(r"\s")
 
 
+def with_url_tokens(text: str) -> str:
+    """``text`` with each URL replaced by its token between spaces (the first step of
+    :func:`word_bytes`, for tokenisers that take it from there)."""
+    return sub_urls(_url_token, text)
+
+
 def sub_urls(repl: str | Callable[[re.Match[str]], str], text: str) -> str:
     """``re.sub`` of the URL pattern (``scheme://`` up to the next space) in ``text``.
 
@@ -353,6 +363,27 @@ def _kind_table() -> np.ndarray:
     """Per code point its :func:`_class_of` kind (:data:`_KINDS`), filled as characters are
     met (:data:`_UNKNOWN` until then)."""
     return np.full(0x110000, _UNKNOWN, dtype=np.uint8)
+
+
+def kind_table() -> np.ndarray:
+    """The process's table of code point kinds (uint8 per code point: 0 word character, 1
+    combining mark, 2 dense-script character, 3 separator, 255 not yet known): the module
+    docstring's classes, for compiled tokenisers (:func:`learn_kinds` fills it)."""
+    return _kind_table()
+
+
+def learn_kinds(code_points: Sequence[int]) -> np.ndarray:
+    """:func:`kind_table` with the kinds of ``code_points`` filled in."""
+    table = _kind_table()
+    for c in code_points:
+        table[c] = _KINDS[_class_of(chr(c))]
+    return table
+
+
+def ascii_word_bytes() -> bytes:
+    """Per byte value below 128 what :func:`word_bytes` makes of it: a word character
+    itself, lower-cased; a line break ``\\n``; any other a space."""
+    return _ASCII_WORDS[:128]
 
 
 def _separated(text: str) -> tuple[bytes, bool]:

@@ -42,6 +42,7 @@ __all__ = [
     "content_units",
     "distinct_token_ids",
     "fmix64",
+    "per_token_values",
     "separated_token_hashes",
     "shingle_hashes",
     "token_hash",
@@ -109,6 +110,12 @@ def _per_token(name: str, tokens: list[bytes]) -> np.ndarray:
         except IndexError:  # an empty token (the first-byte test): the definition below
             pass
     return np.fromiter(map(_PER_TOKEN[name], tokens), dtype=np.uint64, count=len(tokens))
+
+
+def per_token_values(name: str, tokens: list[bytes]) -> np.ndarray:
+    """Per token its value in the table ``name`` (a token hash, :data:`WEIGHT`,
+    :data:`SAMPLE` or :data:`DIGITS`) as uint64: what a vocabulary stores for new tokens."""
+    return _per_token(name, tokens)
 
 
 _DIGEST = operator.methodcaller("digest")
