@@ -411,7 +411,53 @@ def _sketches_of_buf(
     sides: np.ndarray | None = None,
 ) -> np.ndarray:
     """:func:`sketches_of_bytes` of the texts' bytes joined by ``\\0`` (``ends``: each text's
-    end past its separator)."""
+    end past its separator), by the compiled kernel (:mod:`.numbers_kernel`), which computes
+    what :func:`_sketches_of_buf_numpy` (the reference) does."""
+    from indexer.fingerprints import numbers_kernel
+
+    out, docs, lines = numbers_kernel.sketch(buf, ends, sides, _kernel_tables(), _KERNEL_SHAPE)
+    if stamps is not None:
+        for d, ln in zip(docs.tolist(), lines.tolist(), strict=True):
+            stamps[d].append(ln)
+    return out
+
+
+_KERNEL_SHAPE = (ROWS, BUCKETS, CELLS)
+
+
+@lru_cache(maxsize=1)
+def _kernel_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+    """This module's tables and constants as :func:`.numbers_kernel.sketch` takes them (line
+    weights doubled there: a non-ASCII byte 1, an ASCII one 2, so :data:`_MIN_LINE` twice)."""
+    constants = (
+        _P, _Q, _EMPTY, _LEFT, _RIGHT, _MAX_SKIP, _MAX_GAP, 2 * _MIN_LINE, _SIDE, _MAX_RUN, _NL,
+        _19, _20,
+    )  # fmt: skip
+    return (
+        np.frombuffer(_CLASSES, dtype=np.uint8),
+        _WORD_BYTE,
+        _UNIT_KEYS,
+        _UNIT_MAX,
+        _month_hashes(),
+        np.array([int(c) for c in constants], dtype=np.uint64),
+    )
+
+
+def warm_kernel() -> None:
+    """Compile the number sketch's kernel, or load it from numba's cache (call before forking
+    workers, so that they inherit it)."""
+    from indexer.fingerprints import numbers_kernel
+
+    numbers_kernel.warm(_kernel_tables(), _KERNEL_SHAPE)
+
+
+def _sketches_of_buf_numpy(
+    buf: bytes,
+    ends: np.ndarray,
+    stamps: list[list[int]] | None = None,
+    sides: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`_sketches_of_buf` in numpy: the reference the kernel is tested against."""
     n = len(ends)
     out = np.zeros((n, CELLS), dtype=np.uint32)
     digits = np.flatnonzero(np.frombuffer(buf.translate(_DIGITS), dtype=np.bool_))

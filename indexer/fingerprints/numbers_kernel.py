@@ -1,0 +1,397 @@
+"""The number sketch's compiled kernel: :func:`indexer.fingerprints.numbers.sketches_of_bytes`
+of a batch's joined bytes in a few passes of numba-compiled loops instead of some twenty numpy
+passes and the per-number arrays between them.
+
+It computes what the numpy path of :mod:`indexer.fingerprints.numbers` computes, step for step
+and bit for bit (that path stays the readable reference, and ``tests/test_numbers_kernel.py``
+compares the two): unit spaces cut, byte classes (common non-ASCII punctuation a space), runs,
+numeric runs and numbers, their values and contexts, stamps and frame lines, cells. Every
+table and constant comes from that module as an argument (:func:`sketch`), so that the
+definitions live in one place. Compiled on first use, or loaded from numba's cache
+(``cache=True``, beside this file); :func:`warm` does it ahead (before forking workers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["sketch", "warm"]
+
+# byte classes, as numbers._CLASSES has them
+_SPACE, _ASCII, _OTHER, _SEP, _BREAK = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, inline="always")
+def _fmix(x: np.uint64) -> np.uint64:  # pragma: no cover - compiled
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xFF51AFD7ED558CCD)
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xC4CEB9FE1A85EC53)
+    return x ^ (x >> np.uint64(33))
+
+
+@njit(cache=True)
+def _range_hash(b: np.ndarray, lo: int, hi: int, p: np.uint64) -> np.uint64:  # pragma: no cover
+    acc = np.uint64(0)
+    mul = np.uint64(1)
+    for i in range(lo, hi):
+        acc += np.uint64(b[i]) * mul
+        mul *= p
+    return _fmix(acc + np.uint64(hi - lo))
+
+
+@njit(cache=True)
+def _member(x: np.uint64, ordered: np.ndarray) -> bool:  # pragma: no cover - compiled
+    lo, hi = 0, len(ordered)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ordered[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < len(ordered) and ordered[lo] == x
+
+
+@njit(cache=True)
+def _side(
+    b: np.ndarray,
+    kind: np.ndarray,
+    bounds: np.ndarray,
+    at: int,
+    step: int,
+    k: np.ndarray,
+) -> np.uint64:  # pragma: no cover - compiled
+    """numbers._side for one run: the hash of the word run nearest ``at``, or ``k[EMPTY]``."""
+    p, empty, max_skip, side, max_run = k[0], k[2], int(k[5]), int(k[8]), int(k[9])
+    if at < 0:
+        return empty
+    idx = at
+    for _ in range(max_skip):
+        if kind[idx] != _SPACE and kind[idx] != _BREAK:
+            break
+        idx += step
+        if idx < 0:
+            return empty
+    if kind[idx] != _ASCII and kind[idx] != _OTHER:
+        return empty
+    lo, hi = bounds[idx], bounds[idx + 1]
+    width = side if kind[idx] == _OTHER else max_run
+    if step < 0:
+        lo = max(lo, hi - width)
+    else:
+        hi = min(hi, lo + width)
+    return _range_hash(b, lo, hi, p)
+
+
+@njit(cache=True)
+def _sketch(
+    a: np.ndarray,
+    ends: np.ndarray,
+    sides: np.ndarray,
+    use_sides: bool,
+    classes: np.ndarray,
+    word_byte: np.ndarray,
+    unit_keys: np.ndarray,
+    unit_max: int,
+    months: np.ndarray,
+    k: np.ndarray,
+    rows: int,
+    buckets: int,
+    cells: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+    """(cells, stamp documents, stamp lines) of the texts' bytes ``a`` joined by ``\\0``: the
+    spaces before units cut, then :func:`_sketch_cut`."""
+    size_a = len(a)
+    # a unit of measure one space after a digit joins it: the spaces to cut, from the digits
+    cuts = np.empty(size_a // 2 + 1, dtype=np.int64)
+    any_digit = False
+    n_cut = 0
+    for i in range(size_a):
+        ch = a[i]
+        if ch < 48 or ch > 57:
+            continue
+        any_digit = True
+        if i + 2 >= size_a or a[i + 1] != 32:
+            continue
+        length = 0
+        for j in range(unit_max + 1):
+            at = i + 2 + j
+            byte = a[at] if at < size_a else 0
+            if not word_byte[byte]:
+                length = j
+                break
+        if length == 0:
+            continue
+        key = np.uint64(length) << np.uint64(56)
+        for j in range(min(length, unit_max)):
+            key |= np.uint64(a[i + 2 + j]) << np.uint64(8 * j)
+        if _member(key, unit_keys):
+            cuts[n_cut] = i + 1
+            n_cut += 1
+    if not any_digit:
+        none = np.zeros(0, dtype=np.int64)
+        return np.zeros((len(ends), cells), dtype=np.uint32), none, none
+    shape = (rows, buckets, cells)
+    if not n_cut:
+        return _sketch_cut(a, ends, sides, use_sides, classes, months, k, shape)
+    b = np.empty(size_a - n_cut, dtype=np.uint8)
+    shifted = ends.copy()
+    lo = 0
+    for c in range(n_cut + 1):
+        hi = cuts[c] if c < n_cut else size_a
+        b[lo - c : hi - c] = a[lo:hi]
+        lo = hi + 1
+    c = 0
+    for e in range(len(ends)):
+        while c < n_cut and cuts[c] < ends[e]:
+            c += 1
+        shifted[e] = ends[e] - c
+    return _sketch_cut(b, shifted, sides, use_sides, classes, months, k, shape)
+
+
+@njit(cache=True)
+def _sketch_cut(
+    b: np.ndarray,
+    ends: np.ndarray,
+    sides: np.ndarray,
+    use_sides: bool,
+    classes: np.ndarray,
+    months: np.ndarray,
+    k: np.ndarray,
+    shape: tuple[int, int, int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+    """:func:`_sketch` of bytes whose unit spaces are cut (``ends`` moved with them)."""
+    p, q, left_salt, right_salt = k[0], k[1], k[3], k[4]
+    max_gap, min_line2, nl = int(k[6]), int(k[7]), int(k[10])
+    y19, y20 = int(k[11]), int(k[12])
+    rows, buckets, cells = shape
+    n = len(ends)
+    out = np.zeros((n, cells), dtype=np.uint32)
+    none = np.zeros(0, dtype=np.int64)
+    m = len(b)
+    # runs of one class (common non-ASCII punctuation a space), in one pass without branches
+    # at run changes: a byte that starts no run writes to the slot past the end; ``tally``
+    # counts digits (low 32 bits) and underscores (high) before each run's start
+    spare = m + 2
+    bounds = np.empty(m + 3, dtype=np.int64)
+    kind = np.empty(m + 3, dtype=np.uint8)
+    tally = np.empty(m + 3, dtype=np.int64)
+    tallied = np.int64(0)
+    force = 0  # bytes still to class as space (punctuation)
+    prev = 255
+    last_run = np.int64(-1)
+    for i in range(m):
+        ch = b[i]
+        if ch >= 0xC2 and i < m - 1:
+            nb = b[i + 1]
+            if ch == 0xC2:
+                if nb >= 0xA0 and nb <= 0xBF:
+                    force = max(force, 2)
+            elif ((ch == 0xE2 and nb in (0x80, 0x81)) or (ch == 0xE3 and nb == 0x80)) and i + 2 < m:
+                force = 3  # at most 2 left from before
+        c = classes[ch]
+        if force:
+            c = _SPACE
+            force -= 1
+        new = np.int64(c != prev)
+        last_run += new
+        slot = spare + (last_run - spare) * new
+        bounds[slot] = i
+        kind[slot] = c
+        tally[slot] = tallied
+        tallied += (np.int64(ch >= 48) & np.int64(ch <= 57)) + (np.int64(ch == 95) << 32)
+        prev = c
+    n_runs = last_run + 1
+    bounds[n_runs] = m
+    tally[n_runs] = tallied
+    kind[n_runs] = _SEP
+    kind[n_runs + 1] = _SEP
+    n_digits = np.empty(n_runs, dtype=np.int64)
+    under = np.empty(n_runs, dtype=np.bool_)
+    for r in range(n_runs):
+        t = tally[r + 1] - tally[r]
+        n_digits[r] = t & 0xFFFFFFFF
+        under[r] = (t >> 32) > 0
+    # numeric runs: holding a digit, without "_"
+    numeric = np.zeros(n_runs, dtype=np.bool_)
+    n_num = 0
+    for r in range(n_runs):
+        if n_digits[r] and not under[r]:
+            numeric[r] = True
+            n_num += 1
+    if not n_num:
+        return out, none, none
+    runs = np.empty(n_num, dtype=np.int64)
+    j = 0
+    for r in range(n_runs):
+        if numeric[r]:
+            runs[j] = r
+            j += 1
+    # numbers: numeric runs each at most max_gap spaces after the one before
+    first = np.empty(n_num, dtype=np.int64)
+    last = np.empty(n_num, dtype=np.int64)
+    value = np.empty(n_num, dtype=np.uint64)
+    stamp = np.zeros(n_num, dtype=np.bool_)
+    doc = np.empty(n_num, dtype=np.int64)
+    hb = np.empty(n_num, dtype=np.uint64)
+    ha = np.empty(n_num, dtype=np.uint64)
+    count = 0
+    i = 0
+    d = 0
+    while i < n_num:
+        r0 = runs[i]
+        acc = np.uint64(0)
+        parts = 0
+        digits_only = True
+        year = False
+        j = i
+        while True:
+            r = runs[j]
+            lo = bounds[r]
+            size = bounds[r + 1] - lo
+            h = _range_hash(b, lo, min(bounds[r + 1], lo + int(k[9])), p)
+            acc += _fmix(h + np.uint64(parts) * q)
+            parts += 1
+            if n_digits[r] != size:
+                digits_only = False
+            elif size == 4:
+                lead = int(b[lo]) * 256 + int(b[min(lo + 1, m - 1)])
+                if lead in (y19, y20):
+                    year = True
+            if j + 1 >= n_num:
+                break
+            nxt = runs[j + 1]
+            gap = r + 1
+            if nxt == gap + 1 and kind[gap] == _SPACE and bounds[nxt] - bounds[gap] <= max_gap:
+                j += 1
+            else:
+                break
+        first[count] = r0
+        last[count] = runs[j]
+        value[count] = acc
+        hb[count] = _side(b, kind, bounds, r0 - 1, -1, k)
+        ha[count] = _side(b, kind, bounds, runs[j] + 1, 1, k)
+        start = bounds[r0]
+        while d < n and ends[d] <= start:
+            d += 1
+        doc[count] = d
+        if digits_only:
+            month = _member(hb[count], months) or _member(ha[count], months)
+            stamp[count] = (parts >= 3 and year) or (parts <= 2 and month)
+        count += 1
+        i = j + 1
+    # a stamp on a line with few words, in a document with other lines of words: the frame's
+    n_stamps = 0
+    stamp_doc = np.empty(count, dtype=np.int64)
+    stamp_line = np.empty(count, dtype=np.int64)
+    line_of = np.zeros(n_runs, dtype=np.int64)
+    weight = np.zeros(n_runs + 1, dtype=np.int64)
+    wordy_lines = 0
+    done = -1  # the document whose lines are weighed
+    for c in range(count):
+        if not stamp[c]:
+            continue
+        d = doc[c]
+        start = ends[d - 1] if d else 0
+        if d != done:
+            done = d
+            lo = np.searchsorted(bounds[: n_runs + 1], start)
+            hi = np.searchsorted(bounds[: n_runs + 1], ends[d] - 1)
+            line = 0
+            weight[0] = 0
+            for r in range(lo, hi):
+                if kind[r] == _BREAK and r != lo:
+                    line += 1
+                    weight[line] = 0
+                line_of[r] = line
+                if (kind[r] == _ASCII or kind[r] == _OTHER) and not numeric[r]:
+                    w = bounds[r + 1] - bounds[r]
+                    weight[line] += w if kind[r] == _OTHER else 2 * w
+            wordy_lines = 0
+            for ln in range(line + 1):
+                if weight[ln] > 0:
+                    wordy_lines += 1
+        frame = weight[line_of[first[c]]] < min_line2 and wordy_lines > 1
+        stamp[c] = frame
+        if frame:
+            breaks = 0
+            for i in range(start, bounds[first[c]]):
+                if b[i] == nl:
+                    breaks += 1
+            stamp_doc[n_stamps] = d
+            stamp_line[n_stamps] = breaks
+            n_stamps += 1
+    # cells: per row, a bucket and a 16-bit context sum from a hash of the context, an 8-bit
+    # value sum from a hash of the pair
+    number_cells = rows * buckets
+    csum = np.zeros((n, number_cells), dtype=np.uint32)
+    vsum = np.zeros((n, number_cells), dtype=np.uint32)
+    for c in range(count):
+        if stamp[c]:
+            continue
+        d = doc[c]
+        ctx = _fmix(hb[c] * q + _fmix(ha[c]))
+        vh = _fmix(value[c] + q)
+        n_entries = 3 if use_sides and sides[d] else 1
+        for e in range(n_entries):
+            if e == 0:
+                cx = ctx
+                pr = _fmix(ctx ^ vh)
+            elif e == 1:
+                cx = _fmix(hb[c] * q + left_salt)
+                pr = _fmix(cx ^ vh)
+            else:
+                cx = _fmix(_fmix(ha[c]) + right_salt)
+                pr = _fmix(cx ^ vh)
+            for row in range(rows):
+                salt = np.uint64(row) * q
+                hc = _fmix(cx + salt)
+                hp = _fmix(pr + salt)
+                cell = row * buckets + int(hc % np.uint64(buckets))
+                csum[d, cell] += np.uint32(hc >> np.uint64(48))
+                vsum[d, cell] += np.uint32(hp & np.uint64(0xFF))
+    for d in range(n):
+        for cell in range(number_cells):
+            out[d, cell] = (csum[d, cell] & np.uint32(0xFFFF)) << np.uint32(8) | (
+                vsum[d, cell] & np.uint32(0xFF)
+            )
+    return out, stamp_doc[:n_stamps].copy(), stamp_line[:n_stamps].copy()
+
+
+def sketch(
+    buf: bytes,
+    ends: np.ndarray,
+    sides: np.ndarray | None,
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray],
+    shape: tuple[int, int, int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (n, cells) sketches of texts' bytes joined by ``\\0`` (``ends``: each text's end past
+    its separator), and the frame's stamps as (documents, lines) in order. ``tables``: byte
+    classes, word bytes, sorted unit keys, the longest unit, sorted month hashes, the
+    constants; ``shape``: rows, buckets, cells (see :mod:`indexer.fingerprints.numbers`)."""
+    classes, word_byte, unit_keys, unit_max, months, k = tables
+    use = sides is not None
+    side = sides if sides is not None else np.zeros(0, dtype=np.bool_)
+    return _sketch(
+        np.frombuffer(buf, dtype=np.uint8),
+        np.ascontiguousarray(ends, dtype=np.int64),
+        np.ascontiguousarray(side, dtype=np.bool_),
+        use,
+        classes,
+        word_byte,
+        unit_keys,
+        unit_max,
+        months,
+        k,
+        *shape,
+    )
+
+
+def warm(
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray],
+    shape: tuple[int, int, int],
+) -> None:
+    """Compile (or load from the cache) the kernel for the argument types it is called with."""
+    for sides in (None, np.zeros(1, dtype=np.bool_)):
+        sketch(b"1 2", np.array([4], dtype=np.int64), sides, tables, shape)

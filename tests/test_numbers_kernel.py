@@ -1,0 +1,98 @@
+"""The number sketch's compiled kernel (``indexer.fingerprints.numbers_kernel``) gives what the
+numpy reference (``numbers._sketches_of_buf_numpy``) defines: the same cells and the same frame
+stamps, for text of every script with numbers, dates, URLs, units, line breaks and frames, in
+batches of any size, with and without the short documents' rule."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer.fingerprints import numbers
+from indexer.fingerprints.numbers import number_sketches
+
+PIECES = [
+    "128", "2", "2026", "1999", "03", "11", "3.14", "$1,299.99", "2026-03-18", "10:55", "1/2",
+    "18.03.2026", "v2.1", "x86", "mp3", "addr2line", "asn1_der", "kid3", "g991b", "0x1f", "_7",
+    "gb", "GB", "kb", "kbx", "mhz", "kbps", "px", "mb_", "мгц", "Гб", "кб", "кбит", "мм",
+    "version", "release", "the", "a", "October", "oct", "sept", "марта", "märz", "décembre",
+    "2026年6月13日", "2026년 6월 13일", "年", "版本2", "第3章", "٣", "²", "①", "é", "naïve",
+    "ελλάδα", "中文字", "ひらがな", "한국어", "ไทย", "עברית", "العربية", "देवनागरी", "😀",
+    "-", "—", "–", ":", "|", "«", "»", "“", "”", "…", "、", "。", "「", "」", "¿", "\xa0", "\u3000",
+    "https://example.org/a/1.2", "http://x.y/posix_1003.1e", "(https://q.r/v2/3)", "ftp://",
+    "://", "x" * 40, "a" * 49, "Printed from https://host.example/page on", "Updated",
+    "\x00", "\x01", "\ud800",
+]  # fmt: skip
+SEPARATORS = [" ", "  ", "    ", "\n", "\n\n", " \n ", ", ", "-", "/", "\t", "", " | ", "\r\n"]
+TEXT = st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SEPARATORS)), max_size=50).map(
+    lambda parts: "".join(w + s for w, s in parts)
+)
+TEXTS = st.lists(st.one_of(TEXT, st.text(max_size=60)), min_size=1, max_size=9)
+
+
+def _both(
+    words: Sequence[bytes], sides: np.ndarray | None
+) -> tuple[tuple[list[list[int]], list[list[int]]], tuple[list[list[int]], list[list[int]]]]:
+    """(kernel, reference): the cells and the stamps of the texts' bytes ``words``."""
+    ends = np.cumsum([len(w) + 1 for w in words])
+    buf = b"\0".join(words)
+    got: list[list[int]] = [[] for _ in words]
+    want: list[list[int]] = [[] for _ in words]
+    kernel = numbers._sketches_of_buf(buf, ends.copy(), got, sides)
+    reference = numbers._sketches_of_buf_numpy(buf, ends.copy(), want, sides)
+    return (kernel.tolist(), got), (reference.tolist(), want)
+
+
+@settings(max_examples=600, deadline=None)
+@given(TEXTS, st.integers(0, 2**9 - 1))
+def test_kernel_equals_the_reference(docs: list[str], pick: int) -> None:
+    words = [numbers._bytes_of(t) for t in docs]
+    sides = np.array([pick >> i & 1 for i in range(len(docs))], dtype=bool)
+    for s in (None, sides):
+        kernel, reference = _both(words, s)
+        assert kernel == reference
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=80), min_size=1, max_size=6))
+def test_kernel_equals_the_reference_on_any_bytes(words: list[bytes]) -> None:
+    """Bytes no text gives (invalid UTF-8, a ``\\0`` inside a text, control bytes) as well."""
+    sides = np.array([i % 2 == 1 for i in range(len(words))], dtype=bool)
+    for s in (None, sides):
+        kernel, reference = _both(words, s)
+        assert kernel == reference
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXTS)
+def test_number_sketches_and_stamps_through_either_path(docs: list[str]) -> None:
+    units = np.array([len(t.split()) for t in docs], dtype=np.int64)
+    got = number_sketches(docs, units=units), numbers.frame_stamp_lines(docs)
+    kernel = numbers._sketches_of_buf
+    numbers._sketches_of_buf = numbers._sketches_of_buf_numpy  # type: ignore[assignment]
+    try:
+        want = number_sketches(docs, units=units), numbers.frame_stamp_lines(docs)
+    finally:
+        numbers._sketches_of_buf = kernel  # type: ignore[assignment]
+    assert got[0].tolist() == want[0].tolist()
+    assert got[1] == want[1]
+
+
+def test_edges() -> None:
+    for words in (
+        [b""],
+        [b"", b""],
+        [b"1"],
+        [b"1 gb"],
+        [b"9 "],
+        [b"\xe2\x80"],
+        [b"1\xe2\x80"],
+        [b"2026 03 18", b"", b"x" * 60 + b"\x0111 march 2026\x01" + b"y" * 60],
+        [b"\xc2\xa05 \xe2\x80\x94 6 \xe3\x80\x817"],
+    ):
+        for s in (None, np.ones(len(words), dtype=bool)):
+            kernel, reference = _both(words, s)
+            assert kernel == reference
