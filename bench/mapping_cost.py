@@ -42,7 +42,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import orjson
@@ -133,6 +133,32 @@ def to_long_str(fp: Fp) -> None:
 def to_b64(fp: Fp) -> None:
     if "band" in fp:
         fp["band"] = [band_b64(k) for k in fp["band"]]
+
+
+def band_int(key: str) -> int:
+    """A 32-bit mix of the band number and its 4 packed 8-bit values, as a signed int (equal
+    values of different bands can collide: 2**-32 per pair of keys)."""
+    v = (int(key[2:], 16) ^ (int(key[:2], 16) * 0x9E3779B1)) & 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def to_int(fp: Fp) -> None:
+    if "band" in fp:
+        fp["band"] = [band_int(k) for k in fp["band"]]
+
+
+def to_text(fp: Fp) -> None:
+    """The keys as one string, split by a ``whitespace`` analyzer: one field value, 16 tokens."""
+    if "band" in fp:
+        fp["band"] = " ".join(fp["band"])
+
+
+def first_bands(n: int) -> Callable[[Fp], None]:
+    def fn(fp: Fp) -> None:
+        if "band" in fp:
+            fp["band"] = fp["band"][:n]
+
+    return fn
 
 
 def no_blocks(fp: Fp) -> None:
@@ -245,6 +271,7 @@ def _drop_all(fp: Fp) -> None:
     fp.clear()
 
 
+BAND_TEXT = {"type": "text", "analyzer": "whitespace", "index_options": "docs", "norms": False}
 #: What ``init`` maps today (the variant ``new``), as changes of the 6d28171 base.
 NEW: dict[str, Any] = {
     "band": {"type": "keyword", "doc_values": False},
@@ -269,8 +296,16 @@ VARIANTS.update(
         ),
         # no collapse_fp at all: the documents' own cost (with --fp-only: empty documents)
         "none": ({**NEW}, _drop_all),
+        # the band keys in other layouts (issue 18, Elasticsearch's side): points of the band
+        # number and the 4 values (64-bit; 32-bit mixed), one string of 16 tokens, 8 keys
+        "new-band-long": ({**NEW, "band": {"type": "long", "doc_values": False}}, to_long),
+        "new-band-int": ({**NEW, "band": {"type": "integer", "doc_values": False}}, to_int),
+        "new-band-text": ({**NEW, "band": BAND_TEXT}, to_text),
+        "new-band-8": ({**NEW}, first_bands(8)),
     }
 )
+#: Query values of a variant whose stored transform is not one per key.
+QUERY_KEYS: dict[str, Callable[[list[str]], list[Any]]] = {"new-band-text": lambda keys: keys}
 
 
 def _layout_6d28171() -> dict[str, Any]:
@@ -416,41 +451,197 @@ def load(
     return wall, c1 - c0, c2 - c0, index_ms(es, index)
 
 
+def encode_keys(name: str, keys: list[str]) -> list[Any]:
+    """The band keys (hex strings) as a variant stores them: the values its probe sends."""
+    if name in QUERY_KEYS:
+        return QUERY_KEYS[name](keys)
+    _, fn = VARIANTS[name]
+    if fn is None:
+        return keys
+    fp: Fp = {"band": list(keys)}
+    fn(fp)
+    return list(fp.get("band", []))
+
+
 def query_bench(
-    es: Elasticsearch, names: list[str], docs: list[tuple[str, bytes]], n: int, seed: int = 7
-) -> dict[str, list[int]]:
+    es: Elasticsearch,
+    names: list[str],
+    docs: list[tuple[str, bytes]],
+    n: int,
+    seed: int = 7,
+    reps: int = 10,
+    size: int = 30,
+) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, list[frozenset[str]]]]:
+    """The probe's shape on each variant's index, interleaved: the user's query (a ``match``
+    on ``body`` when the documents have one, else ``match_all``) filtered by a ``terms`` of the
+    band keys of ``reps`` random documents, ``size`` hits (the proxy's ``probe_size``), no
+    ``_source``. Per query and variant: Elasticsearch's ``took`` (ms), the round trip (ms) and,
+    by a second untimed search, the ids of every document the keys match."""
     rnd = random.Random(seed)
     srcs = [orjson.loads(b) for _, b in rnd.sample(docs, 4000)]
     words = [w for s in srcs[:500] for w in str(s.get("body", "")).split() if w.isalpha()]
     words = [w.lower() for w in words if 4 <= len(w) <= 12]
     with_band = [s for s in srcs if "band" in s[FINGERPRINT_FIELD]]
-    took: dict[str, list[int]] = {k: [] for k in names}
+    took: dict[str, list[float]] = {k: [] for k in names}
+    wall: dict[str, list[float]] = {k: [] for k in names}
+    found: dict[str, list[frozenset[str]]] = {k: [] for k in names}
     for _ in range(n):
-        reps = rnd.sample(with_band, 10)
-        keys = sorted({k for s in reps for k in s[FINGERPRINT_FIELD]["band"]})
-        word = rnd.choice(words)
+        chosen = rnd.sample(with_band, reps)
+        keys = sorted({k for s in chosen for k in s[FINGERPRINT_FIELD]["band"]})
+        must = [{"match": {"body": rnd.choice(words)}}] if words else [{"match_all": {}}]
         for name in names:
-            _, fn = VARIANTS[name]
-            values: list[Any] = keys
-            if fn is not None:
-                fp = {"band": keys}
-                fn(fp)
-                values = fp["band"]
-            body = {
-                "query": {
-                    "bool": {
-                        "must": [{"match": {"body": word}}],
-                        "filter": [{"terms": {f"{FINGERPRINT_FIELD}.band": values}}],
-                    }
-                },
-                "size": 50,
-                "_source": [f"{FINGERPRINT_FIELD}.minhash"],
-                "track_total_hits": 51,
-            }
-            took[name].append(
-                es.search(index=PREFIX + name, body=body, request_cache=False)["took"]
-            )
-    return took
+            terms = {"terms": {f"{FINGERPRINT_FIELD}.band": encode_keys(name, keys)}}
+            query = {"bool": {"must": must, "filter": [terms]}}
+            body = {"query": query, "size": size, "_source": False, "track_total_hits": size + 1}
+            t0 = time.perf_counter()
+            answer = es.search(index=PREFIX + name, body=body, request_cache=False)
+            wall[name].append((time.perf_counter() - t0) * 1000)
+            took[name].append(answer["took"])
+            every = {"query": {"bool": {"filter": [terms]}}, "size": 10_000, "_source": False}
+            hits = es.search(index=PREFIX + name, body=every)["hits"]["hits"]
+            found[name].append(frozenset(h["_id"] for h in hits))
+    return took, wall, found
+
+
+#: Words of ``bench/load.py``'s corpus (its queries are pairs of them).
+_VOCABULARY = (
+    "market council river energy station report policy minister company shares storm coast "
+    "village school hospital budget election court judge police officer museum festival "
+    "bridge railway airport harbour factory worker union strike price growth farmer harvest "
+    "drought flood rescue team season match player coach league stadium record science "
+    "research study university climate ocean forest mountain valley desert island city"
+)
+WORDS = _VOCABULARY.split()
+
+
+def copy_index(es: Elasticsearch, source: str, target: str, as_long: bool) -> None:
+    """``source`` (e.g. the proxy benchmark's ``bench-proxy``) copied (scan + bulk) into
+    ``target`` with its mapping (``band`` as ``long`` points without doc values when
+    ``as_long``), one shard, no replica, forcemerged to one segment."""
+    mappings = es.indices.get_mapping(index=source)[source]["mappings"]
+    if as_long:
+        props = mappings["properties"][FINGERPRINT_FIELD]["properties"]
+        props["band"] = {"type": "long", "doc_values": False}
+    es.options(ignore_status=404).indices.delete(index=target)
+    es.indices.create(
+        index=target,
+        mappings=mappings,
+        settings={"number_of_shards": 1, "number_of_replicas": 0},
+    )
+    from elasticsearch.helpers import bulk, scan
+
+    def actions() -> Any:
+        for hit in scan(es, index=source, size=2000, preserve_order=False):
+            src = hit["_source"]
+            fp = src.get(FINGERPRINT_FIELD)
+            if as_long and isinstance(fp, dict) and "band" in fp:
+                fp["band"] = [band_long(k) for k in fp["band"]]
+            yield {"_index": target, "_id": hit["_id"], "_source": src}
+
+    bulk(es.options(request_timeout=600), actions(), chunk_size=1000)
+    es.indices.refresh(index=target)
+    es.options(request_timeout=1800).indices.forcemerge(index=target, max_num_segments=1)
+
+
+def query_ms(es: Elasticsearch, index: str) -> tuple[float, int]:
+    """The index's query phase so far: milliseconds and searches (its search stats)."""
+    st = es.indices.stats(index=index, metric="search")["_all"]["primaries"]["search"]
+    return float(st["query_time_in_millis"]), int(st["query_total"])
+
+
+def proxy_probes(
+    es: Elasticsearch, kw: str, long_: str, n: int, seed: int = 3
+) -> tuple[
+    dict[str, list[float]],
+    dict[str, list[float]],
+    dict[str, list[frozenset[str]]],
+    dict[str, float],
+]:
+    """The proxy's probe (``collapse.probe.probe_body``: the query as ``must``, the band and
+    exact keys of the window's first 10 hits, those hits excluded, ``probe_size`` 30) after a
+    window of a ``match`` on ``body`` (1–2 words of the corpus), on both indices interleaved:
+    ``took``, the round trip, the query phase's mean (ms per search, from the index's search
+    stats: finer than ``took``), and the ids every key matches (untimed, size 10,000)."""
+    from collapse.probe import probe_body
+
+    rnd = random.Random(seed)
+    bodies: list[dict[str, dict[str, Any]]] = []
+    for _ in range(n):
+        words = " ".join(rnd.sample(WORDS, rnd.choice((1, 2))))
+        user = {"query": {"match": {"body": words}}}
+        source = [f"{FINGERPRINT_FIELD}.band", f"{FINGERPRINT_FIELD}.exact_key"]
+        window = es.search(index=kw, body={**user, "size": 10, "_source": source})
+        fps = [h["_source"].get(FINGERPRINT_FIELD, {}) for h in window["hits"]["hits"]]
+        seen = [h["_id"] for h in window["hits"]["hits"]]
+        exact = [str(fp.get("exact_key", "")) for fp in fps]
+        one: dict[str, dict[str, Any]] = {}
+        for index in (kw, long_):
+            terms = [
+                [
+                    (f"{FINGERPRINT_FIELD}.band", band_long(k) if index == long_ else k)
+                    for k in fp.get("band", [])
+                ]
+                for fp in fps
+            ]
+            body = probe_body(user, cast(Any, terms), exact, [(index, i) for i in seen], 30)
+            body["_source"] = False
+            one[index] = body
+        bodies.append(one)
+    took: dict[str, list[float]] = {kw: [], long_: []}
+    wall: dict[str, list[float]] = {kw: [], long_: []}
+    before = {index: query_ms(es, index) for index in (kw, long_)}
+    for q, one in enumerate(bodies):
+        for index, body in list(one.items())[:: 1 if q % 2 else -1]:  # each first half the time
+            t0 = time.perf_counter()
+            answer = es.search(index=index, body=body, request_cache=False)
+            wall[index].append((time.perf_counter() - t0) * 1000)
+            took[index].append(answer["took"])
+    phase = {}
+    for index in (kw, long_):
+        ms, count = query_ms(es, index)
+        phase[index] = (ms - before[index][0]) / max(1, count - before[index][1])
+    found: dict[str, list[frozenset[str]]] = {kw: [], long_: []}
+    for one in bodies:
+        for index, body in one.items():
+            every = {**body, "size": 10_000, "track_total_hits": True}
+            hits = es.search(index=index, body=every)["hits"]["hits"]
+            found[index].append(frozenset(h["_id"] for h in hits))
+    return took, wall, found, phase
+
+
+def probe_report(es: Elasticsearch, source: str, n: int, rebuild: bool) -> None:
+    """``--probe-from``: the proxy's probe on ``source`` copied with ``band`` keyword and long."""
+    kw, long_ = f"{PREFIX}probe-kw", f"{PREFIX}probe-long"
+    for index, as_long in ((kw, False), (long_, True)):
+        if rebuild or not es.indices.exists(index=index):
+            c0 = proc_cpu(es_pid(es))
+            copy_index(es, source, index, as_long)
+            print(f"{index}: copied from {source} in {proc_cpu(es_pid(es)) - c0:.1f} ES cpu-s")
+    for index in (kw, long_):
+        st = es.indices.stats(index=index, metric="docs,store")["_all"]["primaries"]
+        print(
+            f"{index}: {st['docs']['count']} documents, {st['store']['size_in_bytes'] / 1e6:.1f} MB"
+        )
+    proxy_probes(es, kw, long_, 30, seed=1)  # warm-up
+    for run in range(3):
+        probe_run(es, kw, long_, n, seed=3 + run)
+
+
+def probe_run(es: Elasticsearch, kw: str, long_: str, n: int, seed: int) -> None:
+    """One run of ``n`` probes on both indices, printed."""
+    took, wall, found, phase = proxy_probes(es, kw, long_, n, seed)
+    print(f"\nthe proxy's probe after a window of 10, {n} queries, load {os.getloadavg()[0]:.1f}")
+    for index in (kw, long_):
+        t, w = took[index], wall[index]
+        same = sum(a == b for a, b in zip(found[index], found[kw], strict=True))
+        print(
+            f"{index:28s} query phase {phase[index]:5.3f} ms"
+            f"  took mean {statistics.mean(t):5.2f} ms median {statistics.median(t):4.1f}"
+            f" p95 {statistics.quantiles(t, n=20)[18]:4.1f}  round trip mean"
+            f" {statistics.mean(w):5.2f} ms median {statistics.median(w):5.2f}"
+            f"  documents found {sum(len(a) for a in found[index])}"
+            f" (same set as keyword in {same}/{n} queries)"
+        )
 
 
 def main() -> None:
@@ -460,7 +651,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated")
     ap.add_argument("--queries", type=int, default=0, help="probe-shaped queries per variant")
-    ap.add_argument("--query-variants", default="kw,kw-nodv,long-nodv")
+    ap.add_argument("--query-variants", default="new,new-band-long")
     ap.add_argument(
         "--no-merges",
         action="store_true",
@@ -472,11 +663,21 @@ def main() -> None:
         help="documents with collapse_fp alone (the fields' cost without the text's noise)",
     )
     ap.add_argument("--prefix", default=PREFIX, help="scratch index names start with this")
+    ap.add_argument(
+        "--probe-from",
+        default="",
+        help="instead of the loads: copy this index (e.g. bench-proxy) with band keyword and "
+        "long, then time the proxy's probe on both (--queries, default 300)",
+    )
+    ap.add_argument("--rebuild", action="store_true", help="--probe-from: copy again")
     ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
     args = ap.parse_args()
     PREFIX = args.prefix
     assert mapping_of(VARIANTS["new"][0]) == index_mappings(), "variant new is not init's"
     es = Elasticsearch(args.es_url, request_timeout=300)
+    if args.probe_from:
+        probe_report(es, args.probe_from, args.queries or 300, args.rebuild)
+        return
     pid = es_pid(es)
     path = CACHE / f"ingest_{args.docs // 1000}k.jsonl"
     docs = prefingerprinted(path)
@@ -489,12 +690,12 @@ def main() -> None:
             ready = bodies(docs, name, args.fp_only)
             es.options(ignore_status=404).indices.delete(index=PREFIX + name)
             time.sleep(3)  # let the node settle after the previous load and delete
-            wall, cpu, cpu_end, own = load(es, pid, name, ready, args.no_merges)
+            load_s, cpu, cpu_end, own = load(es, pid, name, ready, args.no_merges)
             size = es.indices.stats(index=PREFIX + name, metric="store")["_all"]["primaries"]
             mb = size["store"]["size_in_bytes"] / 1e6
-            rows[name].append((wall, cpu, cpu_end, own))
+            rows[name].append((load_s, cpu, cpu_end, own))
             print(
-                f"round {r + 1} {name:36s} {wall:5.2f} s  ES cpu {cpu:5.2f} s"
+                f"round {r + 1} {name:36s} {load_s:5.2f} s  ES cpu {cpu:5.2f} s"
                 f"  (to merged {cpu_end:5.2f} s)  index threads {own:5.2f} s  {mb:6.1f} MB"
                 f"  load {os.getloadavg()[0]:.1f}",
                 flush=True,
@@ -512,15 +713,29 @@ def main() -> None:
         )
     if qnames:
         es.indices.forcemerge(index=",".join(PREFIX + q for q in qnames), max_num_segments=1)
-        query_bench(es, qnames, docs, 20)  # warm-up
-        took = query_bench(es, qnames, docs, args.queries, seed=11)
-        print(f"\nprobe-shaped query (match + terms of ~160 bands), {args.queries} queries")
-        for name, t in took.items():
-            q = statistics.quantiles(t, n=20)
+        for reps in (10, 50):
+            query_bench(es, qnames, docs, 20, reps=reps)  # warm-up
+            took, wall, found = query_bench(es, qnames, docs, args.queries, seed=11, reps=reps)
             print(
-                f"{name:28s} mean {statistics.mean(t):6.2f} ms  median {statistics.median(t):5.1f}"
-                f"  p95 {q[18]:5.1f}  total {sum(t)} ms"
+                f"\nprobe-shaped query ({'match on body' if not args.fp_only else 'match_all'}"
+                f" + terms of the band keys of {reps} documents, size 30), {args.queries} queries,"
+                f" load {os.getloadavg()[0]:.1f}"
             )
+            ref = found[qnames[0]]
+            for name in qnames:
+                t, w = took[name], wall[name]
+                same = sum(a == b for a, b in zip(found[name], ref, strict=True))
+                extra = sum(len(a - b) for a, b in zip(found[name], ref, strict=True))
+                lost = sum(len(b - a) for a, b in zip(found[name], ref, strict=True))
+                print(
+                    f"{name:28s} took mean {statistics.mean(t):5.2f} ms"
+                    f" p95 {statistics.quantiles(t, n=20)[18]:4.1f}"
+                    f"  round trip mean {statistics.mean(w):5.2f} ms"
+                    f" median {statistics.median(w):5.2f}"
+                    f"  documents found {sum(len(a) for a in found[name])}"
+                    f" (same set as {qnames[0]} in {same}/{len(ref)} queries,"
+                    f" +{extra} -{lost})"
+                )
         for q in qnames:
             es.indices.delete(index=PREFIX + q)
 
