@@ -35,6 +35,7 @@ from indexer.bulk import BulkConfig, send_lines
 from indexer.checkpoint import Checkpoint, SeqWatermark, held
 from indexer.documents import NO_TEXT_REASON, TextFields, string_fields
 from indexer.fingerprints.compute import enable_arrow, enable_kernel
+from indexer.fingerprints.numbers import warm_kernel as warm_number_kernel
 from indexer.lines import LineBatch
 from indexer.mapping import ensure_index, text_fields_for
 from indexer.prepare import (
@@ -244,6 +245,7 @@ class _Pool:
         )
         ctx: Any = mp.get_context(method)  # a concrete context (typed as the base class)
         enable_kernel()  # loaded (or compiled) once here: forked workers inherit the kernels
+        warm_number_kernel()  # the number sketch's, likewise
         for _ in range(workers):
             mine, theirs = ctx.Pipe()
             proc = ctx.Process(target=_serve, args=(theirs, config), daemon=True)

@@ -65,6 +65,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 from itertools import pairwise
+from types import ModuleType
 
 import numpy as np
 
@@ -413,9 +414,10 @@ def _sketches_of_buf(
     """:func:`sketches_of_bytes` of the texts' bytes joined by ``\\0`` (``ends``: each text's
     end past its separator), by the compiled kernel (:mod:`.numbers_kernel`), which computes
     what :func:`_sketches_of_buf_numpy` (the reference) does."""
-    from indexer.fingerprints import numbers_kernel
-
-    out, docs, lines = numbers_kernel.sketch(buf, ends, sides, _kernel_tables(), _KERNEL_SHAPE)
+    kernel = _kernel()
+    if kernel is None:
+        return _sketches_of_buf_numpy(buf, ends, stamps, sides)
+    out, docs, lines = kernel.sketch(buf, ends, sides, _kernel_tables(), _KERNEL_SHAPE)
     if stamps is not None:
         for d, ln in zip(docs.tolist(), lines.tolist(), strict=True):
             stamps[d].append(ln)
@@ -443,12 +445,23 @@ def _kernel_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarra
     )
 
 
+@lru_cache(maxsize=1)
+def _kernel() -> ModuleType | None:
+    """:mod:`.numbers_kernel`, imported on first use (the proxy, which reads sketches only,
+    never imports numba); None without numba (the numpy path then)."""
+    try:
+        import indexer.fingerprints.numbers_kernel as numbers_kernel
+    except ImportError:
+        return None
+    return numbers_kernel
+
+
 def warm_kernel() -> None:
     """Compile the number sketch's kernel, or load it from numba's cache (call before forking
     workers, so that they inherit it)."""
-    from indexer.fingerprints import numbers_kernel
-
-    numbers_kernel.warm(_kernel_tables(), _KERNEL_SHAPE)
+    kernel = _kernel()
+    if kernel is not None:
+        kernel.warm(_kernel_tables(), _KERNEL_SHAPE)
 
 
 def _sketches_of_buf_numpy(
