@@ -170,17 +170,18 @@ def _sketch_cut(
     out = np.zeros((n, cells), dtype=np.uint32)
     none = np.zeros(0, dtype=np.int64)
     m = len(b)
-    # runs of one class (common non-ASCII punctuation a space), in one pass without branches
-    # at run changes: a byte that starts no run writes to the slot past the end; ``tally``
-    # counts digits (low 32 bits) and underscores (high) before each run's start
-    spare = m + 2
-    bounds = np.empty(m + 3, dtype=np.int64)
-    kind = np.empty(m + 3, dtype=np.uint8)
-    tally = np.empty(m + 3, dtype=np.int64)
+    # runs of one class (common non-ASCII punctuation a space); ``tally`` counts digits (low
+    # 32 bits) and underscores (high) before each run's start
+    bounds = np.empty(m + 2, dtype=np.int64)
+    kind = np.empty(m + 2, dtype=np.uint8)
+    tally = np.empty(m + 2, dtype=np.int64)
+    counts = np.zeros(256, dtype=np.int64)
+    counts[48:58] = 1
+    counts[95] = 1 << 32
     tallied = np.int64(0)
     force = 0  # bytes still to class as space (punctuation)
     prev = 255
-    last_run = np.int64(-1)
+    last_run = -1
     for i in range(m):
         ch = b[i]
         if ch >= 0xC2 and i < m - 1:
@@ -194,14 +195,13 @@ def _sketch_cut(
         if force:
             c = _SPACE
             force -= 1
-        new = np.int64(c != prev)
-        last_run += new
-        slot = spare + (last_run - spare) * new
-        bounds[slot] = i
-        kind[slot] = c
-        tally[slot] = tallied
-        tallied += (np.int64(ch >= 48) & np.int64(ch <= 57)) + (np.int64(ch == 95) << 32)
-        prev = c
+        if c != prev:
+            last_run += 1
+            bounds[last_run] = i
+            kind[last_run] = c
+            tally[last_run] = tallied
+            prev = c
+        tallied += counts[ch]
     n_runs = last_run + 1
     bounds[n_runs] = m
     tally[n_runs] = tallied
