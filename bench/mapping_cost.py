@@ -302,6 +302,7 @@ VARIANTS.update(
         "new-band-int": ({**NEW, "band": {"type": "integer", "doc_values": False}}, to_int),
         "new-band-text": ({**NEW, "band": BAND_TEXT}, to_text),
         "new-band-8": ({**NEW}, first_bands(8)),
+        "new-band-long-dv": ({**NEW, "band": {"type": "long"}}, to_long),
     }
 )
 #: Query values of a variant whose stored transform is not one per key.
@@ -514,14 +515,21 @@ _VOCABULARY = (
 WORDS = _VOCABULARY.split()
 
 
-def copy_index(es: Elasticsearch, source: str, target: str, as_long: bool) -> None:
+#: ``--probe-from``: the layouts of ``band`` the source index is copied into (None: as it is).
+PROBE_LAYOUTS: dict[str, dict[str, Any] | None] = {
+    "kw": None,
+    "long": {"type": "long", "doc_values": False},
+    "long-dv": {"type": "long"},
+}
+
+
+def copy_index(es: Elasticsearch, source: str, target: str, band: dict[str, Any] | None) -> None:
     """``source`` (e.g. the proxy benchmark's ``bench-proxy``) copied (scan + bulk) into
-    ``target`` with its mapping (``band`` as ``long`` points without doc values when
-    ``as_long``), one shard, no replica, forcemerged to one segment."""
+    ``target`` with its mapping (``band`` mapped as ``band`` and its keys sent as
+    :func:`band_long` when given), one shard, no replica, forcemerged to one segment."""
     mappings = es.indices.get_mapping(index=source)[source]["mappings"]
-    if as_long:
-        props = mappings["properties"][FINGERPRINT_FIELD]["properties"]
-        props["band"] = {"type": "long", "doc_values": False}
+    if band is not None:
+        mappings["properties"][FINGERPRINT_FIELD]["properties"]["band"] = band
     es.options(ignore_status=404).indices.delete(index=target)
     es.indices.create(
         index=target,
@@ -534,7 +542,7 @@ def copy_index(es: Elasticsearch, source: str, target: str, as_long: bool) -> No
         for hit in scan(es, index=source, size=2000, preserve_order=False):
             src = hit["_source"]
             fp = src.get(FINGERPRINT_FIELD)
-            if as_long and isinstance(fp, dict) and "band" in fp:
+            if band is not None and isinstance(fp, dict) and "band" in fp:
                 fp["band"] = [band_long(k) for k in fp["band"]]
             yield {"_index": target, "_id": hit["_id"], "_source": src}
 
@@ -549,36 +557,39 @@ def query_ms(es: Elasticsearch, index: str) -> tuple[float, int]:
     return float(st["query_time_in_millis"]), int(st["query_total"])
 
 
-def proxy_probes(
-    es: Elasticsearch, kw: str, long_: str, n: int, seed: int = 3
-) -> tuple[
+Probes = tuple[
     dict[str, list[float]],
     dict[str, list[float]],
     dict[str, list[frozenset[str]]],
     dict[str, float],
-]:
+]
+
+
+def proxy_probes(es: Elasticsearch, layouts: dict[str, bool], n: int, seed: int = 3) -> Probes:
     """The proxy's probe (``collapse.probe.probe_body``: the query as ``must``, the band and
     exact keys of the window's first 10 hits, those hits excluded, ``probe_size`` 30) after a
-    window of a ``match`` on ``body`` (1–2 words of the corpus), on both indices interleaved:
-    ``took``, the round trip, the query phase's mean (ms per search, from the index's search
-    stats: finer than ``took``), and the ids every key matches (untimed, size 10,000)."""
+    window of a ``match`` on ``body`` (1–2 words of the corpus), on every index of ``layouts``
+    (name -> whether its keys are integers) interleaved, each first in turn: ``took``, the
+    round trip, the query phase's mean (ms per search, from the index's search stats: finer
+    than ``took``), and the ids every key matches (untimed, size 10,000)."""
     from collapse.probe import probe_body
 
+    names = list(layouts)
     rnd = random.Random(seed)
     bodies: list[dict[str, dict[str, Any]]] = []
     for _ in range(n):
         words = " ".join(rnd.sample(WORDS, rnd.choice((1, 2))))
         user = {"query": {"match": {"body": words}}}
         source = [f"{FINGERPRINT_FIELD}.band", f"{FINGERPRINT_FIELD}.exact_key"]
-        window = es.search(index=kw, body={**user, "size": 10, "_source": source})
+        window = es.search(index=names[0], body={**user, "size": 10, "_source": source})
         fps = [h["_source"].get(FINGERPRINT_FIELD, {}) for h in window["hits"]["hits"]]
         seen = [h["_id"] for h in window["hits"]["hits"]]
         exact = [str(fp.get("exact_key", "")) for fp in fps]
         one: dict[str, dict[str, Any]] = {}
-        for index in (kw, long_):
+        for index, ints in layouts.items():
             terms = [
                 [
-                    (f"{FINGERPRINT_FIELD}.band", band_long(k) if index == long_ else k)
+                    (f"{FINGERPRINT_FIELD}.band", band_long(k) if ints else k)
                     for k in fp.get("band", [])
                 ]
                 for fp in fps
@@ -587,20 +598,21 @@ def proxy_probes(
             body["_source"] = False
             one[index] = body
         bodies.append(one)
-    took: dict[str, list[float]] = {kw: [], long_: []}
-    wall: dict[str, list[float]] = {kw: [], long_: []}
-    before = {index: query_ms(es, index) for index in (kw, long_)}
+    took: dict[str, list[float]] = {k: [] for k in names}
+    wall: dict[str, list[float]] = {k: [] for k in names}
+    before = {index: query_ms(es, index) for index in names}
     for q, one in enumerate(bodies):
-        for index, body in list(one.items())[:: 1 if q % 2 else -1]:  # each first half the time
+        order = names[q % len(names) :] + names[: q % len(names)]
+        for index in order:
             t0 = time.perf_counter()
-            answer = es.search(index=index, body=body, request_cache=False)
+            answer = es.search(index=index, body=one[index], request_cache=False)
             wall[index].append((time.perf_counter() - t0) * 1000)
             took[index].append(answer["took"])
     phase = {}
-    for index in (kw, long_):
+    for index in names:
         ms, count = query_ms(es, index)
         phase[index] = (ms - before[index][0]) / max(1, count - before[index][1])
-    found: dict[str, list[frozenset[str]]] = {kw: [], long_: []}
+    found: dict[str, list[frozenset[str]]] = {k: [] for k in names}
     for one in bodies:
         for index, body in one.items():
             every = {**body, "size": 10_000, "track_total_hits": True}
@@ -609,38 +621,41 @@ def proxy_probes(
     return took, wall, found, phase
 
 
-def probe_report(es: Elasticsearch, source: str, n: int, rebuild: bool) -> None:
-    """``--probe-from``: the proxy's probe on ``source`` copied with ``band`` keyword and long."""
-    kw, long_ = f"{PREFIX}probe-kw", f"{PREFIX}probe-long"
-    for index, as_long in ((kw, False), (long_, True)):
+def probe_report(es: Elasticsearch, source: str, n: int, rebuild: bool, which: list[str]) -> None:
+    """``--probe-from``: the proxy's probe on ``source`` copied with ``band`` in each layout of
+    ``which`` (:data:`PROBE_LAYOUTS`)."""
+    layouts = {f"{PREFIX}probe-{name}": PROBE_LAYOUTS[name] is not None for name in which}
+    for name in which:
+        index = f"{PREFIX}probe-{name}"
         if rebuild or not es.indices.exists(index=index):
             c0 = proc_cpu(es_pid(es))
-            copy_index(es, source, index, as_long)
+            copy_index(es, source, index, PROBE_LAYOUTS[name])
             print(f"{index}: copied from {source} in {proc_cpu(es_pid(es)) - c0:.1f} ES cpu-s")
-    for index in (kw, long_):
+    for index in layouts:
         st = es.indices.stats(index=index, metric="docs,store")["_all"]["primaries"]
         print(
             f"{index}: {st['docs']['count']} documents, {st['store']['size_in_bytes'] / 1e6:.1f} MB"
         )
-    proxy_probes(es, kw, long_, 30, seed=1)  # warm-up
+    proxy_probes(es, layouts, 30, seed=1)  # warm-up
     for run in range(3):
-        probe_run(es, kw, long_, n, seed=3 + run)
+        probe_run(es, layouts, n, seed=3 + run)
 
 
-def probe_run(es: Elasticsearch, kw: str, long_: str, n: int, seed: int) -> None:
-    """One run of ``n`` probes on both indices, printed."""
-    took, wall, found, phase = proxy_probes(es, kw, long_, n, seed)
+def probe_run(es: Elasticsearch, layouts: dict[str, bool], n: int, seed: int) -> None:
+    """One run of ``n`` probes on every index, printed."""
+    took, wall, found, phase = proxy_probes(es, layouts, n, seed)
     print(f"\nthe proxy's probe after a window of 10, {n} queries, load {os.getloadavg()[0]:.1f}")
-    for index in (kw, long_):
+    ref = found[next(iter(layouts))]
+    for index in layouts:
         t, w = took[index], wall[index]
-        same = sum(a == b for a, b in zip(found[index], found[kw], strict=True))
+        same = sum(a == b for a, b in zip(found[index], ref, strict=True))
         print(
             f"{index:28s} query phase {phase[index]:5.3f} ms"
             f"  took mean {statistics.mean(t):5.2f} ms median {statistics.median(t):4.1f}"
             f" p95 {statistics.quantiles(t, n=20)[18]:4.1f}  round trip mean"
             f" {statistics.mean(w):5.2f} ms median {statistics.median(w):5.2f}"
             f"  documents found {sum(len(a) for a in found[index])}"
-            f" (same set as keyword in {same}/{n} queries)"
+            f" (same set as the first in {same}/{n} queries)"
         )
 
 
@@ -670,13 +685,17 @@ def main() -> None:
         "long, then time the proxy's probe on both (--queries, default 300)",
     )
     ap.add_argument("--rebuild", action="store_true", help="--probe-from: copy again")
+    ap.add_argument(
+        "--probe-layouts", default="kw,long", help=f"--probe-from: of {','.join(PROBE_LAYOUTS)}"
+    )
     ap.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
     args = ap.parse_args()
     PREFIX = args.prefix
     assert mapping_of(VARIANTS["new"][0]) == index_mappings(), "variant new is not init's"
     es = Elasticsearch(args.es_url, request_timeout=300)
     if args.probe_from:
-        probe_report(es, args.probe_from, args.queries or 300, args.rebuild)
+        which = [v for v in args.probe_layouts.split(",") if v]
+        probe_report(es, args.probe_from, args.queries or 300, args.rebuild, which)
         return
     pid = es_pid(es)
     path = CACHE / f"ingest_{args.docs // 1000}k.jsonl"
