@@ -577,8 +577,10 @@ def tokenise_folded(
 
 
 def warm() -> None:
-    """Load (or compile) every kernel, on a text of every kind, leaving no token behind."""
+    """Load (or compile) every kernel, on a text of every kind and with the vocabulary's
+    tables growing, leaving no token behind."""
     global _vocab
-    sample = ["Warm up: ÉTÉ 水字 ก\u0301 x\u0301 http://a.b/c\n2", "", "中"]
+    _vocab = Vocabulary(size=4)
+    sample = ["Warm up: ÉTÉ 水字 ก\u0301 x\u0301 http://a.b/c\n2 twelve_bytes", "", "中"]
     tokenise_folded([fold(t) for t in sample], ("weight",))
     _vocab = Vocabulary()
