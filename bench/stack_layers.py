@@ -94,12 +94,17 @@ def entry_points(app: Any) -> list[tuple[str, ASGI]]:
 
 async def run(es_url: str, requests: int, pass_through: bool) -> dict[str, float]:
     """CPU seconds per entry point over ``requests`` searches (after one pass of warm-up)."""
+    import importlib
+
     import orjson
     from elasticsearch import Elasticsearch
-    from proxy_latency import INDEX, queries
 
     from collapse.app import create_app
     from collapse.settings import Settings
+
+    # Imported after the tree's ``collapse``: proxy_latency puts this checkout first on the path.
+    latency = importlib.import_module("proxy_latency")
+    INDEX, queries = latency.INDEX, latency.queries
 
     qs = queries(Elasticsearch(es_url), 400)
     app = create_app(Settings(es_url=[es_url]))

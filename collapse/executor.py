@@ -19,7 +19,7 @@ from urllib.parse import quote
 from collapse import jsonio
 from collapse.credentials import CREDENTIAL_HEADERS
 from collapse.rounds import Rounds
-from collapse.upstream import Upstream, forwarded_request_headers
+from collapse.upstream import FORWARDED_REQUEST_HEADERS, Upstream
 
 __all__ = [
     "HEADER_PARAMS",
@@ -118,9 +118,17 @@ class Executor:
         self.query = query
         self.batch = batch
         self.rounds = Rounds(self.msearch) if batch else None
-        self.user_headers = forwarded_request_headers(client_headers)
+        # One pass over the client's headers: what goes with the user's own searches (as
+        # ``forwarded_request_headers``, without Content-Length) and with the proxy's.
+        self.user_headers: dict[str, str] = {}
+        internal: dict[str, str] = {}
+        for name, value in client_headers.items():
+            lower = name.lower()
+            if lower in FORWARDED_REQUEST_HEADERS:
+                self.user_headers[name] = value
+            if lower in INTERNAL_HEADERS:
+                internal[name] = value
         self.user_headers.pop("content-length", None)
-        internal = {k: v for k, v in client_headers.items() if k.lower() in INTERNAL_HEADERS}
         self.json_headers = {**internal, "content-type": "application/json"}
         self.ndjson_headers = {
             **internal,

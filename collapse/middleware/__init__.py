@@ -2,8 +2,8 @@
 
 Outermost first, as a request meets them:
 
-    RequestIdMiddleware      request id (X-Request-Id / X-Opaque-Id), one JSON access-log line
-    MetricsMiddleware        request count and latency by route template and status
+    RequestIdMiddleware      request id (X-Request-Id / X-Opaque-Id), one JSON access-log line,
+                             request count and latency by route template and status
     CORSMiddleware           only when ``cors_origins`` is configured (closed by default)
     AccessControlMiddleware  allowlist (403), API key on write endpoints (401/403)
     BodySizeLimitMiddleware  413 above ``max_body_bytes``
@@ -23,7 +23,6 @@ from collapse.middleware.access import AccessControlMiddleware
 from collapse.middleware.body_limit import BodySizeLimitMiddleware
 from collapse.middleware.cors import add_cors
 from collapse.middleware.exposure import ExposureMiddleware
-from collapse.middleware.metrics import MetricsMiddleware
 from collapse.middleware.request_id import RequestIdMiddleware
 from collapse.middleware.search_lane import SearchLaneMiddleware
 from collapse.settings import Settings
@@ -32,7 +31,6 @@ __all__ = [
     "AccessControlMiddleware",
     "BodySizeLimitMiddleware",
     "ExposureMiddleware",
-    "MetricsMiddleware",
     "RequestIdMiddleware",
     "SearchLaneMiddleware",
     "install",
@@ -57,5 +55,4 @@ def install(app: FastAPI, settings: Settings) -> None:
         write_api_key=settings.write_api_key,
     )
     add_cors(app, settings.cors_origins)
-    app.add_middleware(MetricsMiddleware)
     app.add_middleware(RequestIdMiddleware)

@@ -1,16 +1,19 @@
-"""Counts every request and times it, by route template, method and status."""
+"""Every request counted and timed, by route template, method and status.
+
+``record`` is called by ``collapse.middleware.request_id`` when a request's app returns (the
+request id layer is where a request is observed: its id, its access line and these metrics).
+"""
 
 from __future__ import annotations
 
 import functools
-import time
 from typing import Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from collapse.metrics import HTTP_LATENCY, HTTP_REQUESTS
 
-__all__ = ["MetricsMiddleware"]
+__all__ = ["record"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -25,29 +28,10 @@ def _histogram(route: str, method: str) -> Any:
     return HTTP_LATENCY.labels(route=route, method=method)
 
 
-class MetricsMiddleware:
-    """Records ``collapse_http_requests_total`` and ``collapse_http_request_duration_seconds``."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def send_recording(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_recording)
-        finally:
-            route = getattr(scope.get("route"), "path", None) or "unmatched"
-            method = scope["method"]
-            _counter(route, method, str(status)).inc()
-            _histogram(route, method).observe(time.perf_counter() - started)
+def record(scope: Scope, status: int, seconds: float) -> None:
+    """Count a request of ``scope`` answered with ``status`` and time it (``seconds``):
+    ``collapse_http_requests_total`` and ``collapse_http_request_duration_seconds``."""
+    route = getattr(scope.get("route"), "path", None) or "unmatched"
+    method = scope["method"]
+    _counter(route, method, str(status)).inc()
+    _histogram(route, method).observe(seconds)

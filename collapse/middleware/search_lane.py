@@ -23,7 +23,7 @@ import re
 from types import SimpleNamespace
 from urllib.parse import parse_qsl
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -53,6 +53,32 @@ _ANSWERED = frozenset(name.encode("latin-1") for name in FORWARDED_RESPONSE_HEAD
 
 def _forwarded(query: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(k, v) for k, v in query if k != "collapse" and not k.startswith("collapse_")]
+
+
+class _Read(Request):
+    """A request whose body the lane has read (what ``Request.body`` gives, without its
+    stream generator)."""
+
+    def __init__(self, scope: Scope, receive: Receive, body: bytes) -> None:
+        super().__init__(scope, receive)
+        self._read = body
+
+    async def body(self) -> bytes:
+        return self._read
+
+
+async def _body(receive: Receive) -> bytes:
+    """The request's body, read as ``Request.body`` reads it (``ClientDisconnect`` when the
+    client goes away first)."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.request":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        elif message["type"] == "http.disconnect":
+            raise ClientDisconnect()
 
 
 class SearchLaneMiddleware:
@@ -90,7 +116,7 @@ class SearchLaneMiddleware:
         handler = collapsed_search if endpoint == "_search" else collapsed_msearch
         response: Response
         try:
-            response = await handler(Request(scope, receive), index)
+            response = await handler(_Read(scope, receive, await _body(receive)), index)
         except ProxyError as exc:  # as the app's handler answers it
             response = exc.response()
         # Anything else goes on up, as from the app: the body limit's own signal to the body

@@ -16,7 +16,11 @@ from collapse.params import CONTROL_NAMES, CollapseParams, collapse_disabled
 from collapse.routes.passthrough import elasticsearch_params, forward
 from collapse.search import Outcome, SearchRequest, collapse_all, parse, render
 from collapse.settings import Settings
-from collapse.upstream import Upstream, forwarded_response_headers
+from collapse.upstream import (
+    FORWARDED_RESPONSE_HEADERS,
+    Upstream,
+    forwarded_response_headers,
+)
 
 __all__ = [
     "collapsed_msearch",
@@ -48,20 +52,49 @@ def _controls(request: Request) -> CollapseParams | None:
     return ctl if ctl.enabled else None
 
 
+class _Answer(Response):
+    """A collapsed answer: ``Response(content=body, status_code=status, headers=...)`` with its
+    raw headers made by :func:`_answer` (the same bytes, without ``Response``'s passes)."""
+
+    def __init__(self, body: bytes, status: int, raw_headers: list[tuple[bytes, bytes]]) -> None:
+        self.status_code = status
+        self.background = None
+        self.body = body
+        self.raw_headers = raw_headers
+
+
 def _answer(
     status: int, body: dict[str, Any], upstream_headers: Any, filter_path: FilterPath | None = None
 ) -> Response:
+    """The answer to the client: ``body`` as JSON, Elasticsearch's headers that the client
+    sees, ``X-Elastic-Product`` and ``content-type`` when Elasticsearch sent none, and its
+    ``content-length`` (the raw headers ``Response(headers=...)`` would make)."""
     if filter_path is not None:
         body = filter_path.apply(body)
-    headers = forwarded_response_headers(upstream_headers)
-    headers.pop("content-length", None)
-    headers.pop("Content-Length", None)
-    names = {k.lower() for k in headers}
-    if "x-elastic-product" not in names:
-        headers["X-Elastic-Product"] = "Elasticsearch"
-    if "content-type" not in names:
-        headers["content-type"] = "application/json"
-    return Response(content=jsonio.dumps(body), status_code=status, headers=headers)
+    content = jsonio.dumps(body)
+    raw: list[tuple[bytes, bytes]] = []
+    product = typed = sized = False
+    for name, value in upstream_headers.items():
+        lower = name.lower()
+        if lower not in FORWARDED_RESPONSE_HEADERS or name in _LENGTH_NAMES:
+            continue
+        product = product or lower == "x-elastic-product"
+        typed = typed or lower == "content-type"
+        sized = sized or lower == "content-length"
+        raw.append((lower.encode("latin-1"), value.encode("latin-1")))
+    if not product:
+        raw.append(_PRODUCT)
+    if not typed:
+        raw.append(_JSON)
+    if not sized and not (status < 200 or status in (204, 304)):
+        raw.append((b"content-length", str(len(content)).encode("latin-1")))
+    return _Answer(content, status, raw)
+
+
+#: The spellings of Content-Length dropped from Elasticsearch's headers (the body is ours).
+_LENGTH_NAMES = frozenset({"content-length", "Content-Length"})
+_PRODUCT = (b"x-elastic-product", b"Elasticsearch")
+_JSON = (b"content-type", b"application/json")
 
 
 async def collapsed_search(request: Request, index: str | None) -> Response:
