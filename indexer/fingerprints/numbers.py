@@ -57,6 +57,10 @@ docs/fingerprints.md, "Numbers"); nor one changed together with both its context
 that both documents share, with another number in it (one template's page counter on two
 copies), conflicts. Order of the documents never matters. A document without numbers has an
 all-zero sketch.
+
+A batch's bytes are sketched by a compiled kernel (:mod:`indexer.fingerprints.numbers_kernel`,
+numba); the numpy path here (:func:`_sketches_of_buf_numpy`) is the readable reference it is
+tested against, and runs where numba is missing.
 """
 
 from __future__ import annotations
