@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.telemetry import TelemetryConfig
 
 from collapse import logging as json_logging
 from collapse import middleware
@@ -66,6 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await app.state.upstream.aclose()
 
     app = FastAPI(
+        telemetry=_telemetry(),
         title="neardup collapse",
         summary="Elasticsearch-compatible search folding near-duplicates behind their best copy.",
         version=__version__,
@@ -104,6 +106,27 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(admin.router)  # a catch-all: keep it the last router
     app.openapi = lambda: _openapi_schema(app)  # type: ignore[method-assign]
     return app
+
+
+#: FastAPI's own OpenTelemetry switched off (its spans, metrics and logs).
+_NO_TELEMETRY: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
+
+
+def _telemetry() -> TelemetryConfig | None:
+    """FastAPI's own OpenTelemetry as FastAPI sets it (None) when a tracer, meter or logger
+    provider is configured when the app is made; off when none is: FastAPI then asks
+    OpenTelemetry for the three providers on every request to find it has nothing to do."""
+    try:
+        from fastapi.telemetry._api import _unconfigured
+        from opentelemetry import _logs, metrics, trace
+    except ImportError:  # another FastAPI or OpenTelemetry: FastAPI's default
+        return None
+    providers = (
+        trace.get_tracer_provider(),
+        metrics.get_meter_provider(),
+        _logs.get_logger_provider(),
+    )
+    return _NO_TELEMETRY if all(_unconfigured(p) for p in providers) else None
 
 
 def _openapi_schema(app: FastAPI) -> dict[str, Any]:

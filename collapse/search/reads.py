@@ -11,6 +11,7 @@ round, the probe at once).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,13 @@ __all__ = ["Reading", "Send", "prepare", "take"]
 Send = Callable[[list[SubSearch]], Awaitable[list[SubResult]]]
 #: The doc-value form of a search's body (``slim.refill_body``, ``probe_body``, ``total_body``).
 SlimForm = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@functools.lru_cache(maxsize=16)
+def _counted(label: str, read: str) -> Any:
+    """The ``collapse_hit_reads_total`` counter of one label set (a label lookup takes a lock
+    and a hash)."""
+    return metrics.HIT_READS.labels(label, read)
 
 
 @dataclass(frozen=True)
@@ -60,17 +68,17 @@ def take(
     if not results:
         return True
     if not reading.doc_values:
-        metrics.HIT_READS.labels(label, "full").inc()
+        _counted(label, "full").inc()
         return True
     read = [
         slim.hits_of(r.body, identified) if r.ok and r.body is not None else None for r in results
     ]
     if any(hits is None for hits in read):
-        metrics.HIT_READS.labels(label, "refused").inc()
+        _counted(label, "refused").inc()
         slim.refuse(req.index)
         return False
     for result, hits in zip(results, read, strict=True):
         assert result.body is not None and hits is not None
         result.body.setdefault("hits", {})["hits"] = hits
-    metrics.HIT_READS.labels(label, "doc_values").inc()
+    _counted(label, "doc_values").inc()
     return True
