@@ -76,9 +76,11 @@ class Tokens(NamedTuple):
 def tokenise(texts: Sequence[str], names: Sequence[str], lines: bool = True) -> Tokens:
     """Tokenise texts in one go (per hash name; ``features.WEIGHT``: content weights).
 
-    One ``split`` and one ``join`` for the batch instead of one of each per text. Without
-    ``lines`` the tokens' line numbers are not found (``line_no`` is empty): the same tokens,
-    hashes and keys, for callers that do not look at lines.
+    One ``split`` and one ``join`` for the batch instead of one of each per text (the
+    definition; :func:`enable_arrow` and :func:`enable_kernel` put faster paths with the same
+    output in its place). Without ``lines`` the tokens' line numbers are not returned
+    (``line_no`` is empty): the same tokens, hashes and keys, for callers that do not look at
+    lines.
     """
     if not texts:
         empty = np.zeros(0, dtype=np.uint64)
