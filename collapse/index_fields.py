@@ -58,7 +58,15 @@ class IndexFields:
             entries = await self._meta(index or "_all", headers)
         except ProxyError:
             return frozenset(PROBES)
-        return frozenset(probe_in({META_KEY: e}) for e in entries) or frozenset(PROBES[:1])
+        return _schemes(entries)
+
+    def cached_probes(self, index: str | None) -> frozenset[str] | None:
+        """What :meth:`probes` answers while its read is cached and fresh (no round trip, no
+        task to schedule), else None."""
+        entry = self._entries.get(index or "_all")
+        if entry is None or entry[0] < time.monotonic():
+            return None
+        return _schemes(entry[1])
 
     async def _meta(self, name: str, headers: Mapping[str, str] | None) -> _Entries:
         now = time.monotonic()
@@ -96,6 +104,10 @@ class IndexFields:
             entry = concrete.get("mappings", {}).get("_meta", {}).get(META_KEY, {})
             out.append(entry if isinstance(entry, dict) else {})
         return out
+
+
+def _schemes(entries: _Entries) -> frozenset[str]:
+    return frozenset(probe_in({META_KEY: e}) for e in entries) or frozenset(PROBES[:1])
 
 
 def _fields(index: str, entries: _Entries) -> TextFields:

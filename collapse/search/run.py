@@ -44,10 +44,14 @@ async def collapse_all(
     index expression are read once."""
     budget = Budget(budget_ms)
     credentials = client_credentials(executor.json_headers)
-    reading = {
-        index: asyncio.ensure_future(index_fields.probes(index, credentials))
-        for index in dict.fromkeys(r.index for r in reqs)
-    }
+    reading: dict[str | None, asyncio.Future[frozenset[str]]] = {}
+    for index in dict.fromkeys(r.index for r in reqs):
+        known = index_fields.cached_probes(index)
+        if known is None:
+            reading[index] = asyncio.ensure_future(index_fields.probes(index, credentials))
+        else:  # as a future already done: no task to schedule and run
+            reading[index] = asyncio.get_running_loop().create_future()
+            reading[index].set_result(known)
     try:
         return await executor.together(
             [collapsed(r, executor, budget, reading[r.index]) for r in reqs]
