@@ -126,6 +126,7 @@ def _init_worker(config: PrepareConfig, models: Mapping[str, HostModel]) -> None
     _held.clear()
     enable_arrow()  # batch tokenisation in pyarrow's kernels (same tokens, faster)
     enable_kernel()  # or compiled ones (loaded already when forked from the main process)
+    warm_number_kernel()  # the number sketch's, likewise
 
 
 def _use_models(ref: str | None) -> None:

@@ -33,6 +33,11 @@ TEXT = st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SEPARATORS)),
 TEXTS = st.lists(st.one_of(TEXT, st.text(max_size=60)), min_size=1, max_size=9)
 
 
+def test_the_kernel_is_what_these_tests_compare() -> None:
+    assert numbers.warm_kernel()
+    assert numbers._kernel() is not None
+
+
 def _both(
     words: Sequence[bytes], sides: np.ndarray | None
 ) -> tuple[tuple[list[list[int]], list[list[int]]], tuple[list[list[int]], list[list[int]]]]:
@@ -41,6 +46,7 @@ def _both(
     buf = b"\0".join(words)
     got: list[list[int]] = [[] for _ in words]
     want: list[list[int]] = [[] for _ in words]
+    numbers.warm_kernel()  # the kernel, not the numpy path, answers _sketches_of_buf
     kernel = numbers._sketches_of_buf(buf, ends.copy(), got, sides)
     reference = numbers._sketches_of_buf_numpy(buf, ends.copy(), want, sides)
     return (kernel.tolist(), got), (reference.tolist(), want)
@@ -70,6 +76,7 @@ def test_kernel_equals_the_reference_on_any_bytes(words: list[bytes]) -> None:
 @given(TEXTS)
 def test_number_sketches_and_stamps_through_either_path(docs: list[str]) -> None:
     units = np.array([len(t.split()) for t in docs], dtype=np.int64)
+    numbers.warm_kernel()
     got = number_sketches(docs, units=units), numbers.frame_stamp_lines(docs)
     kernel = numbers._sketches_of_buf
     numbers._sketches_of_buf = numbers._sketches_of_buf_numpy  # type: ignore[assignment]

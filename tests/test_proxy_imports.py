@@ -96,3 +96,16 @@ def test_no_import_cycles() -> None:
         if name not in state:
             visit(name)
     assert cycles == []
+
+
+def test_fingerprinting_outside_ingest_loads_no_numba() -> None:
+    """The proxy's writes, ``lookup`` and ``fingerprint`` take the numpy paths (same output):
+    only ``ingest`` loads the compiled kernels, before it forks its workers."""
+    code = (
+        "import sys\n"
+        "from indexer.fingerprints.compute import fingerprint_batch\n"
+        "fingerprint_batch(['Release 2.1 of 2026-01-03 fixes 12 bugs in the parser. ' * 5])\n"
+        "print('numba' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -449,10 +449,17 @@ def _kernel_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarra
     )
 
 
-@lru_cache(maxsize=1)
+_use_kernel = False
+
+
 def _kernel() -> ModuleType | None:
-    """:mod:`.numbers_kernel`, imported on first use (the proxy, which reads sketches only,
-    never imports numba); None without numba (the numpy path then)."""
+    """:mod:`.numbers_kernel` once :func:`warm_kernel` has loaded it, else None (the numpy
+    path: the proxy's writes, ``lookup`` and ``fingerprint`` never load numba)."""
+    return _load_kernel() if _use_kernel else None
+
+
+@lru_cache(maxsize=1)
+def _load_kernel() -> ModuleType | None:
     try:
         import indexer.fingerprints.numbers_kernel as numbers_kernel
     except ImportError:
@@ -460,12 +467,16 @@ def _kernel() -> ModuleType | None:
     return numbers_kernel
 
 
-def warm_kernel() -> None:
-    """Compile the number sketch's kernel, or load it from numba's cache (call before forking
-    workers, so that they inherit it)."""
-    kernel = _kernel()
-    if kernel is not None:
-        kernel.warm(_kernel_tables(), _KERNEL_SHAPE)
+def warm_kernel() -> bool:
+    """Use the number sketch's compiled kernel from now on in this process (and the workers it
+    forks): compiled, or loaded from numba's cache, here. False without numba."""
+    global _use_kernel
+    kernel = _load_kernel()
+    if kernel is None:
+        return False
+    kernel.warm(_kernel_tables(), _KERNEL_SHAPE)
+    _use_kernel = True
+    return True
 
 
 def _sketches_of_buf_numpy(
