@@ -39,10 +39,10 @@ __all__ = [
     "SAMPLE",
     "WEIGHT",
     "Segments",
+    "TokenTables",
     "content_units",
     "distinct_token_ids",
     "fmix64",
-    "per_token_values",
     "separated_token_hashes",
     "shingle_hashes",
     "token_hash",
@@ -112,10 +112,33 @@ def _per_token(name: str, tokens: list[bytes]) -> np.ndarray:
     return np.fromiter(map(_PER_TOKEN[name], tokens), dtype=np.uint64, count=len(tokens))
 
 
-def per_token_values(name: str, tokens: list[bytes]) -> np.ndarray:
-    """Per token its value in the table ``name`` (a token hash, :data:`WEIGHT`,
-    :data:`SAMPLE` or :data:`DIGITS`) as uint64: what a vocabulary stores for new tokens."""
-    return _per_token(name, tokens)
+class TokenTables:
+    """A vocabulary's per-token tables: for each table ``name`` (a token hash, :data:`WEIGHT`,
+    :data:`SAMPLE` or :data:`DIGITS`), the uint64 value of every id known so far.
+
+    Kept in buffers grown by doubling, so new tokens cost their values only (not a copy of
+    the whole table per batch).
+    """
+
+    def __init__(self) -> None:
+        self._have: dict[str, np.ndarray] = {}
+        self._done: dict[str, int] = {}  # per name: ids whose values are known
+
+    def values(self, name: str, n: int, tokens: Callable[[int, int], list[bytes]]) -> np.ndarray:
+        """Values of ``name`` for ids ``0..n-1``; ``tokens(a, b)``: the tokens of ids
+        ``a..b-1``, asked for the ids not computed yet."""
+        have = self._have.get(name)
+        done = self._done.get(name, 0)
+        if have is not None and done == n:
+            return have[:n]
+        if have is None or len(have) < n:
+            grown = np.empty(max(n, 2 * done, 1024), dtype=np.uint64)
+            if have is not None:
+                grown[:done] = have[:done]
+            have = self._have[name] = grown
+        have[done:n] = _per_token(name, tokens(done, n))
+        self._done[name] = n
+        return have[:n]
 
 
 _DIGEST = operator.methodcaller("digest")
@@ -179,8 +202,7 @@ class _Vocabulary(dict[bytes, int]):
     def __init__(self) -> None:
         super().__init__()
         self.tokens: list[bytes] = []
-        self.tables: dict[str, np.ndarray] = {}
-        self.done: dict[str, int] = {}  # per hash name: ids hashed so far
+        self.tables = TokenTables()
 
     def __missing__(self, key: bytes) -> int:
         i = len(self.tokens)
@@ -198,24 +220,8 @@ class _Vocabulary(dict[bytes, int]):
 
     def table(self, name: str) -> np.ndarray:
         """Token hashes (or weights: :data:`WEIGHT`) for every known id (computes the ones
-        not yet known).
-
-        Kept in a buffer grown by doubling, so new tokens cost their hashes only (not a copy
-        of the whole table per batch).
-        """
-        n = len(self.tokens)
-        have = self.tables.get(name)
-        done = self.done.get(name, 0)
-        if have is not None and done == n:
-            return have[:n]
-        if have is None or len(have) < n:
-            grown = np.empty(max(n, 2 * done, 1024), dtype=np.uint64)
-            if have is not None:
-                grown[:done] = have[:done]
-            have = self.tables[name] = grown
-        have[done:n] = _per_token(name, self.tokens[done:n])
-        self.done[name] = n
-        return have[:n]
+        not yet known)."""
+        return self.tables.values(name, len(self.tokens), lambda a, b: self.tokens[a:b])
 
 
 _vocab = _Vocabulary()
