@@ -26,7 +26,7 @@ from itertools import pairwise
 import numba
 import numpy as np
 
-from indexer.fingerprints.features import per_token_values
+from indexer.fingerprints.features import TokenTables
 from indexer.text import ascii_word_bytes, fold, kind_table, learn_kinds, with_url_tokens
 
 __all__ = ["Batch", "Vocabulary", "scan", "tokenise_folded", "warm"]
@@ -44,6 +44,33 @@ def _emit_word_end(out: np.ndarray, off: np.ndarray, at: int, ntok: int) -> tupl
     ntok += 1
     off[ntok] = at
     return at, ntok
+
+
+@numba.njit(cache=True, nogil=True)
+def _copy(out: np.ndarray, at: int, data: np.ndarray, a: int, b: int) -> int:
+    """``data[a:b]`` written to ``out`` from ``at``; returns the position after it."""
+    for q in range(a, b):
+        out[at] = data[q]
+        at += 1
+    return at
+
+
+@numba.njit(cache=True, nogil=True)
+def _emit_token(
+    out: np.ndarray,
+    off: np.ndarray,
+    line_no: np.ndarray,
+    at: int,
+    ntok: int,
+    line: int,
+    data: np.ndarray,
+    a: int,
+    b: int,
+) -> tuple[int, int]:
+    """A whole token of ``data[a:b]`` on ``line`` (a dense run's unigram or the end of a
+    bigram): its line, its bytes and its end."""
+    line_no[ntok] = line
+    return _emit_word_end(out, off, _copy(out, at, data, a, b), ntok)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -182,21 +209,15 @@ def scan(
                         at, ntok = _emit_word_end(out, off, at, ntok)
                         in_word = False
                     if dense_n == 1:  # a run of one character: its unigram
-                        line_no[ntok] = line
-                        for q in range(prev_a, prev_b):
-                            out[at] = data[q]
-                            at += 1
-                        at, ntok = _emit_word_end(out, off, at, ntok)
+                        at, ntok = _emit_token(
+                            out, off, line_no, at, ntok, line, data, prev_a, prev_b
+                        )
                     dense_n = 0
                     line += 1
                     i += 1
                     continue
                 if dense_n == 1:
-                    line_no[ntok] = line
-                    for q in range(prev_a, prev_b):
-                        out[at] = data[q]
-                        at += 1
-                    at, ntok = _emit_word_end(out, off, at, ntok)
+                    at, ntok = _emit_token(out, off, line_no, at, ntok, line, data, prev_a, prev_b)
                 dense_n = 0
                 if not in_word:
                     in_word = True
@@ -240,14 +261,8 @@ def scan(
                     at, ntok = _emit_word_end(out, off, at, ntok)
                     in_word = False
                 if dense_n:  # the bigram of the previous character and this one
-                    line_no[ntok] = line
-                    for q in range(prev_a, prev_b):
-                        out[at] = data[q]
-                        at += 1
-                    for q in range(i, i + n):
-                        out[at] = data[q]
-                        at += 1
-                    at, ntok = _emit_word_end(out, off, at, ntok)
+                    at = _copy(out, at, data, prev_a, prev_b)
+                    at, ntok = _emit_token(out, off, line_no, at, ntok, line, data, i, i + n)
                 dense_n += 1
                 prev_a = i
                 prev_b = i + n
@@ -255,27 +270,17 @@ def scan(
                 continue
             # a word character or a mark outside the dense scripts
             if dense_n == 1:
-                line_no[ntok] = line
-                for q in range(prev_a, prev_b):
-                    out[at] = data[q]
-                    at += 1
-                at, ntok = _emit_word_end(out, off, at, ntok)
+                at, ntok = _emit_token(out, off, line_no, at, ntok, line, data, prev_a, prev_b)
             dense_n = 0
             if not in_word:
                 in_word = True
                 line_no[ntok] = line
-            for q in range(i, i + n):
-                out[at] = data[q]
-                at += 1
+            at = _copy(out, at, data, i, i + n)
             i += n
         if in_word:
             at, ntok = _emit_word_end(out, off, at, ntok)
         if dense_n == 1:
-            line_no[ntok] = line
-            for q in range(prev_a, prev_b):
-                out[at] = data[q]
-                at += 1
-            at, ntok = _emit_word_end(out, off, at, ntok)
+            at, ntok = _emit_token(out, off, line_no, at, ntok, line, data, prev_a, prev_b)
         counts[t] = ntok - first
         start = end
     return ntok, nunknown
@@ -434,7 +439,7 @@ def _grown(a: np.ndarray, size: int) -> np.ndarray:
 
 class Vocabulary:
     """Process-local memo: token bytes -> id (a hash table in arrays), and per name the
-    values of :func:`~indexer.fingerprints.features.per_token_values` by id.
+    values (:class:`~indexer.fingerprints.features.TokenTables`) by id.
 
     Pure cache: results never depend on its contents.
     """
@@ -447,8 +452,7 @@ class Vocabulary:
         self.starts = np.zeros(size // 2 + 1, dtype=np.int64)
         self.arena = np.empty(4 * size, dtype=np.uint8)
         self.state = np.zeros(2, dtype=np.int64)  # ids, arena bytes used
-        self.tables: dict[str, np.ndarray] = {}
-        self.done: dict[str, int] = {}  # per name: ids whose values are known
+        self.tables = TokenTables()
 
     def __len__(self) -> int:
         return int(self.state[0])
@@ -493,19 +497,7 @@ class Vocabulary:
 
     def table(self, name: str) -> np.ndarray:
         """Values of ``name`` for every known id (the new ones computed now)."""
-        n = len(self)
-        have = self.tables.get(name)
-        done = self.done.get(name, 0)
-        if have is not None and done == n:
-            return have[:n]
-        if have is None or len(have) < n:
-            grown = np.empty(max(n, 2 * done, 1024), dtype=np.uint64)
-            if have is not None:
-                grown[:done] = have[:done]
-            have = self.tables[name] = grown
-        have[done:n] = per_token_values(name, self.tokens(done, n))
-        self.done[name] = n
-        return have[:n]
+        return self.tables.values(name, len(self), self.tokens)
 
 
 _vocab = Vocabulary()
