@@ -51,6 +51,7 @@ from elasticsearch import Elasticsearch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from corpus import CACHE
+from load import WORDS  # the words of load.py's corpus (its queries are pairs of them)
 
 from indexer.bulk import send
 from indexer.fingerprints import FingerprintParams, unpack_many
@@ -502,17 +503,6 @@ def query_bench(
             hits = es.search(index=PREFIX + name, body=every)["hits"]["hits"]
             found[name].append(frozenset(h["_id"] for h in hits))
     return took, wall, found
-
-
-#: Words of ``bench/load.py``'s corpus (its queries are pairs of them).
-_VOCABULARY = (
-    "market council river energy station report policy minister company shares storm coast "
-    "village school hospital budget election court judge police officer museum festival "
-    "bridge railway airport harbour factory worker union strike price growth farmer harvest "
-    "drought flood rescue team season match player coach league stadium record science "
-    "research study university climate ocean forest mountain valley desert island city"
-)
-WORDS = _VOCABULARY.split()
 
 
 #: ``--probe-from``: the layouts of ``band`` the source index is copied into (None: as it is).
