@@ -18,8 +18,13 @@ def test_collapsing_path_does_not_import_the_ingestion_side() -> None:
         "               or m in ('indexer.mapping', 'indexer.ingest', 'indexer.bulk'))\n"
         "print(','.join(heavy))\n"
     )
+    assert _printed(code) == ""
+
+
+def _printed(code: str) -> str:
+    """What ``code`` prints, run in a fresh interpreter (nothing imported yet)."""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+    return out.stdout.strip()
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,5 +112,4 @@ def test_fingerprinting_outside_ingest_loads_no_numba() -> None:
         "fingerprint_batch(['Release 2.1 of 2026-01-03 fixes 12 bugs in the parser. ' * 5])\n"
         "print('numba' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert _printed(code) == "False"
