@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -75,6 +77,7 @@ SLIM_KEY = "_collapse_fp"
 DEFAULT_VERSION = FingerprintParams().version
 
 Hit = dict[str, Any]
+_slim_value = itemgetter(SLIM_KEY)
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,58 @@ def key_code(key: object) -> int:
         return -1
 
 
+def _read_alike(hits: list[Hit]) -> tuple[list[Any], list[Any] | None] | None:
+    """The packed values of hits all read alike, with their versions (None: all read from doc
+    values, which carry no version), in a few passes of C; None when they are mixed, empty or
+    one lacks a ``collapse_fp`` object (:func:`decode` then looks at each hit)."""
+    if not hits:
+        return None
+    try:
+        return list(map(_slim_value, hits)), None
+    except KeyError:
+        pass
+    try:
+        fps = [h["_source"][FINGERPRINT_FIELD] for h in hits]
+        # dict.get refuses anything but a dict (TypeError), as fp_of does
+        return list(map(dict.get, fps, repeat("packed"))), list(
+            map(dict.get, fps, repeat("version"))
+        )
+    except (KeyError, TypeError):
+        return None
+
+
+def _values_of(hits: list[Hit], version: str | None) -> tuple[list[Any], str | None]:
+    """The packed value to decode for each hit (None: not of the version decoded) and that
+    version (see :func:`decode`)."""
+    alike = _read_alike(hits)
+    if alike is not None:
+        values, versions = alike
+        if versions is None:
+            return values, DEFAULT_VERSION if version is None else version
+        if version is None:
+            version = Counter(versions).most_common(1)[0][0]
+        if versions.count(version) != len(versions):
+            values = [
+                v if got == version else None for v, got in zip(values, versions, strict=True)
+            ]
+        return values, version
+    fps = [None if SLIM_KEY in h else fp_of(h) for h in hits]
+    if version is None:
+        counts = Counter(fp.get("version") for fp in fps if fp is not None)
+        version = counts.most_common(1)[0][0] if counts else None
+        if version is None and any(SLIM_KEY in h for h in hits):
+            version = DEFAULT_VERSION
+    values = [
+        hit[SLIM_KEY]
+        if fp is None and SLIM_KEY in hit
+        else fp.get("packed")
+        if fp is not None and fp.get("version") == version
+        else None
+        for hit, fp in zip(hits, fps, strict=True)
+    ]
+    return values, version
+
+
 def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Decoded:
     """Decode the fingerprints of hits (in their order); ``version`` forces one version.
 
@@ -121,12 +176,7 @@ def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Deco
     decoded in one call. Without ``version``, the most common one among the full hits is
     decoded (:data:`DEFAULT_VERSION` when all were read from doc values)."""
     n = len(hits)
-    fps = [None if SLIM_KEY in h else fp_of(h) for h in hits]
-    if version is None:
-        counts = Counter(fp.get("version") for fp in fps if fp is not None)
-        version = counts.most_common(1)[0][0] if counts else None
-        if version is None and any(SLIM_KEY in h for h in hits):
-            version = DEFAULT_VERSION
+    values, version = _values_of(hits, version)
     params = _params(str(version), min_tokens) if version else None
     if params is None:
         empty = Prints(
@@ -138,14 +188,6 @@ def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Deco
             np.zeros((n, CELLS), np.uint32),
         )
         return Decoded(empty, None)
-    values = [
-        hit[SLIM_KEY]
-        if fp is None and SLIM_KEY in hit
-        else fp.get("packed")
-        if fp is not None and fp.get("version") == version
-        else None
-        for hit, fp in zip(hits, fps, strict=True)
-    ]
     got = unpack_many(values, params)
     prints = Prints(
         got.simhash, got.minhash, got.key_codes(), got.token_count, got.present, got.numbers
