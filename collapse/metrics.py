@@ -42,6 +42,7 @@ in-process registry is used.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 
@@ -178,6 +179,7 @@ def degraded_reason_label(reason: str) -> str:
     return "".join(c for c in word if c.isalnum() or c == "_")[:40] or "unknown"
 
 
+@functools.lru_cache(maxsize=1024)
 def endpoint_of(path: str) -> str:
     """The Elasticsearch endpoint label of a path: its last ``_name`` segment, or ``document``."""
     for segment in reversed(path.split("?", 1)[0].strip("/").split("/")):

@@ -46,7 +46,14 @@ import httpx
 
 from collapse.credentials import CREDENTIAL_HEADERS, node_authorization
 from collapse.errors import BadRequest, UpstreamTimeout, UpstreamUnavailable
-from collapse.http11 import Http11Transport, Origin, Timeouts, request_head, response_of
+from collapse.http11 import (
+    Answer,
+    Http11Transport,
+    Origin,
+    Timeouts,
+    request_head,
+    response_of,
+)
 from collapse.logging import current_request_id
 from collapse.metrics import UPSTREAM_LATENCY, UPSTREAM_REQUESTS, UPSTREAM_RETRIES, endpoint_of
 from collapse.settings import Settings
@@ -76,6 +83,7 @@ READ_ONLY_POST_ENDPOINTS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=1024)
 def is_idempotent_read(method: str, path: str) -> bool:
     """True when sending the request twice cannot change anything in Elasticsearch (a scroll's
     next page can: the first request may have moved the scroll on)."""
@@ -224,11 +232,11 @@ class Upstream:
         params: Mapping[str, str] | list[tuple[str, str]] | None,
         content: bytes | None,
         headers: dict[str, str],
-    ) -> httpx.Response:
+    ) -> Answer:
         """One request to ``node``; ``headers`` already merged with the client's (lower-case
         names, :meth:`_headers`). Laid out as bytes here and sent on the transport's pool; what
         ``httpx.Request`` and ``client.send`` would do for it (URL, ``Host``, length) is done
-        here once."""
+        here once. The answer as the node sent it (encoded, if it came so)."""
         route = self._route(self._node_base[node] + path)
         target = route.target
         if params:
@@ -246,7 +254,7 @@ class Upstream:
         answer = await self._transport.exchange(
             route.origin, head, content, self._timeouts, method == "HEAD"
         )
-        return response_of(answer)
+        return answer
 
     def _headers(self, headers: Mapping[str, str] | None) -> dict[str, str]:
         """The client's headers updated with ``headers``, names in lower case."""
@@ -267,7 +275,7 @@ class Upstream:
                 asked[name] = headers[name]
         for node in self.nodes:
             try:
-                answer = await self._send(node, "GET", "/", None, None, asked)
+                answer = response_of(await self._send(node, "GET", "/", None, None, asked))
             except httpx.HTTPError:
                 continue
             if answer.status_code in (401, 403):
@@ -296,6 +304,26 @@ class Upstream:
         if self.engine == OPENSEARCH:
             return await self._opensearch(method, path, params, content, headers)
         return await self._request(method, path, params=params, content=content, headers=headers)
+
+    async def exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | list[tuple[str, str]] | None = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Answer:
+        """:meth:`request`'s answer as status, header pairs and body, without making an
+        ``httpx.Response`` of it: what a pass-through sends back as it came (the same retries,
+        errors and metrics; the same headers and body, decoded when it came encoded)."""
+        if not self._engine_known:
+            await self.detect_engine(headers)
+        if self.engine == OPENSEARCH:
+            answer = await self._opensearch(method, path, params, content, headers)
+            reason = answer.extensions.get("reason_phrase", b"")
+            return Answer(answer.status_code, reason, answer.headers.raw, answer.content)
+        return _plain(await self._exchange(method, path, params, content, headers))
 
     async def _opensearch(
         self,
@@ -372,6 +400,16 @@ class Upstream:
         content: bytes | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
+        return response_of(await self._exchange(method, path, params, content, headers))
+
+    async def _exchange(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | list[tuple[str, str]] | None,
+        content: bytes | None,
+        headers: Mapping[str, str] | None,
+    ) -> Answer:
         merged = self._headers(headers)
         request_id = current_request_id()
         if request_id:
@@ -413,7 +451,7 @@ class Upstream:
                         continue
                     break
                 _latency(endpoint).observe(time.perf_counter() - began)
-                _answered(endpoint, str(answer.status_code)).inc()
+                _answered(endpoint, str(answer.status)).inc()
                 return answer
             else:
                 continue
@@ -423,6 +461,14 @@ class Upstream:
         raise UpstreamUnavailable(
             f"Elasticsearch is unreachable ({nodes}): {type(last_error).__name__}: {last_error}"
         ) from last_error
+
+
+def _plain(answer: Answer) -> Answer:
+    """``answer`` with its body decoded when it came encoded (its headers as they came), as
+    ``httpx.Response.content`` reads it."""
+    if not any(name.lower() == b"content-encoding" for name, _ in answer.headers):
+        return answer
+    return answer._replace(body=response_of(answer).content)
 
 
 def _json_or_none(source: httpx.Response | bytes) -> Any:

@@ -18,6 +18,7 @@ like the routed one.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from types import SimpleNamespace
@@ -49,6 +50,12 @@ _ROUTES = {
 _ASKED = frozenset(name.encode("latin-1") for name in FORWARDED_REQUEST_HEADERS)
 #: :data:`FORWARDED_RESPONSE_HEADERS` as the bytes an answer's raw headers carry.
 _ANSWERED = frozenset(name.encode("latin-1") for name in FORWARDED_RESPONSE_HEADERS)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(raw_query: bytes) -> tuple[tuple[str, str], ...]:
+    """A query string's pairs (most pass-throughs send the same few query strings)."""
+    return tuple(parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True))
 
 
 def _forwarded(query: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -101,7 +108,7 @@ class SearchLaneMiddleware:
         raw_query: bytes = scope.get("query_string", b"")
         query: list[tuple[str, str]] = []
         if b"collapse" in raw_query or b"scroll" in raw_query:
-            query = parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True)
+            query = list(_parsed(raw_query))
         collapse = [v for k, v in query if k == "collapse"]
         off = bool(collapse) and collapse[-1].strip().lower() == "false"
         if off or any(k == "scroll" for k, _ in query):  # a scroll is never collapsed
@@ -147,7 +154,7 @@ class SearchLaneMiddleware:
         }
         try:
             raw_path = scope.get("raw_path") or scope["path"].encode("latin-1")
-            answer = await upstream.request(
+            answer = await upstream.exchange(
                 scope["method"],
                 bytes(raw_path).decode("latin-1").split("?", 1)[0],
                 params=_forwarded(query),
@@ -162,8 +169,8 @@ class SearchLaneMiddleware:
             error = ProxyError(f"internal error of the proxy ({type(exc).__name__})")
             await error.response()(scope, receive, send)
             return
-        out = [(name, value) for name, value in answer.headers.raw if name.lower() in _ANSWERED]
-        body = answer.content
+        out = [(name, value) for name, value in answer.headers if name.lower() in _ANSWERED]
+        body = answer.body
         out.append((b"content-length", str(len(body)).encode()))
-        await send({"type": "http.response.start", "status": answer.status_code, "headers": out})
+        await send({"type": "http.response.start", "status": answer.status, "headers": out})
         await send({"type": "http.response.body", "body": body})
