@@ -23,6 +23,7 @@ such requests pass on to ``routes.admin``, which forwards them unchanged.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import re
 from urllib.parse import unquote
@@ -94,8 +95,10 @@ def _matches(
     return any(pattern.fullmatch(path) and method in methods for pattern, methods in routes)
 
 
+@functools.lru_cache(maxsize=4096)
 def classify(method: str, path: str) -> str:
-    """``"read"``, ``"write"`` or ``"other"`` for a request line."""
+    """``"read"``, ``"write"`` or ``"other"`` for a request line (remembered per line: a
+    search's is asked by two layers, and most requests repeat a few lines)."""
     if _DOT_SEGMENT.search(path) or "//" in path:
         return "other"
     if _matches(READ_ROUTES, method, path):

@@ -20,10 +20,10 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl, quote
 
-from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from collapse import jsonio
+from collapse.credentials import CREDENTIAL_HEADERS
 from collapse.errors import BadRequest, ProxyError
 from collapse.exposure import Exposure, lookup_indices, not_found
 from collapse.middleware.access import classify, routing_path
@@ -51,6 +51,8 @@ _INDEXED = frozenset(
 _SEARCH_BODY = frozenset({"_search", "_count", "_collapse"})
 _FOREIGN_FORMATS = ("yaml", "cbor", "smile")
 _INDEX_TEMPLATE = re.compile(r"^/\{index[^}]*\}")
+#: :data:`CREDENTIAL_HEADERS` as ASGI's header names.
+_CREDENTIALS = frozenset(name.encode("latin-1") for name in CREDENTIAL_HEADERS)
 #: Scope keys this middleware may rewrite for the layers inside it.
 _NARROWED = frozenset({"path", "raw_path", "headers"})
 
@@ -110,6 +112,9 @@ class ExposureMiddleware:
         except ProxyError as exc:
             await exc.response()(scope, receive, send)
             return
+        if all(inner[k] is scope[k] for k in _NARROWED if k in scope):  # nothing was narrowed
+            await self.app(scope, receive, send)
+            return
         try:
             await self.app(inner, receive, send)
         finally:  # what the inner layers add (the route template) is the request's own
@@ -130,7 +135,15 @@ class ExposureMiddleware:
         write: bool,
     ) -> Receive:
         """Check (and narrow) the request; the receive channel that hands its body on."""
-        headers = Headers(scope=scope)
+        # What the checks read of the headers: the client's credentials (``Exposure`` judges
+        # with them, ``collapse.credentials``), and the content type.
+        headers: dict[str, str] = {}
+        content_type = ""
+        for name, value in scope["headers"]:
+            if name in _CREDENTIALS:
+                headers[name.decode("latin-1")] = value.decode("latin-1")
+            elif name == b"content-type" and not content_type:
+                content_type = value.decode("latin-1")
         raw_query: bytes = scope.get("query_string", b"")
         # The query string matters here only for ``allow_no_indices``.
         query = dict(parse_qsl(raw_query.decode("latin-1"))) if b"allow" in raw_query else {}
@@ -139,7 +152,6 @@ class ExposureMiddleware:
             endpoint in _SEARCH_BODY and not lookup
         )
         raw, more = (await _read(receive)) if needs_body else (b"", receive)
-        content_type = headers.get("content-type", "") if raw else ""
         if raw.strip() and any(f in content_type for f in _FOREIGN_FORMATS):
             raise BadRequest("the collapsing proxy reads request bodies as JSON only")
         exposure = self.exposure
@@ -166,7 +178,7 @@ class ExposureMiddleware:
         self,
         scope: Scope,
         upstream: Upstream,
-        headers: Headers,
+        headers: dict[str, str],
         index: str | None,
         allow_no_indices: Any,
     ) -> None:
@@ -178,7 +190,7 @@ class ExposureMiddleware:
             _rewrite_path(scope, index, decision.expression)
 
     async def _search_body(
-        self, upstream: Upstream, headers: Headers, search: dict[str, Any]
+        self, upstream: Upstream, headers: dict[str, str], search: dict[str, Any]
     ) -> dict[str, Any] | None:
         """Check a search body's point in time and lookups; its ``pit`` (None: it has none)."""
         if not search:
@@ -194,7 +206,7 @@ class ExposureMiddleware:
         self,
         scope: Scope,
         upstream: Upstream,
-        headers: Headers,
+        headers: dict[str, str],
         query: dict[str, str],
         index: str | None,
         raw: bytes,

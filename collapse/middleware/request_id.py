@@ -13,6 +13,7 @@ is observed, not two around each other (what that saves: docs/proxy.md).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -125,5 +126,11 @@ def _query_keys(scope: Scope) -> list[str]:
     query: bytes = scope.get("query_string", b"")
     if not query:
         return []
+    return list(_names(query))
+
+
+@functools.lru_cache(maxsize=1024)
+def _names(query: bytes) -> tuple[str, ...]:
+    """:func:`_query_keys` of a query string (most requests repeat a few query strings)."""
     raw = query.decode("latin-1")
-    return sorted({part.split("=", 1)[0][:64] for part in raw.split("&") if part})
+    return tuple(sorted({part.split("=", 1)[0][:64] for part in raw.split("&") if part}))
