@@ -73,7 +73,7 @@ def render(done: Outcome) -> dict[str, Any]:
     with_cursor = paging.carries_cursor(req.body)
     shown: list[DocKey] = groups.shown
     collapsed = groups.representatives
-    rep_keys = [key(groups.hits[w]) for w in collapsed]
+    rep_keys = [key(groups.hits[w]) for w in collapsed] if with_cursor else []
     behind: dict[int, list[int]] = {}  # representative -> its members, in rank order
     for m, r in enumerate(groups.grouping.rep.tolist()):
         if m != r:
