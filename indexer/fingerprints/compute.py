@@ -112,6 +112,7 @@ _STRIP = b" " + LINE
 
 _arrow: tuple[Any, Any] | None = None  # (pyarrow, pyarrow.compute) once enabled
 _kernel: Any = None  # indexer.fingerprints.tokens_kernel once enabled
+_features: Any = None  # indexer.fingerprints.features_kernel once enabled
 _ARROW_MIN_TEXTS = 16  # smaller batches: the Python path (the per-call overhead dominates)
 
 
@@ -137,16 +138,20 @@ def enable_kernel() -> bool:
     """Tokenise with the compiled kernels (:mod:`indexer.fingerprints.tokens_kernel`) from
     now on in this process, loading them (from numba's cache, or compiling them once) now;
     False, and nothing changes, without numba. Same tokens, counts, keys and lines as the
-    Python path (tested). ``indexer ingest`` calls it before forking its workers."""
-    global _kernel
+    Python path (tested). Likewise :func:`fingerprint_arrays` then computes SimHash (count
+    weights) and MinHash by :mod:`indexer.fingerprints.features_kernel` (the same values).
+    ``indexer ingest`` calls it before forking its workers."""
+    global _kernel, _features
     if _kernel is not None:
         return True
     try:
+        import indexer.fingerprints.features_kernel as features
         import indexer.fingerprints.tokens_kernel as kernel
     except ImportError:
         return False
     kernel.warm()
-    _kernel = kernel
+    features.warm()
+    _kernel, _features = kernel, features
     return True
 
 
@@ -252,11 +257,17 @@ def fingerprint_arrays(
         tokens = tokenise(texts[a:b], names, lines=False)  # lines are the host models'
         (sim_tok, min_tok, weights, sample), lengths = tokens.hashes, tokens.lengths
         units = content_units(weights, lengths)
-        sh, scounts, mh, mcounts = document_features(
-            sim_tok, min_tok, sample, lengths, units, params
-        )
-        simhash[a:b] = simhash_segments(sh, scounts, presence=params.weights == "presence")
-        sketch[a:b] = sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits)
+        if _features is not None and params.weights == "count":
+            simhash[a:b], sketch[a:b] = _features.fingerprints(
+                sim_tok, min_tok, sample, lengths, units, params.shingle,
+                params.minhash_shingle, params.minhash_size, params.minhash_bits,
+            )  # fmt: skip
+        else:
+            sh, scounts, mh, mcounts = document_features(
+                sim_tok, min_tok, sample, lengths, units, params
+            )
+            simhash[a:b] = simhash_segments(sh, scounts, presence=params.weights == "presence")
+            sketch[a:b] = sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits)
         keys += tokens.keys
         numbers[a:b] = number_sketches(tokens.folded, folded=True, units=units)
         token_count[a:b] = units
