@@ -25,7 +25,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from indexer.fingerprints.bands import packed_band_keys
+from indexer.fingerprints.bands import band_keys, packed_band_keys
 from indexer.fingerprints.blocks import block_hex, split
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
@@ -52,6 +52,7 @@ __all__ = [
     "key_code",
     "probe_in",
     "probe_keys",
+    "probe_keys_many",
     "simhash_and_keys",
 ]
 
@@ -241,12 +242,36 @@ def probe_keys(
     of the sketch, hex blocks of the SimHash), so hits read in full or from doc values alike."""
     out: list[tuple[str, str]] = []
     if "bands" in probes:
-        le = np.dtype(value_dtype(params.minhash_bits)).newbyteorder("<")
-        packed = np.ascontiguousarray(minhash, dtype=le).tobytes()
-        out += [(BAND_FIELD, key) for key in packed_band_keys(packed, params.minhash_bits)]
+        packed = np.ascontiguousarray(minhash, dtype=_little(params.minhash_bits)).tobytes()
+        out += zip(repeat(BAND_FIELD), packed_band_keys(packed, params.minhash_bits))
     if "blocks" in probes:
         out += [
             (block_field(i), block_hex(b, params.blocks))
             for i, b in enumerate(split(simhash, params.blocks))
         ]
     return out
+
+
+def probe_keys_many(
+    simhash: np.ndarray, minhash: np.ndarray, params: FingerprintParams, probes: frozenset[str]
+) -> list[list[tuple[str, str]]]:
+    """:func:`probe_keys` of several documents (``simhash`` (n,), ``minhash`` (n, size)): the
+    band keys of all made by one :func:`~indexer.fingerprints.bands.band_keys` call."""
+    n = len(simhash)
+    out: list[list[tuple[str, str]]] = [[] for _ in range(n)]
+    if "bands" in probes and n:
+        for keys, bands in zip(out, band_keys(minhash, params.minhash_bits), strict=True):
+            keys += zip(repeat(BAND_FIELD), bands)
+    if "blocks" in probes:
+        for keys, value in zip(out, simhash.tolist(), strict=True):
+            keys += [
+                (block_field(i), block_hex(b, params.blocks))
+                for i, b in enumerate(split(value, params.blocks))
+            ]
+    return out
+
+
+@lru_cache(maxsize=8)
+def _little(bits: int) -> np.dtype:
+    """The stored (little-endian) dtype of sketch values of ``bits`` bits."""
+    return np.dtype(value_dtype(bits)).newbyteorder("<")

@@ -12,10 +12,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.fingerprints import FingerprintParams, fingerprint_arrays, pack_many
-from indexer.hits import DEFAULT_VERSION, FINGERPRINT_FIELD, SLIM_KEY, decode, exact_keys_of
+from indexer.hits import (
+    DEFAULT_VERSION,
+    FINGERPRINT_FIELD,
+    SLIM_KEY,
+    decode,
+    exact_keys_of,
+    probe_keys,
+    probe_keys_many,
+)
 from tests.test_ingest import prose
 
 MIN_TOKENS = 10
+PROBES_BOTH = frozenset({"bands", "blocks"})
 MAIN = FingerprintParams()
 OTHER = FingerprintParams(minhash_size=64, minhash_bits=16)
 TEXTS = ["one", prose(1, 30), prose(2, 200), prose(3, 600)]
@@ -102,3 +111,20 @@ def test_doc_value_hits_give_the_stored_exact_keys() -> None:
     assert exact_keys_of(hits, MAIN) == [*KEYS, KEYS[0]]
     got = decode(hits, MIN_TOKENS)
     assert got.params == MAIN and got.prints.present.all()
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.sampled_from(range(len(TEXTS))), max_size=6),
+    st.sampled_from([frozenset(), frozenset({"bands"}), frozenset({"blocks"}), PROBES_BOTH]),
+    st.sampled_from([MAIN, OTHER, FingerprintParams(minhash_size=32, minhash_bits=32, blocks=8)]),
+)
+def test_probe_keys_of_many_are_each_ones(
+    rows: list[int], probes: frozenset[str], p: FingerprintParams
+) -> None:
+    arrays = fingerprint_arrays([TEXTS[i] for i in rows], p)
+    many = probe_keys_many(arrays.simhash, arrays.minhash, p, probes)
+    assert many == [
+        probe_keys(int(s), m, p, probes)
+        for s, m in zip(arrays.simhash, arrays.minhash, strict=True)
+    ]

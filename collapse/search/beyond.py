@@ -27,7 +27,7 @@ from collapse.search.window import Window, total_of
 from indexer.candidates import user_query
 from indexer.fingerprints.bits import popcount64
 from indexer.grouping import Prints, Thresholds, assign
-from indexer.hits import SLIM_KEY, decode, exact_keys_of, probe_keys, simhash_and_keys
+from indexer.hits import SLIM_KEY, decode, exact_keys_of, probe_keys_many, simhash_and_keys
 
 __all__ = ["Beyond", "fill", "fill_body", "probe_and_fill", "probe_body", "verify"]
 
@@ -57,15 +57,13 @@ def probe_body(
         return True
     groups, n = window.groups, window.groups.n_prior
     prints = groups.decoded.prints
-    fingerprinted = [w for w in page if prints.present[w + n]]
-    keys = exact_keys_of([groups.hits[w] for w in fingerprinted], params)
-    terms: list[list[tuple[str, str]]] = []
-    for w in fingerprinted:
-        row = w + n
-        # A short document groups by exact key only: its other keys would only bring
-        # candidates that cannot verify.
-        if prints.token_count[row] >= req.settings.collapse_min_tokens:
-            terms.append(probe_keys(int(prints.simhash[row]), prints.minhash[row], params, schemes))
+    rows = np.asarray(page, dtype=np.intp) + n
+    rows = rows[prints.present[rows]]  # the fingerprinted
+    keys = exact_keys_of([groups.hits[w] for w in (rows - n).tolist()], params)
+    # A short document groups by exact key only: its other keys would only bring candidates
+    # that cannot verify.
+    rows = rows[prints.token_count[rows] >= req.settings.collapse_min_tokens]
+    terms = probe_keys_many(prints.simhash[rows], prints.minhash[rows], params, schemes)
     if not any(terms) and not any(keys):
         return False
     seen = groups.shown + [key(h) for h in groups.hits]
