@@ -71,6 +71,7 @@ __all__ = [
     "FORWARDED_RESPONSE_HEADERS",
     "READ_ONLY_POST_ENDPOINTS",
     "Upstream",
+    "decoded",
     "display_url",
     "forwarded_request_headers",
     "forwarded_response_headers",
@@ -316,14 +317,14 @@ class Upstream:
     ) -> Answer:
         """:meth:`request`'s answer as status, header pairs and body, without making an
         ``httpx.Response`` of it: what a pass-through sends back as it came (the same retries,
-        errors and metrics; the same headers and body, decoded when it came encoded)."""
+        errors and metrics; the body as it came, encoded if it came so: :func:`decoded`)."""
         if not self._engine_known:
             await self.detect_engine(headers)
         if self.engine == OPENSEARCH:
             answer = await self._opensearch(method, path, params, content, headers)
             reason = answer.extensions.get("reason_phrase", b"")
             return Answer(answer.status_code, reason, answer.headers.raw, answer.content)
-        return _plain(await self._exchange(method, path, params, content, headers))
+        return await self._exchange(method, path, params, content, headers)
 
     async def _opensearch(
         self,
@@ -463,12 +464,10 @@ class Upstream:
         ) from last_error
 
 
-def _plain(answer: Answer) -> Answer:
-    """``answer`` with its body decoded when it came encoded (its headers as they came), as
+def decoded(answer: Answer) -> bytes:
+    """The body of an answer that came with a ``Content-Encoding``, decoded as
     ``httpx.Response.content`` reads it."""
-    if not any(name.lower() == b"content-encoding" for name, _ in answer.headers):
-        return answer
-    return answer._replace(body=response_of(answer).content)
+    return response_of(answer).content
 
 
 def _json_or_none(source: httpx.Response | bytes) -> Any:

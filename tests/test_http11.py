@@ -72,3 +72,26 @@ async def test_a_connection_dropped_before_the_answer_is_a_protocol_error(es_url
             assert (await client.get(f"{relay.url}/_count")).status_code == 200  # a new connection
     finally:
         relay.close()
+
+
+async def test_an_encoded_answer_reads_the_same_raw_and_as_httpx(
+    es: Elasticsearch, es_url: str, index_name: str
+) -> None:
+    """``Upstream.exchange`` (the pass-through's) hands an encoded answer on as it came, and
+    ``decoded`` gives the body ``Upstream.request``'s ``httpx.Response`` reads."""
+    from collapse.settings import Settings
+    from collapse.upstream import Upstream, decoded
+
+    es.index(index=index_name, id="a", document={"n": 1, "text": "x" * 2000}, refresh=True)
+    upstream = Upstream(Settings(es_url=[es_url]))
+    try:
+        asked = {"accept-encoding": "gzip"}
+        raw = await upstream.exchange("GET", f"/{index_name}/_doc/a", headers=asked)
+        read = await upstream.request("GET", f"/{index_name}/_doc/a", headers=asked)
+        plain = await upstream.exchange("GET", f"/{index_name}/_doc/a")
+    finally:
+        await upstream.aclose()
+    names = {name.lower() for name, _ in raw.headers}
+    assert b"content-encoding" in names and raw.status == read.status_code == 200
+    assert decoded(raw) == read.content == plain.body
+    assert b"content-encoding" not in {name.lower() for name, _ in plain.headers}

@@ -31,7 +31,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from collapse.errors import ProxyError
 from collapse.middleware.access import routing_path
 from collapse.routes.search import collapsed_msearch, collapsed_search
-from collapse.upstream import FORWARDED_REQUEST_HEADERS, FORWARDED_RESPONSE_HEADERS, Upstream
+from collapse.upstream import (
+    FORWARDED_REQUEST_HEADERS,
+    FORWARDED_RESPONSE_HEADERS,
+    Upstream,
+    decoded,
+)
 
 __all__ = ["SearchLaneMiddleware", "error_log"]
 
@@ -171,6 +176,8 @@ class SearchLaneMiddleware:
             return
         out = [(name, value) for name, value in answer.headers if name.lower() in _ANSWERED]
         body = answer.body
+        if any(name.lower() == b"content-encoding" for name, _ in out):
+            body = decoded(answer)  # what httpx.Response.content gives
         out.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": answer.status, "headers": out})
         await send({"type": "http.response.body", "body": body})
