@@ -25,7 +25,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from indexer.fingerprints.bands import band_keys, packed_band_keys
+from indexer.fingerprints.bands import packed_band_keys
 from indexer.fingerprints.blocks import block_hex, split
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
@@ -255,13 +255,18 @@ def probe_keys(
 def probe_keys_many(
     simhash: np.ndarray, minhash: np.ndarray, params: FingerprintParams, probes: frozenset[str]
 ) -> list[list[tuple[str, str]]]:
-    """:func:`probe_keys` of several documents (``simhash`` (n,), ``minhash`` (n, size)): the
-    band keys of all made by one :func:`~indexer.fingerprints.bands.band_keys` call."""
+    """:func:`probe_keys` of several documents (``simhash`` (n,), ``minhash`` (n, size)): their
+    sketches packed by one numpy call, each row's band keys sliced from it."""
     n = len(simhash)
     out: list[list[tuple[str, str]]] = [[] for _ in range(n)]
     if "bands" in probes and n:
-        for keys, bands in zip(out, band_keys(minhash, params.minhash_bits), strict=True):
-            keys += zip(repeat(BAND_FIELD), bands)
+        bits = params.minhash_bits
+        packed = np.ascontiguousarray(minhash, dtype=_little(bits)).tobytes()
+        step = len(packed) // n
+        for r, keys in enumerate(out):
+            keys += zip(
+                repeat(BAND_FIELD), packed_band_keys(packed[r * step : (r + 1) * step], bits)
+            )
     if "blocks" in probes:
         for keys, value in zip(out, simhash.tolist(), strict=True):
             keys += [
