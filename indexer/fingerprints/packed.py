@@ -141,7 +141,15 @@ def pack_many(
 class Unpacked:
     """Packed values decoded into arrays (rows in the order given)."""
 
-    __slots__ = ("exact_key", "minhash", "numbers", "present", "simhash", "token_count")
+    __slots__ = (
+        "_key_codes",
+        "exact_key",
+        "minhash",
+        "numbers",
+        "present",
+        "simhash",
+        "token_count",
+    )
 
     def __init__(
         self,
@@ -151,6 +159,7 @@ class Unpacked:
         minhash: np.ndarray,
         numbers: np.ndarray,
         present: np.ndarray,
+        key_codes: np.ndarray | None = None,
     ) -> None:
         self.simhash = simhash  # (n,) uint64
         self.token_count = token_count  # (n,) int64
@@ -158,6 +167,7 @@ class Unpacked:
         self.minhash = minhash  # (n, minhash_size) native unsigned
         self.numbers = numbers  # (n, CELLS) uint32: the number sketches
         self.present = present  # (n,) bool
+        self._key_codes = key_codes  # (n,) int64 when read with the records
 
     def exact_key_hex(self, row: int) -> str:
         """The exact key of one row as stored in ``collapse_fp.exact_key`` ("" if absent)."""
@@ -173,6 +183,8 @@ class Unpacked:
     def key_codes(self) -> np.ndarray:
         """(n,) int64: the first 60 bits of each exact key (-1 where not present), as
         ``indexer.hits.key_code`` reads them from the hex digits."""
+        if self._key_codes is not None:
+            return self._key_codes
         return _key_codes(self.exact_key, self.present)
 
 
@@ -235,22 +247,46 @@ def _key_codes(exact_key: np.ndarray, present: np.ndarray) -> np.ndarray:
 def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked:
     """Decode packed values; rows that are not ``params``' version, of another length or not
     base64 are not present (their other entries are zero)."""
-    n = len(values)
-    dtype = _dtype(params)
+    dtype = _read_dtype(params)
     records, present = _records(values, dtype)
-    tag = np.frombuffer(tag_of(params.version), dtype="V4")[0]
-    present &= records["tag"] == tag
+    present &= records["tag"] == _tag(params.version)
+    codes = (records["key_head"] >> np.uint64(4)).astype(np.int64)
     if not present.all():
         records = records.copy()  # the fast read's records are read-only
         records[~present] = np.zeros(1, dtype=dtype)[0]
+        codes[~present] = -1
     return Unpacked(
         simhash=records["simhash"].astype(np.uint64),
         token_count=records["token_count"].astype(np.int64),
-        exact_key=records["exact_key"].copy().view(np.uint8).reshape(n, 32),
+        exact_key=records["exact_key"].copy(),
         minhash=records["minhash"].astype(value_dtype(params.minhash_bits)),
         numbers=cells_from_bytes(records["numbers"]),
         present=present,
+        key_codes=codes,
     )
+
+
+@lru_cache(maxsize=64)
+def _read_dtype(params: FingerprintParams) -> np.dtype:
+    """The record as :func:`unpack_many` reads it: the layout of :func:`_dtype`, the exact key
+    as 32 bytes, and its first 8 bytes again as a big-endian ``key_head`` (the key code)."""
+    fields = _dtype(params).fields
+    assert fields is not None
+    names = ["tag", "simhash", "token_count", "minhash", "numbers"]
+    return np.dtype(
+        {
+            "names": [*names, "exact_key", "key_head"],
+            "formats": [*(fields[name][0] for name in names), ("u1", (32,)), ">u8"],
+            "offsets": [*(fields[name][1] for name in names), 16, 16],
+            "itemsize": record_bytes(params),
+        }
+    )
+
+
+@lru_cache(maxsize=64)
+def _tag(version: str) -> np.void:
+    """The tag of ``version`` as a record's ``tag`` field holds it."""
+    return np.frombuffer(tag_of(version), dtype="V4")[0]
 
 
 def unpack_heads(values: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
