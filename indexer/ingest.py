@@ -22,6 +22,8 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,7 @@ from indexer.prepare import (
     finish_lines,
     learn_batch,
     prepare_lines,
+    prepare_unmodelled,
     sample_batch,
 )
 from indexer.rejects import Reject, RejectsFile
@@ -158,6 +161,13 @@ def _work_sample(batch: RawBatch, start: int, key: int) -> list[tuple[str, int, 
     return [(host, len(sets), PageSets.concat(sets)) for host, sets in by_host.items()]
 
 
+def _work_ahead(batch: RawBatch) -> tuple[Prepared, set[str]]:
+    """A batch after the learning sample, fingerprinted as if no host had a model, with its
+    documents' hosts: the main process keeps it if the models settled hold none of them."""
+    assert _config is not None
+    return prepare_unmodelled(batch.items(), _config)
+
+
 def _work_learn(batch: RawBatch) -> list[tuple[str, int, PageSets]]:
     """What a batch teaches the learner (per host, aggregated); nothing is kept."""
     assert _config is not None
@@ -197,6 +207,13 @@ class _WorkerError(RuntimeError):
 
 
 _Task = tuple[int | None, Callable[..., Any], tuple[Any, ...]]  # (worker or None, fn, args)
+
+
+@dataclass(slots=True)
+class _Done:
+    """A result known already: :meth:`_Pool.imap` yields it in its place among the tasks'."""
+
+    value: Any
 
 
 def _failure(exc: BaseException) -> BaseException:
@@ -289,27 +306,35 @@ class _Pool:
             raise value
         return value
 
-    def imap(self, tasks: Iterator[_Task]) -> Iterator[Any]:
-        """Results of ``fn(*args)`` for each ``(worker, fn, args)``, in order.
+    def imap(self, tasks: Iterator[_Task | _Done]) -> Iterator[Any]:
+        """Results of ``fn(*args)`` for each ``(worker, fn, args)``, in order (a
+        :class:`_Done` stands for its own result).
 
         ``worker`` None: the next worker in turn; else that worker (index modulo workers).
         """
         if not self.workers:
-            for _, fn, args in tasks:
-                yield fn(*args)
+            for task in tasks:
+                yield task.value if isinstance(task, _Done) else task[1](*task[2])
             return
-        window: deque[int] = deque()
-        for worker, fn, args in tasks:
-            if worker is None:
-                worker = self._next
-                self._next = (self._next + 1) % self.workers
-            worker %= self.workers
-            self._outbox.put((worker, (fn, args)))
-            window.append(worker)
-            if len(window) >= 3 * self.workers:
-                yield self._recv(window.popleft())
+        window: deque[int | _Done] = deque()
+        for task in tasks:
+            if isinstance(task, _Done):
+                window.append(task)
+            else:
+                worker, fn, args = task
+                if worker is None:
+                    worker = self._next
+                    self._next = (self._next + 1) % self.workers
+                worker %= self.workers
+                self._outbox.put((worker, (fn, args)))
+                window.append(worker)
+            while window and (len(window) >= 3 * self.workers or isinstance(window[0], _Done)):
+                yield self._result(window.popleft())
         while window:
-            yield self._recv(window.popleft())
+            yield self._result(window.popleft())
+
+    def _result(self, slot: int | _Done) -> Any:
+        return slot.value if isinstance(slot, _Done) else self._recv(slot)
 
     def close(self) -> None:
         """Stop the workers; tasks not yet sent are dropped (a run that failed mid-way).
@@ -335,25 +360,48 @@ class _Pool:
             shutil.rmtree(self._dir, ignore_errors=True)
 
 
+#: Batches fingerprinted ahead (no host model) while the models are decided, at most.
+_AHEAD = 64
+
+
+@dataclass(slots=True)
+class _Sample:
+    """What the learning pass leaves for the ingestion (see :func:`_learn`)."""
+
+    models: dict[str, HostModel]
+    stored: int  # models that came from the store
+    held: list[tuple[int, int]]  # (worker, key) of the sample's batches awaiting the models
+    raws: list[RawBatch]  # the sample's raw batches at or after the resume point
+    #: batches after the sample, fingerprinted without models: (raw, lines, their hosts)
+    ahead: list[tuple[RawBatch, Prepared, set[str]]]
+
+
 def _learn(
     es: Elasticsearch,
     opts: IngestOptions,
     pool: _Pool,
     rows: Iterator[Row],
     start: int,
-) -> tuple[dict[str, HostModel], int, list[tuple[int, int]], list[RawBatch]]:
+) -> _Sample:
     """The learning sample (the first ``boilerplate_sample`` items), parsed and featurised once.
 
     Returns the per-host models (:func:`_models_for`), how many of them came from the store,
     the sample's batches held by the workers (worker, key) featurised and waiting for those
     models (:func:`_work_finish`), and the sample's raw batches at or after ``start`` (for
-    the rejects of Elasticsearch).
+    the rejects of Elasticsearch). While the models are decided (a thread: the learner's
+    counts, the model store's requests), the workers fingerprint the next batches as if no
+    host had a model (:func:`_work_ahead`); those results stand for the batches whose hosts
+    got none.
     """
     learner = Learner(opts.boilerplate_config)
     held: list[tuple[int, int]] = []
     raws: list[RawBatch] = []
+    ahead: list[RawBatch] = []
+    sampled: int | None = None  # the sample's task count, once all are given
+    decided: Future[tuple[dict[str, HostModel], int]] | None = None
 
     def tasks() -> Iterator[_Task]:
+        nonlocal sampled
         left = opts.boilerplate_sample
         while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
             left -= len(batch)
@@ -365,12 +413,34 @@ def _learn(
             else:
                 held.append((-1, key))  # settled by the earlier run: learnt from only
             yield worker, _work_sample, (batch, start, key)
+        sampled = len(held)
+        while pool.workers and len(ahead) < _AHEAD and not (decided and decided.done()):
+            if (batch := take(rows, opts.batch_size)) is None:
+                return
+            if batch.seqs[-1] >= start:
+                ahead.append(batch.since(start))
+                yield None, _work_ahead, (ahead[-1],)
 
-    for learnt in pool.imap(tasks()):
-        for host, pages, sets in learnt:
-            learner.add_many(host, pages, sets)
-    models, stored = _models_for(es, opts, learner)
-    return models, stored, [(w, k) for w, k in held if w >= 0], raws
+    done: list[tuple[Prepared, set[str]]] = []
+    with ThreadPoolExecutor(1, thread_name_prefix="models") as thread:
+        for i, result in enumerate(pool.imap(tasks())):
+            if sampled is None or i < sampled:
+                for host, pages, sets in result:
+                    learner.add_many(host, pages, sets)
+            else:
+                done.append(result)
+            if decided is None and sampled is not None and i + 1 >= sampled:  # all learnt
+                decided = thread.submit(_models_for, es, opts, learner)
+        if decided is None:
+            decided = thread.submit(_models_for, es, opts, learner)
+        models, stored = decided.result()
+    return _Sample(
+        models,
+        stored,
+        [(w, k) for w, k in held if w >= 0],
+        raws,
+        [(raw, lines, hosts) for raw, (lines, hosts) in zip(ahead, done, strict=True)],
+    )
 
 
 def _models_for(
@@ -497,8 +567,12 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     else:
         state = Checkpoint(index=opts.index, inputs=specs)
     start = state.done
-    ensure_index(es, opts.index, opts.prepare.params, opts.text_fields)
-    fields = text_fields_for(es, opts.index, opts.text_fields)
+    with ThreadPoolExecutor(1, thread_name_prefix="index") as thread:  # ended before the fork
+        index_ready = thread.submit(_index_fields, es, opts)
+        if opts.workers:  # meanwhile the compiled kernels, which forked workers inherit
+            enable_kernel()
+            warm_number_kernel()
+        fields = index_ready.result()
     opts = opts.model_copy(
         update={"prepare": opts.prepare.model_copy(update={"text_fields": fields})}
     )
@@ -506,32 +580,35 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     rows = read_rows(opts.inputs)
     pool = _Pool(opts.workers, opts.prepare)
     try:
-        models, from_store, held, raws = (
-            _learn(es, opts, pool, rows, start) if opts.boilerplate else ({}, 0, [], [])
+        sample = (
+            _learn(es, opts, pool, rows, start) if opts.boilerplate else _Sample({}, 0, [], [], [])
         )
     except BaseException:
         pool.close()
         raise
+    models = sample.models
     pool.set_models(models)
     summary = Summary(
         skipped=start,
         boilerplate_hosts=len(models),
-        boilerplate_stored=from_store,
+        boilerplate_stored=sample.stored,
         text_fields=list(fields.names),
     )
     without_text: list[Any] = []  # a sample of the documents rejected for lack of text
     rejects = RejectsFile(opts.rejects_path, append=opts.resume)
     watermark = SeqWatermark(start)
+    bar = _progress(opts.progress)
 
-    from tqdm import tqdm
-
-    bar = tqdm(unit="doc", disable=not opts.progress, smoothing=0.1, dynamic_ncols=True)
-
-    def tasks() -> Iterator[_Task]:
-        for raw in raws:  # the learning sample: parsed and featurised already, in the workers
+    def tasks() -> Iterator[_Task | _Done]:
+        for raw in sample.raws:  # the learning sample: parsed and featurised, in the workers
             inflight.add(raw)
-        for worker, key in held:
+        for worker, key in sample.held:
             yield worker, _work_finish, (key, pool.ref)
+        for raw, lines, hosts in sample.ahead:  # fingerprinted without models: kept if none
+            inflight.add(raw)
+            yield (
+                _Done(lines) if hosts.isdisjoint(models) else (None, _work_prepare, (raw, pool.ref))
+            )
         while (batch := take(rows, opts.batch_size)) is not None:
             if batch.seqs[-1] < start:
                 continue
@@ -587,6 +664,30 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     summary.fields_seen = string_fields(without_text)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _index_fields(es: Elasticsearch, opts: IngestOptions) -> TextFields:
+    """Create the index if missing (or check its mapping); the text fields it records."""
+    ensure_index(es, opts.index, opts.prepare.params, opts.text_fields)
+    return text_fields_for(es, opts.index, opts.text_fields)
+
+
+class _NoProgress:
+    """The progress bar's calls, doing nothing (tqdm is imported only when a bar is shown)."""
+
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(show: bool) -> Any:
+    if not show:
+        return _NoProgress()
+    from tqdm import tqdm
+
+    return tqdm(unit="doc", smoothing=0.1, dynamic_ncols=True)
 
 
 #: Documents rejected for lack of text whose fields are counted for the hint.

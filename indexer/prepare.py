@@ -61,6 +61,7 @@ __all__ = [
     "parse",
     "prepare_batch",
     "prepare_lines",
+    "prepare_unmodelled",
     "sample_batch",
     "tagged",
 ]
@@ -282,6 +283,18 @@ def prepare_lines(
     """``pack(prepare_batch(...))`` without the intermediate objects (the workers' form)."""
     out, good, fps, _ = _prepare(items, config, models)
     return _lines(out, good, fps)
+
+
+def prepare_unmodelled(
+    items: Sequence[RawItem], config: PrepareConfig
+) -> tuple[Prepared, set[str]]:
+    """``prepare_lines`` with no host model, and the hosts of the batch's documents.
+
+    The lines are those ``prepare_lines`` gives with any models that hold none of those
+    hosts: ingest fingerprints ahead this way while the host models are still being decided.
+    """
+    out, good, fps, _ = _prepare(items, config, {})
+    return _lines(out, good, fps), {g.host for g in good if g.host}
 
 
 def tagged(
