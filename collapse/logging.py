@@ -65,8 +65,6 @@ _CREDENTIAL_WORDS = (
     "://",
 )
 
-#: Any of :data:`_CREDENTIAL_WORDS`, in one search.
-_CREDENTIAL_WORD = re.compile("|".join(re.escape(word) for word in _CREDENTIAL_WORDS))
 
 #: The fields of a LogRecord that are not "extra" fields given by the caller.
 _RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
@@ -93,7 +91,11 @@ def redact(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
     """``text`` with known secret values and credential-looking values replaced."""
     for value in secrets:
         text = text.replace(value, REDACTED)
-    if _CREDENTIAL_WORD.search(text.lower()) is None:
+    lowered = text.lower()
+    for word in _CREDENTIAL_WORDS:
+        if word in lowered:
+            break
+    else:
         return text  # none of the patterns can match: skip the regexes (every access line)
     text = _CREDENTIAL_PATTERNS[0].sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
     text = _CREDENTIAL_PATTERNS[1].sub(lambda m: f"{m[1]} {REDACTED}", text)
