@@ -1,5 +1,6 @@
 """``python -m indexer``: the index-time command line."""
 
+import os
 import sys
 
 # The indexer talks to Elasticsearch through the synchronous client (urllib3) only. The
@@ -9,7 +10,34 @@ import sys
 for _name in ("aiohttp", "httpx"):
     sys.modules.setdefault(_name, None)  # type: ignore[arg-type]
 
-from indexer.cli import main  # noqa: E402
+from indexer.cli import main as cli  # noqa: E402
+
+
+def main() -> None:
+    """Run the command, then end the process without the interpreter's teardown.
+
+    A command has closed its files, pools and client by the time it returns or exits; what
+    is left is freeing every module's objects (numpy, the Elasticsearch client, numba's
+    compiled kernels), which took longer than a small ingest (docs/indexer.md). So the
+    streams are flushed and the process exits with the command's code. An exception that
+    escapes the command ends the process the ordinary way (its traceback, then teardown).
+    """
+    try:
+        cli()
+        code = 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:  # sys.exit("message"): the message on stderr, code 1, as Python does
+            print(exc.code, file=sys.stderr)
+            code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:  # a closed pipe (``| head``): as Python's own exit reports it
+            code = code or 120
+    os._exit(code)
+
 
 if __name__ == "__main__":
     main()
