@@ -179,14 +179,23 @@ class _Connection(asyncio.Protocol):
         self.reusable = not self.closed and parser.should_keep_alive()
         waiter.set_result(Answer(parser.get_status_code(), self._reason, self._headers, body))
 
-    def _stalled(self, reads: int, seconds: float) -> None:
-        """The read timer: fails the request when nothing came since it was set."""
-        waiter = self._waiter
-        if waiter is None or waiter.done():
+    def _stalled(self) -> None:
+        """The read timer: fails the request when nothing came for its read timeout. One timer
+        per connection, left armed between requests (no timer made and cancelled per request):
+        when it fires it looks at the request in flight, if any, and arms itself again while
+        that request may still wait."""
+        self._timer = None
+        waiter, seconds = self._waiter, self._read
+        if waiter is None or waiter.done() or seconds is None:
+            return  # idle, or a request without a read timeout: disarmed
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if self._reads != self._seen:  # bytes came meanwhile: wait another ``seconds``
+            self._seen = self._reads
+            self._timer = loop.call_at(now + seconds, self._stalled)
             return
-        if self._reads != reads:  # bytes came meanwhile: wait another ``seconds``
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(seconds, self._stalled, self._reads, seconds)
+        if now < self._deadline:  # armed for an earlier request: this one's own deadline
+            self._timer = loop.call_at(self._deadline, self._stalled)
             return
         waiter.set_exception(httpx.ReadTimeout(f"no answer within {seconds:g} s"))
         self.close()
@@ -194,6 +203,9 @@ class _Connection(asyncio.Protocol):
     def close(self) -> None:
         self.closed = True
         self.reusable = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.transport is not None:
             self.transport.close()
 
@@ -218,16 +230,24 @@ class _Connection(asyncio.Protocol):
             transport.writelines((head, body))
         else:
             transport.write(head)
-        self._timer = loop.call_later(read, self._stalled, 0, read) if read else None
+        self._read = read
+        if read:
+            self._seen = 0
+            self._deadline = loop.time() + read
+            if self._timer is None:
+                self._timer = loop.call_at(self._deadline, self._stalled)
         try:
             return await waiter
         finally:
-            if self._timer is not None:
-                self._timer.cancel()
             self._waiter = None
             self._parser = None
 
     _timer: asyncio.TimerHandle | None = None
+    #: The request in flight's read timeout, when it started waiting, the reads seen by the
+    #: timer (:meth:`_stalled`).
+    _read: float | None = None
+    _deadline = 0.0
+    _seen = 0
 
 
 class Http11Transport(httpx.AsyncBaseTransport):

@@ -95,3 +95,37 @@ async def test_an_encoded_answer_reads_the_same_raw_and_as_httpx(
     assert b"content-encoding" in names and raw.status == read.status_code == 200
     assert decoded(raw) == read.content == plain.body
     assert b"content-encoding" not in {name.lower() for name, _ in plain.headers}
+
+
+async def test_the_read_timeout_counts_from_each_request_on_a_kept_connection() -> None:
+    """On one kept-alive connection: a request answered within the read timeout is answered
+    even when the connection's previous request started more than the timeout before its
+    answer; a request never answered is a read timeout."""
+    asked = connections = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal asked, connections
+        connections += 1
+        while await reader.readuntil(b"\r\n\r\n"):
+            asked += 1
+            if asked == 2:
+                await asyncio.sleep(0.4)
+            if asked <= 2:
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        timeout = httpx.Timeout(0.5, connect=2)
+        transport = Http11Transport()
+        async with httpx.AsyncClient(transport=transport, timeout=timeout) as client:
+            first = await client.get(f"http://127.0.0.1:{port}/")
+            await asyncio.sleep(0.3)
+            second = await client.get(f"http://127.0.0.1:{port}/")  # answered 0.7 s after the first
+            assert first.content == second.content == b"ok"
+            with pytest.raises(httpx.ReadTimeout):
+                await client.get(f"http://127.0.0.1:{port}/")
+        assert (asked, connections) == (3, 1)
+    finally:
+        server.close()
