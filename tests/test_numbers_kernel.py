@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from indexer.fingerprints import numbers
 from indexer.fingerprints.numbers import number_sketches
+from indexer.text import fold
 
 PIECES = [
     "128", "2", "2026", "1999", "03", "11", "3.14", "$1,299.99", "2026-03-18", "10:55", "1/2",
@@ -103,3 +104,52 @@ def test_edges() -> None:
         for s in (None, np.ones(len(words), dtype=bool)):
             kernel, reference = _both(words, s)
             assert kernel == reference
+
+
+URL_PIECES = [
+    "http://x.y/posix_1003.1e", "https://Example.ORG/a/1.2?q=7&r=x_9", "(https://q.r/v2/3)",
+    "ftp://", "://", "a://1", "x://", "1a://b", "+://c", "hTTp://H/2b", "://a://b/3",
+    "mailto:x@y.z", "http://例子.测试/1", "word", "Word", "abcdefghijklmnopqrstuvwx", "a1b2",
+    "12", "v2.1", "_", "-", "(", "é", "“", "2026年6月13日", "марта",
+]  # fmt: skip
+URL_SEPARATORS = [" ", "  ", "\n", "\n\n", "\t", "\x0b", "\x0c", "\r", "\x1c", "\x1f", "", "\x00"]
+URL_TEXT = st.lists(
+    st.tuples(st.sampled_from(URL_PIECES), st.sampled_from(URL_SEPARATORS)), max_size=40
+).map(lambda parts: "".join(w + s for w, s in parts))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(URL_TEXT, TEXT, st.text(max_size=40)), max_size=9), st.booleans())
+def test_joined_bytes_of_the_kernel_are_the_definitions(docs: list[str], folded: bool) -> None:
+    """URLs of ASCII texts rewritten in the kernel as ``_urls`` does (one line or several,
+    lines of content or not, numbers in the URL or none), the bytes translated, a text holding
+    ``\\0`` itself, texts outside ASCII."""
+    assert numbers.warm_kernel()
+    texts = [fold(t) for t in docs] if folded else docs
+    buf, ends = numbers._joined_bytes(texts, folded)
+    want_buf, want_ends = numbers._joined_bytes_python(texts, folded)
+    assert buf == want_buf
+    assert ends.tolist() == want_ends.tolist()
+
+
+def test_joined_bytes_at_the_line_weight() -> None:
+    """A line weighing exactly ``_MIN_LINE`` is content (the URL's numbers kept), one letter
+    less is not; words holding a digit weigh nothing; the words before the URL and after it."""
+    assert numbers.warm_kernel()
+    w24 = "abcdefghijklmnopqrstuvwx"
+    texts = [
+        f"{w24} {w24} http://a.b/v1/2_3\nnext",
+        f"{w24} {w24[1:]} http://a.b/v1/2\nnext",
+        f"{w24} x{w24}9 (http://a.b/v1/2) {w24}\nnext",
+        f"http://a.b/1 {w24} {w24}\n",
+        f"{w24}{w24}://x/1 y\nz",
+    ]
+    for folded in (False, True):
+        for batch in [[t] for t in texts] + [texts]:
+            got, ends = numbers._joined_bytes(batch, folded)
+            want, want_ends = numbers._joined_bytes_python(batch, folded)
+            assert got == want
+            assert ends.tolist() == want_ends.tolist()
+    lines = numbers._joined_bytes(texts, False)[0].split(b"\0")
+    assert b" url v1 url " in lines[0]
+    assert b" url " in lines[1] and b"v1" not in lines[1]

@@ -60,7 +60,9 @@ all-zero sketch.
 
 A batch's bytes are sketched by a compiled kernel (:mod:`indexer.fingerprints.numbers_kernel`,
 numba); the numpy path here (:func:`_sketches_of_buf_numpy`) is the readable reference it is
-tested against, and runs where numba is missing.
+tested against, and runs where numba is missing. The kernel also rewrites the URLs of ASCII
+texts in a batch's bytes (:func:`_urls`, which stays their definition, and that of the other
+texts' URLs).
 """
 
 from __future__ import annotations
@@ -207,6 +209,7 @@ _BYTES = bytes(
     for c in range(256)
 )  # fmt: skip
 _BYTES_KEEP_0 = b"\0" + _BYTES[1:]  # the same, with the texts' separator kept
+_BYTES_KEEP_0_TABLE = np.frombuffer(_BYTES_KEEP_0, dtype=np.uint8)
 # byte classes: space, ASCII word byte, non-ASCII, document separator (\0), line break
 _SPACE, _ASCII, _OTHER, _SEP, _BREAK = 0, 1, 2, 3, 4
 _CLASSES = bytes(
@@ -293,14 +296,29 @@ def _text_of(text: str, folded: bool) -> str:
 def _joined_bytes(texts: Sequence[str], folded: bool) -> tuple[bytes, np.ndarray]:
     """``b"\\0".join(_bytes_of(t, folded) for t in texts)`` and each text's end past its
     separator (as :func:`sketches_of_bytes` has them), encoded and translated in one go: a
-    text of ASCII without a URL is its own :func:`_text_of`."""
+    text of ASCII without a URL is its own :func:`_text_of`; with the kernel, ASCII texts'
+    URLs are rewritten there (:func:`.numbers_kernel.joined`), with the translation."""
+    kernel = _kernel()
+    if kernel is not None:  # the ASCII texts as written, their URLs rewritten by the kernel
+        ascii_text = [t.isascii() for t in texts]
+        joined = "\0".join(
+            t if a else _text_of(t, folded) for t, a in zip(texts, ascii_text, strict=True)
+        )
+        raw = joined.encode("utf-8", "replace")
+        got = kernel.joined(raw, np.array(ascii_text), _BYTES_KEEP_0_TABLE, _MIN_LINE)
+        return _joined_bytes_python(texts, folded) if got is None else got
     joined = "\0".join(t if t.isascii() and "://" not in t else _text_of(t, folded) for t in texts)
     buf = joined.encode("utf-8", "replace").translate(_BYTES_KEEP_0)
     ends = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 0) + 1
     if len(ends) != len(texts) - 1:  # a text holds "\0" itself (a space to the sketch)
-        words = [_bytes_of(t, folded) for t in texts]
-        return b"\0".join(words), np.cumsum([len(w) + 1 for w in words])
+        return _joined_bytes_python(texts, folded)
     return buf, np.r_[ends, len(buf) + 1]
+
+
+def _joined_bytes_python(texts: Sequence[str], folded: bool) -> tuple[bytes, np.ndarray]:
+    """:func:`_joined_bytes` text by text (the definition)."""
+    words = [_bytes_of(t, folded) for t in texts]
+    return b"\0".join(words), np.cumsum([len(w) + 1 for w in words])
 
 
 def _urls(norm: str) -> str:

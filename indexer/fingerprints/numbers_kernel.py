@@ -7,8 +7,10 @@ and bit for bit (that path stays the readable reference, and ``tests/test_number
 compares the two): unit spaces cut, byte classes (common non-ASCII punctuation a space), runs,
 numeric runs and numbers, their values and contexts, stamps and frame lines, cells. Every
 table and constant comes from that module as an argument (:func:`sketch`), so that the
-definitions live in one place. Compiled on first use, or loaded from numba's cache
-(``cache=True``, beside this file); :func:`warm` does it ahead (before forking workers).
+definitions live in one place. :func:`joined` makes a batch's bytes (``numbers._joined_bytes``):
+the URLs of ASCII texts rewritten as ``numbers._urls`` does, every byte translated. Compiled
+on first use, or loaded from numba's cache (``cache=True``, beside this file); :func:`warm`
+does it ahead (before forking workers).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["sketch", "warm"]
+from indexer.fingerprints.tokens_kernel import _is_space, _next_url
+
+__all__ = ["joined", "sketch", "warm"]
 
 # byte classes, as numbers._CLASSES has them
 _SPACE, _ASCII, _OTHER, _SEP, _BREAK = 0, 1, 2, 3, 4
@@ -388,6 +392,182 @@ def sketch(
     )
 
 
+@njit(cache=True)
+def _is_content(data: np.ndarray, a: int, b: int, min_line: int) -> bool:  # pragma: no cover
+    """numbers._content_line of the ASCII line ``data[a:b]``: whether its words with each URL
+    a space weigh ``min_line`` (per word, its letters, or 0 if it holds a digit). (The words
+    before its first URL, which that function weighs first, are among them.)"""
+    total = 0
+    letters = 0
+    digit = False
+    u0, u1 = _next_url(data, a, b)
+    i = a
+    while i < b:
+        if i == u0 or _is_space(data[i]):
+            total += 0 if digit else letters
+            if total >= min_line:
+                return True
+            letters, digit = 0, False
+            if i == u0:
+                i = u1
+                u0, u1 = _next_url(data, u1, b)
+                continue
+        else:
+            c = data[i]
+            if 48 <= c <= 57:
+                digit = True
+            elif 97 <= c <= 122 or 65 <= c <= 90:
+                letters += 1
+        i += 1
+    return total + (0 if digit else letters) >= min_line
+
+
+@njit(cache=True)
+def _put(
+    out: np.ndarray, o: int, data: np.ndarray, a: int, b: int, table: np.ndarray
+) -> int:  # pragma: no cover - compiled
+    """Write ``data[a:b]`` translated by ``table`` at ``o``; returns the end."""
+    for i in range(a, b):
+        out[o] = table[data[i]]
+        o += 1
+    return o
+
+
+@njit(cache=True)
+def _url_word(out: np.ndarray, o: int) -> int:  # pragma: no cover - compiled
+    """Write ``url `` at ``o`` (bytes that the byte table keeps)."""
+    out[o], out[o + 1], out[o + 2], out[o + 3] = 117, 114, 108, 32
+    return o + 4
+
+
+@njit(cache=True)
+def _url_line(
+    data: np.ndarray, a: int, b: int, numbers: bool, table: np.ndarray, out: np.ndarray, o: int
+) -> int:  # pragma: no cover - compiled
+    """numbers._urls' rewriting of the ASCII line ``data[a:b]`` into ``out`` at ``o``: each
+    URL `` url `` or, with ``numbers``, ``numbers._url_numbers``' words. Returns the end."""
+    i = a
+    u0, u1 = _next_url(data, a, b)
+    while u0 >= 0:
+        o = _put(out, o, data, i, u0, table)
+        out[o] = 32
+        o = _url_word(out, o + 1)
+        if numbers:  # its runs of [0-9a-z_] holding a digit and no _, each then a space
+            runs = 0
+            k = u0
+            while k < u1:
+                c = data[k]
+                if 48 <= c <= 57 or 97 <= c <= 122 or 65 <= c <= 90 or c == 95:
+                    r = k
+                    digit, under = False, False
+                    while k < u1:
+                        c = data[k]
+                        if 48 <= c <= 57:
+                            digit = True
+                        elif c == 95:
+                            under = True
+                        elif not (97 <= c <= 122 or 65 <= c <= 90):
+                            break
+                        k += 1
+                    if digit and not under:
+                        o = _put(out, o, data, r, k, table)
+                        out[o] = 32
+                        o += 1
+                        runs += 1
+                else:
+                    k += 1
+            if runs:
+                o = _url_word(out, o)
+        i = u1
+        u0, u1 = _next_url(data, u1, b)
+    return _put(out, o, data, i, b, table)
+
+
+@njit(cache=True)
+def _joined(
+    data: np.ndarray,
+    ascii_text: np.ndarray,
+    table: np.ndarray,
+    min_line: int,
+    out: np.ndarray,
+    ends: np.ndarray,
+) -> int:  # pragma: no cover - compiled
+    """Fill ``out`` and ``ends`` (see :func:`joined`); returns the bytes written, or -1 when
+    ``data`` does not hold one ``\\0`` between each two texts."""
+    o = 0
+    a = 0
+    n = len(data)
+    for t in range(len(ascii_text)):
+        b = a
+        url = False
+        one_line = True
+        if ascii_text[t]:  # its end, and whether it holds a ``://`` and a line break
+            while b < n:
+                c = data[b]
+                if c <= 58:
+                    if c == 0:
+                        break
+                    if c == 10:
+                        one_line = False
+                    elif c == 58 and b + 2 < n and data[b + 1] == 47 and data[b + 2] == 47:
+                        url = True
+                b += 1
+        else:
+            while b < n and data[b] != 0:
+                b += 1
+        if (b == n) != (t == len(ascii_text) - 1):
+            return -1
+        if not url:
+            o = _put(out, o, data, a, b, table)
+        elif one_line:  # a document of one line is all content
+            o = _url_line(data, a, b, True, table, out, o)
+        else:  # line by line: a URL on a line of content with its numbers
+            lo = a
+            while lo <= b:
+                hi = lo
+                has = False
+                while hi < b:
+                    c = data[hi]
+                    if c == 10:
+                        break
+                    if c == 58 and hi + 2 < b and data[hi + 1] == 47 and data[hi + 2] == 47:
+                        has = True
+                    hi += 1
+                if has:
+                    content = _is_content(data, lo, hi, min_line)
+                    o = _url_line(data, lo, hi, content, table, out, o)
+                else:
+                    o = _put(out, o, data, lo, hi, table)
+                if hi < b:
+                    out[o] = table[10]
+                    o += 1
+                lo = hi + 1
+        if b < n:
+            out[o] = 0
+        o += 1
+        ends[t] = o
+        a = b + 1
+    return o - 1
+
+
+def joined(
+    data: bytes, ascii_text: np.ndarray, table: np.ndarray, min_line: int
+) -> tuple[bytes, np.ndarray] | None:
+    """``numbers._joined_bytes`` of texts joined by ``\\0`` in ``data``, where the texts
+    outside ASCII have their ``numbers._text_of`` already and those in ASCII (``ascii_text``)
+    are as written: those holding ``://`` rewritten as ``numbers._urls`` does (``min_line``:
+    ``numbers._MIN_LINE``), all bytes then through ``table``. The bytes, and each text's end
+    past its separator; None when a text holds a ``\\0`` of its own."""
+    a = np.frombuffer(data, dtype=np.uint8)
+    # a URL of L bytes (at least 5, one ``://``) becomes at most 1.5 L + 6
+    out = np.empty(len(a) + len(a) // 2 + 6 * data.count(b"://") + 16, dtype=np.uint8)
+    ends = np.empty(len(ascii_text), dtype=np.int64)
+    n = _joined(a, np.ascontiguousarray(ascii_text, dtype=np.bool_), table, min_line, out, ends)
+    if n < 0:
+        return None
+    return out[:n].tobytes(), ends
+
+
 def warm(
     tables: tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray],
     shape: tuple[int, int, int],
@@ -395,3 +575,5 @@ def warm(
     """Compile (or load from the cache) the kernel for the argument types it is called with."""
     for sides in (None, np.zeros(1, dtype=np.bool_)):
         sketch(b"1 2", np.array([4], dtype=np.int64), sides, tables, shape)
+    table = np.arange(256, dtype=np.uint8)
+    joined(b"a http://b/1\nc\0\xc3\xa9", np.array([True, False]), table, 48)
