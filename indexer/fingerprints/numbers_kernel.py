@@ -575,5 +575,5 @@ def warm(
     """Compile (or load from the cache) the kernel for the argument types it is called with."""
     for sides in (None, np.zeros(1, dtype=np.bool_)):
         sketch(b"1 2", np.array([4], dtype=np.int64), sides, tables, shape)
-    table = np.arange(256, dtype=np.uint8)
+    table = np.frombuffer(bytes(range(256)), dtype=np.uint8)  # read-only, as numbers' table
     joined(b"a http://b/1\nc\0\xc3\xa9", np.array([True, False]), table, 48)
