@@ -202,6 +202,28 @@ def _serve(conn: Connection, config: PrepareConfig) -> None:
         conn.send(result)
 
 
+def _send_tasks(conn: Connection, outbox: queue.SimpleQueue[Any]) -> None:
+    """A pool thread: write the tasks put in ``outbox`` to one worker's pipe, until None."""
+    while (task := outbox.get()) is not None:
+        # a dead worker or a closed pool: the reading side (``_Pool._recv``) reports it
+        with contextlib.suppress(OSError, ValueError):
+            conn.send(task)
+
+
+def _read_results(conn: Connection, inbox: queue.SimpleQueue[Any]) -> None:
+    """A pool thread: put each result read from one worker's pipe in ``inbox``; at the
+    pipe's end (the worker gone), the error that ended it."""
+    while True:
+        try:
+            got = conn.recv()
+        except (EOFError, OSError) as exc:
+            inbox.put(exc)
+            return
+        except BaseException as exc:  # a result that does not unpickle: raised by _recv
+            got = (False, exc)
+        inbox.put(got)
+
+
 class _WorkerError(RuntimeError):
     """A task failed in a worker process (the message carries the worker's traceback)."""
 
@@ -233,12 +255,14 @@ class _Pool:
 
     Each worker has its own pipe; task ``i`` goes to worker ``i % workers`` unless the task
     names its worker, and results are read back in task order, a few tasks per worker in
-    flight. No handler threads besides one that writes tasks to the pipes (so that a worker
-    busy with a task never blocks the main thread): ``multiprocessing.Pool``'s worker handler
-    polls the results pipe and spins while results wait to be read (~1 cpu-s per 100k
-    documents here). One pool serves the learning sample and the ingestion: host models
-    learnt meanwhile reach the workers through a file (:meth:`set_models`), loaded once per
-    worker.
+    flight. Two threads per worker, blocked on its pipe, write its tasks and read its
+    results, so that a worker takes its next task and hands over its result as soon as it
+    is free, whatever the other workers and the main thread are doing (one shared writer
+    and in-order reads held the workers in step: one waiting while the other finished).
+    ``multiprocessing.Pool``'s worker handler polls the results pipe and spins while results
+    wait to be read (~1 cpu-s per 100k documents here). One pool serves the learning sample
+    and the ingestion: host models learnt meanwhile reach the workers through a file
+    (:meth:`set_models`), loaded once per worker.
     """
 
     def __init__(self, workers: int, config: PrepareConfig) -> None:
@@ -271,16 +295,23 @@ class _Pool:
             theirs.close()
             self._conns.append(mine)
             self._procs.append(proc)
-        self._outbox: queue.SimpleQueue[tuple[int, Any] | None] = queue.SimpleQueue()
-        self._sender = threading.Thread(target=self._send_tasks, name="tasks", daemon=True)
-        self._sender.start()
-
-    def _send_tasks(self) -> None:
-        while (msg := self._outbox.get()) is not None:
-            worker, task = msg
-            # a dead worker or a closed pool: the reading side (``_recv``) reports it
-            with contextlib.suppress(OSError, ValueError):
-                self._conns[worker].send(task)
+        self._outboxes: list[queue.SimpleQueue[Any]] = []
+        self._inboxes: list[queue.SimpleQueue[Any]] = []
+        self._threads: list[threading.Thread] = []
+        for worker, conn in enumerate(self._conns):
+            outbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            self._outboxes.append(outbox)
+            self._inboxes.append(inbox)
+            for target, box, name in (
+                (_send_tasks, outbox, "tasks"),
+                (_read_results, inbox, "results"),
+            ):
+                thread = threading.Thread(
+                    target=target, args=(conn, box), name=f"{name}-{worker}", daemon=True
+                )
+                thread.start()
+                self._threads.append(thread)
 
     def set_models(self, models: Mapping[str, HostModel]) -> None:
         if not self.workers:
@@ -297,11 +328,12 @@ class _Pool:
         self.ref = path
 
     def _recv(self, worker: int) -> Any:
-        try:
-            ok, value = self._conns[worker].recv()
-        except (EOFError, OSError) as exc:
+        got = self._inboxes[worker].get()
+        if isinstance(got, BaseException):  # its pipe closed: the worker is gone
+            self._procs[worker].join(timeout=1)
             code = self._procs[worker].exitcode
-            raise _WorkerError(f"worker process {worker} died (exit code {code})") from exc
+            raise _WorkerError(f"worker process {worker} died (exit code {code})") from got
+        ok, value = got
         if not ok:
             raise value
         return value
@@ -326,7 +358,7 @@ class _Pool:
                     worker = self._next
                     self._next = (self._next + 1) % self.workers
                 worker %= self.workers
-                self._outbox.put((worker, (fn, args)))
+                self._outboxes[worker].put((fn, args))
                 window.append(worker)
             while window and (len(window) >= 3 * self.workers or isinstance(window[0], _Done)):
                 yield self._result(window.popleft())
@@ -339,21 +371,24 @@ class _Pool:
     def close(self) -> None:
         """Stop the workers; tasks not yet sent are dropped (a run that failed mid-way).
 
-        The sender thread ends before the pipes close: a pipe closed while the sender is
-        inside ``Connection.send`` fails there with a ``TypeError`` (its handle gone), a
-        thread traceback on the user's terminal."""
+        The pipe threads end before the pipes close: a pipe closed while a thread is inside
+        ``Connection.send`` fails there with a ``TypeError`` (its handle gone), a thread
+        traceback on the user's terminal."""
         if self.workers:
-            with contextlib.suppress(queue.Empty):
-                while True:
-                    self._outbox.get_nowait()
-            self._outbox.put(None)
+            for outbox in self._outboxes:
+                with contextlib.suppress(queue.Empty):
+                    while True:
+                        outbox.get_nowait()
+                outbox.put(None)
             for proc in self._procs:
                 proc.terminate()
             for proc in self._procs:
                 proc.join()
-            # the workers are gone, so a send in progress fails at once (OSError, suppressed)
-            self._sender.join(timeout=5)
-            if not self._sender.is_alive():
+            # the workers are gone: a send in progress fails at once (OSError, suppressed)
+            # and a read ends (EOF)
+            for thread in self._threads:
+                thread.join(timeout=5)
+            if not any(thread.is_alive() for thread in self._threads):
                 for conn in self._conns:
                     conn.close()
         if self._dir is not None:
