@@ -709,7 +709,10 @@ def _no_huge_pages() -> None:
     common default) the first touch of such an array costs system time: the learner's counts
     of a 10,000-page sample took 0.2-0.5 cpu-s instead of 0.05 (docs/indexer.md).
     """
-    from numpy._core import multiarray
+    try:
+        from numpy._core import multiarray
+    except ImportError:  # numpy 1.x
+        from numpy.core import multiarray  # type: ignore[no-redef]
 
     switch = getattr(multiarray, "_set_madvise_hugepage", None)  # numpy's own, since 1.20
     if switch is not None:
