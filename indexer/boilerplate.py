@@ -37,21 +37,23 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerprint_arrays
-from indexer.fingerprints.compute import document_features, tokenise
+from indexer.fingerprints.compute import (
+    document_features,
+    segment_fingerprints,
+    shingles,
+    token_fingerprints,
+    tokenise,
+)
 from indexer.fingerprints.features import (
     DIGITS,
     NO_WORDS,
     PHI,
     SAMPLE,
     WEIGHT,
-    Segments,
     content_units,
     fmix64,
-    shingle_hashes,
 )
-from indexer.fingerprints.minhash import sketch_segments
 from indexer.fingerprints.numbers import frame_stamp_lines, number_sketches
-from indexer.fingerprints.simhash import simhash_segments
 
 __all__ = [
     "BoilerplateConfig",
@@ -156,14 +158,13 @@ def features(texts: Sequence[str], p: FingerprintParams) -> Features:
     names = (p.hash, "minhash", WEIGHT, SAMPLE, DIGITS)
     tokens = tokenise(texts, names)
     (sim_tok, min_tok, weights, sample, digits) = tokens.hashes
-    lengths, keys = tokens.lengths, tokens.keys
-    seg = Segments(lengths)
-    sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
-    mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
+    lengths, keys = np.asarray(tokens.lengths, dtype=np.int64), tokens.keys
+    sh, scounts = shingles(sim_tok, lengths, p.shingle)
+    mh, mcounts = shingles(min_tok, lengths, p.minhash_shingle)
     units = content_units(weights, lengths)
     stacked = np.stack([sim_tok, min_tok, weights, sample, digits]).astype(np.uint64, copy=False)
     return Features(
-        sh, scounts, mh, mcounts, keys, units, stacked, seg.lengths, tokens.line_no, tokens.folded
+        sh, scounts, mh, mcounts, keys, units, stacked, lengths, tokens.line_no, tokens.folded
     )
 
 
@@ -487,14 +488,16 @@ def fingerprint_features(
     sim_tok, min_tok, weights, sample = f.tokens[:4, keep] if not keep.all() else f.tokens[:4]
     new_lengths = np.bincount(tdoc[keep], minlength=n)
     units = content_units(weights, new_lengths)
-    sh, scounts, mh, mcounts = document_features(
-        sim_tok, min_tok, sample, new_lengths, units, params
-    )
     # A document with enough content of its own keeps its own shingles: those of the full
     # text that are not furniture (no shingle joins the text before a template block to the
     # text after it). Cutting tokens is for short ones, whose own words are all they have.
     whole = applied & (units >= NO_WORDS)
-    if whole.any():
+    if not whole.any():  # every document's features are those of its tokens kept
+        simhash, minhash = token_fingerprints(sim_tok, min_tok, sample, new_lengths, units, params)
+    else:
+        sh, scounts, mh, mcounts = document_features(
+            sim_tok, min_tok, sample, new_lengths, units, params
+        )
         own_s = whole[sdoc] & ~furniture_s
         own_m = whole[mdoc] & ~furniture_m
         # a shorter text's slot lines are a large part of it: their shingles go too
@@ -509,10 +512,11 @@ def fingerprint_features(
         mh, mcounts = _choose(
             mh, mcounts, f.mh[own_m], np.bincount(mdoc[own_m], minlength=n), whole
         )
+        simhash, minhash = segment_fingerprints(sh, scounts, mh, mcounts, params)
     arrays = FingerprintArrays(
         params=params,
-        simhash=simhash_segments(sh, scounts, presence=params.weights == "presence"),
-        minhash=sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits),
+        simhash=simhash,
+        minhash=minhash,
         numbers=number_sketches(
             _content_texts(f, keep, applied),
             folded=True,

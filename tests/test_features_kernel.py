@@ -2,16 +2,28 @@
 numpy definitions give (``document_features``, ``simhash_segments``, ``sketch_segments``):
 for any token hashes, documents of any length (empty, shorter than a shingle, long enough to
 overflow a byte counter), short and long documents' word rules, every shingle length, sketch
-size and value width; and ``fingerprint_arrays`` is the same with the kernels on or off."""
+size and value width; and ``fingerprint_arrays`` and the host-model path
+(``indexer.boilerplate``: shingles, features chosen around a host's template) are the same
+with the kernels on or off."""
 
 from __future__ import annotations
+
+import random
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from indexer.boilerplate import (
+    BoilerplateConfig,
+    Learner,
+    doc_shingle_sets,
+    features,
+    fingerprint_excluding,
+)
 from indexer.fingerprints import compute, features_kernel
 from indexer.fingerprints.compute import document_features, fingerprint_arrays
+from indexer.fingerprints.features import Segments, shingle_hashes
 from indexer.fingerprints.minhash import sketch_segments
 from indexer.fingerprints.params import FingerprintParams
 from indexer.fingerprints.simhash import simhash_segments
@@ -91,3 +103,80 @@ def test_fingerprint_arrays_same_with_the_kernel(texts: list[str], weights: str)
     assert got.exact_keys == want.exact_keys
     assert np.array_equal(got.token_count, want.token_count)
     assert np.array_equal(got.numbers, want.numbers)
+
+
+@settings(max_examples=200, deadline=None)
+@given(batches(), st.integers(1, 6))
+def test_shingles_equal_shingle_hashes(batch: tuple[np.ndarray, ...], k: int) -> None:
+    sim, _, _, lengths, _ = batch
+    want, want_counts = shingle_hashes(sim, Segments(lengths), k)
+    got, counts = features_kernel.shingles(sim, lengths, k)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert np.array_equal(counts, want_counts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(batches(), PARAMS, st.randoms(use_true_random=False))
+def test_segment_fingerprints_equal_the_numpy_definitions(
+    batch: tuple[np.ndarray, ...], p: FingerprintParams, rng: random.Random
+) -> None:
+    sim, mins, sample, lengths, units = batch
+    sh, scounts, mh, mcounts = document_features(sim, mins, sample, lengths, units, p)
+    if rng.random() < 0.5:  # features chosen apart from the tokens (the host-model path)
+        keep = np.array([rng.random() < 0.7 for _ in range(len(sh))], dtype=bool)
+        doc = np.repeat(np.arange(len(scounts)), scounts)
+        sh, scounts = sh[keep], np.bincount(doc[keep], minlength=len(scounts))
+    simhash, sketch = features_kernel.segment_fingerprints(
+        sh, scounts, mh, mcounts, p.minhash_size, p.minhash_bits
+    )
+    want_sketch = sketch_segments(mh, mcounts, p.minhash_size, p.minhash_bits)
+    assert np.array_equal(simhash, simhash_segments(sh, scounts))
+    assert sketch.dtype == want_sketch.dtype and np.array_equal(sketch, want_sketch)
+
+
+def _host_pages(host: int, seed: int, own: list[int]) -> list[str]:
+    """Pages of one host (its header and footer on each) with ``own[i]`` words of page i's
+    own: short pages are fingerprinted from what is left, long ones keep their own shingles."""
+    frame = random.Random(host)
+    words = [f"w{i}" for i in range(400)] + ["2026", "中文字", "x"]
+    head = "site | home | news 2026\n" + " ".join(frame.choice(words) for _ in range(60))
+    foot = "printed 1 march 2026\n" + " ".join(frame.choice(words) for _ in range(30))
+    rng = random.Random(seed)
+    return [f"{head}\n{' '.join(rng.choice(words) for _ in range(n))}\n{foot}" for n in own]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.lists(st.sampled_from([0, 3, 15, 40, 60, 120]), min_size=1, max_size=8),
+    st.sampled_from(["count", "presence"]),
+)
+def test_host_model_path_same_with_the_kernel(seed: int, own: list[int], weights: str) -> None:
+    p = FingerprintParams(weights=weights)
+    learn = _host_pages(seed, seed, [40] * 12)
+    learner = Learner(BoilerplateConfig(min_pages=5, min_docs=2))
+    for sets in doc_shingle_sets(learn, p):
+        learner.add("h.example", sets)
+    model = learner.models().get("h.example")
+    texts = [*_host_pages(seed, seed + 1, own), "", "one line without a model"]
+    models = [model] * (len(texts) - 2) + [None, None]
+    saved = compute._features
+    compute._features = None
+    try:
+        want, want_removed = fingerprint_excluding(texts, p, models)
+        feats = features(texts, p)
+        assert compute.enable_kernel()
+        compute._features = features_kernel
+        got, removed = fingerprint_excluding(texts, p, models)
+        got_feats = features(texts, p)
+    finally:
+        compute._features = saved
+    assert np.array_equal(got_feats.sh, feats.sh) and np.array_equal(got_feats.mh, feats.mh)
+    assert np.array_equal(got_feats.scounts, feats.scounts)
+    assert np.array_equal(got_feats.mcounts, feats.mcounts)
+    assert np.array_equal(removed, want_removed)
+    assert np.array_equal(got.simhash, want.simhash)
+    assert np.array_equal(got.minhash, want.minhash)
+    assert np.array_equal(got.token_count, want.token_count)
+    assert np.array_equal(got.numbers, want.numbers)
+    assert got.exact_keys == want.exact_keys

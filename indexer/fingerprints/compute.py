@@ -36,9 +36,13 @@ from indexer.text import LINE, fold, word_bytes_many
 __all__ = [
     "Tokens",
     "document_features",
+    "features_kernel",
     "fingerprint",
     "fingerprint_arrays",
     "fingerprint_batch",
+    "segment_fingerprints",
+    "shingles",
+    "token_fingerprints",
     "tokenise",
 ]
 
@@ -220,6 +224,58 @@ _TOKEN_BYTE = bytes(0 if c in _NOT_TOKEN else 1 for c in range(256))
 _SPACES = bytes(32 if c in b" \t\n\r\x0b\x0c" else c for c in range(256))
 
 
+def features_kernel() -> Any:
+    """:mod:`indexer.fingerprints.features_kernel` once :func:`enable_kernel` loaded it in
+    this process, else None."""
+    return _features
+
+
+def shingles(
+    token_hashes: np.ndarray, lengths: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``shingle_hashes(token_hashes, Segments(lengths), k)`` (compiled once
+    :func:`enable_kernel` was called: the same values)."""
+    if _features is not None:
+        return _features.shingles(token_hashes, lengths, k)
+    return shingle_hashes(token_hashes, Segments(lengths), k)
+
+
+def segment_fingerprints(
+    sh: np.ndarray, scounts: np.ndarray, mh: np.ndarray, mcounts: np.ndarray, p: FingerprintParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """SimHash of each document's features ``sh`` (``scounts`` per document) and MinHash
+    sketch of its ``mh`` (``mcounts``): ``simhash_segments`` and ``sketch_segments``, compiled
+    for count weights once :func:`enable_kernel` was called (the same values)."""
+    if _features is not None and p.weights == "count":
+        return _features.segment_fingerprints(
+            sh, scounts, mh, mcounts, p.minhash_size, p.minhash_bits
+        )
+    return (
+        simhash_segments(sh, scounts, presence=p.weights == "presence"),
+        sketch_segments(mh, mcounts, p.minhash_size, p.minhash_bits),
+    )
+
+
+def token_fingerprints(
+    sim_tok: np.ndarray,
+    min_tok: np.ndarray,
+    sample: np.ndarray,
+    lengths: np.ndarray,
+    units: np.ndarray,
+    p: FingerprintParams,
+) -> tuple[np.ndarray, np.ndarray]:
+    """SimHash and MinHash sketch of documents from their concatenated token hashes
+    (:func:`document_features`, then :func:`segment_fingerprints`; in one compiled pass once
+    :func:`enable_kernel` was called, for count weights)."""
+    if _features is not None and p.weights == "count":
+        return _features.fingerprints(
+            sim_tok, min_tok, sample, lengths, units, p.shingle,
+            p.minhash_shingle, p.minhash_size, p.minhash_bits,
+        )  # fmt: skip
+    sh, scounts, mh, mcounts = document_features(sim_tok, min_tok, sample, lengths, units, p)
+    return segment_fingerprints(sh, scounts, mh, mcounts, p)
+
+
 def document_features(
     sim_tok: np.ndarray,
     min_tok: np.ndarray,
@@ -232,13 +288,13 @@ def document_features(
     MinHash family, :data:`~indexer.fingerprints.features.SAMPLE` values), token counts and
     content in words: per family the features (k-shingles, plus words for short documents:
     :func:`~indexer.fingerprints.features.with_words`) and their count per document."""
-    seg = Segments(lengths)
-    sh, scounts = shingle_hashes(sim_tok, seg, p.shingle)
-    mh, mcounts = shingle_hashes(min_tok, seg, p.minhash_shingle)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    sh, scounts = shingles(sim_tok, lengths, p.shingle)
+    mh, mcounts = shingles(min_tok, lengths, p.minhash_shingle)
     if p.shingle > 1:  # with k = 1 the shingles are the words already
-        sh, scounts = with_words(sh, scounts, sim_tok, sample, seg.lengths, units)
+        sh, scounts = with_words(sh, scounts, sim_tok, sample, lengths, units)
     if p.minhash_shingle > 1:
-        mh, mcounts = with_words(mh, mcounts, min_tok, sample, seg.lengths, units)
+        mh, mcounts = with_words(mh, mcounts, min_tok, sample, lengths, units)
     return sh, scounts, mh, mcounts
 
 
@@ -257,17 +313,9 @@ def fingerprint_arrays(
         tokens = tokenise(texts[a:b], names, lines=False)  # lines are the host models'
         (sim_tok, min_tok, weights, sample), lengths = tokens.hashes, tokens.lengths
         units = content_units(weights, lengths)
-        if _features is not None and params.weights == "count":
-            simhash[a:b], sketch[a:b] = _features.fingerprints(
-                sim_tok, min_tok, sample, lengths, units, params.shingle,
-                params.minhash_shingle, params.minhash_size, params.minhash_bits,
-            )  # fmt: skip
-        else:
-            sh, scounts, mh, mcounts = document_features(
-                sim_tok, min_tok, sample, lengths, units, params
-            )
-            simhash[a:b] = simhash_segments(sh, scounts, presence=params.weights == "presence")
-            sketch[a:b] = sketch_segments(mh, mcounts, params.minhash_size, params.minhash_bits)
+        simhash[a:b], sketch[a:b] = token_fingerprints(
+            sim_tok, min_tok, sample, lengths, units, params
+        )
         keys += tokens.keys
         numbers[a:b] = number_sketches(tokens.folded, folded=True, units=units)
         token_count[a:b] = units

@@ -6,8 +6,11 @@ words), :func:`~indexer.fingerprints.simhash.simhash_segments` (count weights) a
 feature arrays between them: each document's features are chained from its tokens and voted
 and binned as they are made. Those numpy functions stay the definitions (and the path for
 presence weights and for processes without numba); ``tests/test_features_kernel.py`` compares
-the two. Integer arithmetic only (no matrix product, no BLAS). Compiled on first use or
-loaded from numba's cache (``cache=True``, beside this file); :func:`warm` does it ahead.
+the two. The host-model path (``indexer.boilerplate``) takes its steps apart: the k-shingles
+alone (:func:`shingles`, as ``shingle_hashes``) and the votes and bins of the features it has
+chosen (:func:`segment_fingerprints`). Integer arithmetic only (no matrix product, no
+BLAS). Compiled on first use or loaded from numba's cache (``cache=True``, beside this file);
+:func:`warm` does it ahead.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from numba import njit
 from indexer.fingerprints.features import ALL_WORDS, NO_WORDS, PHI
 from indexer.fingerprints.minhash import _REM_BITS, _probe_order, value_dtype
 
-__all__ = ["fingerprints", "warm"]
+__all__ = ["fingerprints", "segment_fingerprints", "shingles", "warm"]
 
 _EMPTY_BIN = np.uint64(1 << 63)  # above every 40-bit remainder: a bin without a feature
 
@@ -76,15 +79,15 @@ def _add_bytes(v: np.uint64, ones: np.ndarray, j: int) -> None:  # pragma: no co
 
 
 @njit(cache=True)
-def _ones(feats: np.ndarray, m: int, ones: np.ndarray) -> None:  # pragma: no cover - compiled
-    """``ones[b]``: the features among ``feats[:m]`` with bit ``b`` set. Eight counters of a
-    byte per bit, in eight words held in registers (``c_j`` counts bits ``j``, ``j + 8``...),
+def _ones(feats: np.ndarray, a: int, m: int, ones: np.ndarray) -> None:  # pragma: no cover
+    """``ones[b]``: the features among ``feats[a:a + m]`` with bit ``b`` set. Eight counters of
+    a byte per bit, in eight words held in registers (``c_j`` counts bits ``j``, ``j + 8``...),
     added into ``ones`` every 255 features, before a byte can overflow."""
     low = np.uint64(0x0101010101010101)
     ones[:] = 0
-    for lo in range(0, m, 255):
+    for lo in range(a, a + m, 255):
         c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = np.uint64(0)
-        for i in range(lo, min(lo + 255, m)):
+        for i in range(lo, min(lo + 255, a + m)):
             h = feats[i]
             c0 += h & low
             c1 += (h >> np.uint64(1)) & low
@@ -111,6 +114,49 @@ def _bin(h: np.uint64, mins: np.ndarray, r: int, rem_bits: int) -> None:  # prag
     rem = (h << np.uint64(r)) >> np.uint64(64 - rem_bits)
     if rem < mins[b]:
         mins[b] = rem
+
+
+@njit(cache=True, inline="always")
+def _majority(feats: np.ndarray, a: int, m: int, ones: np.ndarray) -> np.uint64:  # pragma: no cover
+    """SimHash (count weights) of the features ``feats[a:a + m]``: a bit set where the
+    features with it set are more than half."""
+    _ones(feats, a, m, ones)
+    out = np.uint64(0)
+    for b in range(64):
+        if 2 * ones[b] > m:
+            out |= np.uint64(1) << np.uint64(b)
+    return out
+
+
+@njit(cache=True, inline="always")
+def _sketch(
+    feats: np.ndarray,
+    a: int,
+    m: int,
+    own: np.ndarray,
+    row: np.ndarray,
+    r: int,
+    rem_bits: int,
+    probe: np.ndarray,
+) -> None:  # pragma: no cover - compiled
+    """MinHash row of the features ``feats[a:a + m]``: binned, empty bins densified (all zero
+    without features)."""
+    size = len(row)
+    if m == 0:
+        row[:] = 0
+        return
+    own[:] = _EMPTY_BIN
+    for i in range(a, a + m):
+        _bin(feats[i], own, r, rem_bits)
+    for b in range(size):
+        v = own[b]
+        if v == _EMPTY_BIN:  # the first filled bin in this bin's probe order
+            for j in range(size):
+                c = probe[b, j]
+                if own[c] != _EMPTY_BIN:
+                    v = own[c]
+                    break
+        row[b] = v
 
 
 @njit(cache=True, nogil=True)
@@ -157,30 +203,10 @@ def _fingerprints(
                     nw += 1
         # SimHash: each feature's set bits counted, a bit set where they are the majority
         m = _features(sim_tok, s, n, k_sim, phi, words, nw, feats)
-        _ones(feats, m, ones)
-        out = np.uint64(0)
-        for b in range(64):
-            if 2 * ones[b] > m:
-                out |= np.uint64(1) << np.uint64(b)
-        simhash[d] = out
+        simhash[d] = _majority(feats, 0, m, ones)
         # MinHash: the features of its own family binned, empty bins densified
         m = _features(min_tok, s, n, k_min, phi, words, nw, feats)
-        row = mins[d]
-        if m == 0:
-            row[:] = 0
-        else:
-            own[:] = _EMPTY_BIN
-            for i in range(m):
-                _bin(feats[i], own, r, rem_bits)
-            for b in range(size):
-                v = own[b]
-                if v == _EMPTY_BIN:  # the first filled bin in this bin's probe order
-                    for j in range(size):
-                        c = probe[b, j]
-                        if own[c] != _EMPTY_BIN:
-                            v = own[c]
-                            break
-                row[b] = v
+        _sketch(feats, 0, m, own, mins[d], r, rem_bits, probe)
         s += n
 
 
@@ -225,7 +251,89 @@ def fingerprints(
     return simhash, mins.astype(value_dtype(bits))  # the low ``bits`` bits (unsigned casts)
 
 
+@njit(cache=True, nogil=True)
+def _segments(
+    sh: np.ndarray,
+    scounts: np.ndarray,
+    mh: np.ndarray,
+    mcounts: np.ndarray,
+    r: int,
+    rem_bits: int,
+    probe: np.ndarray,
+    simhash: np.ndarray,
+    mins: np.ndarray,
+) -> None:  # pragma: no cover - compiled
+    """``_fingerprints`` of features already made: each document's ``scounts[d]`` SimHash
+    features of ``sh`` and ``mcounts[d]`` MinHash features of ``mh``."""
+    ones = np.zeros(64, dtype=np.int64)
+    own = np.empty(mins.shape[1], dtype=np.uint64)
+    a = b = 0
+    for d in range(len(scounts)):
+        simhash[d] = _majority(sh, a, scounts[d], ones)
+        a += scounts[d]
+        _sketch(mh, b, mcounts[d], own, mins[d], r, rem_bits, probe)
+        b += mcounts[d]
+
+
+def segment_fingerprints(
+    sh: np.ndarray,
+    scounts: np.ndarray,
+    mh: np.ndarray,
+    mcounts: np.ndarray,
+    size: int,
+    bits: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``simhash_segments(sh, scounts)`` (count weights) and ``sketch_segments(mh, mcounts,
+    size, bits)``: the same values."""
+    n = len(scounts)
+    if n * size >= 1 << (64 - _REM_BITS):
+        raise ValueError("too many documents in one sketch call; split the batch")
+    simhash = np.empty(n, dtype=np.uint64)
+    mins = np.empty((n, size), dtype=np.uint64)
+    _segments(
+        np.ascontiguousarray(sh, dtype=np.uint64),
+        np.ascontiguousarray(scounts, dtype=np.int64),
+        np.ascontiguousarray(mh, dtype=np.uint64),
+        np.ascontiguousarray(mcounts, dtype=np.int64),
+        size.bit_length() - 1,
+        _REM_BITS,
+        np.ascontiguousarray(_probe_order(size), dtype=np.int16),
+        simhash,
+        mins,
+    )
+    return simhash, mins.astype(value_dtype(bits))
+
+
+@njit(cache=True, nogil=True)
+def _shingles(
+    tok: np.ndarray, lengths: np.ndarray, k: int, phi: np.uint64, out: np.ndarray
+) -> None:  # pragma: no cover - compiled
+    """Each document's k-shingle hashes into ``out`` (one of all its tokens when it has fewer
+    than ``k``, none when it has none), one document after the other."""
+    words = np.empty(0, dtype=np.int64)
+    s = o = 0
+    for d in range(len(lengths)):
+        n = lengths[d]
+        o += _features(tok, s, n, k, phi, words, 0, out[o:])
+        s += n
+
+
+def shingles(tok: np.ndarray, lengths: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``shingle_hashes(tok, Segments(lengths), k)``: every document's k-shingle hashes
+    (concatenated) and their number per document."""
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    counts = np.where(lengths >= k, lengths - k + 1, np.minimum(lengths, 1))
+    if k == 1:
+        return tok, counts
+    out = np.empty(int(counts.sum()), dtype=np.uint64)
+    _shingles(np.ascontiguousarray(tok, dtype=np.uint64), lengths, k, PHI, out)
+    return out, counts
+
+
 def warm() -> None:
     """Compile (or load from the cache) the kernel for the argument types it is called with."""
     tok = np.array([1, 2, 3], dtype=np.uint64)
-    fingerprints(tok, tok, tok, np.array([3, 0], dtype=np.int64), np.array([3, 0]), 4, 4, 8, 8)
+    lengths = np.array([3, 0], dtype=np.int64)
+    fingerprints(tok, tok, tok, lengths, np.array([3, 0]), 4, 4, 8, 8)
+    sh, counts = shingles(tok, lengths, 4)
+    segment_fingerprints(sh, counts, sh, counts, 8, 8)
