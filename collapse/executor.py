@@ -263,11 +263,11 @@ class Executor:
                 for k, v in sub.header.items()
             ]
             headers = self.json_headers
-        answer = await self.upstream.request(
+        answer = await self.upstream.reply(
             "POST", path, params=params, content=jsonio.dumps(sub.body), headers=headers
         )
         raw = answer.content
-        return SubResult(answer.status_code, _safe_loads(raw), raw, answer.headers)
+        return SubResult(answer.status, _safe_loads(raw), raw, answer.headers)
 
     async def msearch(self, searches: list[SubSearch]) -> list[SubResult]:
         lines: list[bytes] = []
@@ -277,7 +277,7 @@ class Executor:
                 header["index"] = sub.index
             lines += [jsonio.dumps(header), jsonio.dumps(sub.body)]
         params = self.query if self.batch else []
-        answer = await self.upstream.request(
+        answer = await self.upstream.reply(
             "POST",
             "/_msearch",
             params=params,
@@ -285,10 +285,8 @@ class Executor:
             headers=self.ndjson_headers,
         )
         body = _safe_loads(answer.content)
-        if answer.status_code >= 300 or body is None or "responses" not in body:
-            return [SubResult(answer.status_code, body, answer.content, answer.headers)] * len(
-                searches
-            )
+        if answer.status >= 300 or body is None or "responses" not in body:
+            return [SubResult(answer.status, body, answer.content, answer.headers)] * len(searches)
         out = []
         for item in body["responses"]:
             status = int(item.get("status", 200)) if isinstance(item, dict) else 500

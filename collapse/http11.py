@@ -32,7 +32,15 @@ from typing import Any, NamedTuple
 import httptools
 import httpx
 
-__all__ = ["Answer", "Http11Transport", "Origin", "Timeouts", "request_head"]
+__all__ = [
+    "Answer",
+    "Http11Transport",
+    "Origin",
+    "Timeouts",
+    "header_items",
+    "request_head",
+    "response_of",
+]
 
 
 class Origin(NamedTuple):
@@ -385,3 +393,31 @@ def response_of(answer: Answer, request: httpx.Request | None = None) -> httpx.R
         # it through httpx's decoders chunk by chunk.
         response._content = answer.body
     return response
+
+
+def header_items(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """What ``httpx.Headers(headers).items()`` gives, without making the ``Headers``: names in
+    lower case, the values of a repeated name joined by ``", "``, decoded as ASCII, else UTF-8,
+    else ISO-8859-1 (the first that fits every name and value)."""
+    encoding = _encoding(headers)
+    out: dict[str, str] = {}
+    for name, value in headers:
+        key, text = name.lower().decode(encoding), value.decode(encoding)
+        if key in out:
+            out[key] += f", {text}"
+        else:
+            out[key] = text
+    return out
+
+
+def _encoding(headers: list[tuple[bytes, bytes]]) -> str:
+    """The encoding ``httpx.Headers`` reads these headers with."""
+    if all(name.isascii() and value.isascii() for name, value in headers):
+        return "ascii"
+    try:
+        for name, value in headers:
+            name.decode("utf-8")
+            value.decode("utf-8")
+    except UnicodeDecodeError:
+        return "iso-8859-1"
+    return "utf-8"

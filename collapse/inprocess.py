@@ -53,7 +53,7 @@ from collapse.routes.expander import expansion
 from collapse.routes.search import msearch_answer, msearches, refused_whole
 from collapse.search import Outcome, SearchRequest, collapse_all, parse, render
 from collapse.settings import Settings, get_settings
-from collapse.upstream import Upstream
+from collapse.upstream import Reply, Upstream
 from indexer.engine import ELASTICSEARCH, OPENSEARCH, Engine
 
 __all__ = [
@@ -190,6 +190,18 @@ class ClientUpstream(Upstream):
         if self.kind == ELASTICSEARCH:
             return _answer(answer.meta.status, answer.body)
         return _answer(200, answer)  # opensearch-py's transport answers the body only
+
+    async def reply(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | list[tuple[str, str]] | None = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        answer = await self.request(method, path, params=params, content=content, headers=headers)
+        return Reply.of_response(answer)
 
     def _failed(self, exc: Exception) -> httpx.Response:
         """Elasticsearch's error answer as an answer; the client's connection errors mapped."""

@@ -51,6 +51,7 @@ from collapse.http11 import (
     Http11Transport,
     Origin,
     Timeouts,
+    header_items,
     request_head,
     response_of,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "FORWARDED_REQUEST_HEADERS",
     "FORWARDED_RESPONSE_HEADERS",
     "READ_ONLY_POST_ENDPOINTS",
+    "Reply",
     "Upstream",
     "decoded",
     "display_url",
@@ -193,6 +195,26 @@ class _Route(NamedTuple):
         return cls(url, origin, url.netloc.decode("ascii"), url.raw_path.decode("ascii"))
 
 
+class Reply(NamedTuple):
+    """An answer as the proxy's own searches read it: what ``httpx.Response`` would give as
+    ``status_code``, ``content`` (decoded) and ``headers.items()``."""
+
+    status: int
+    content: bytes
+    headers: dict[str, str]
+
+    @classmethod
+    def of(cls, answer: Answer) -> Reply:
+        body = answer.body
+        if any(name.lower() == b"content-encoding" for name, _ in answer.headers):
+            body = decoded(answer)
+        return cls(answer.status, body, header_items(answer.headers))
+
+    @classmethod
+    def of_response(cls, response: httpx.Response) -> Reply:
+        return cls(response.status_code, response.content, dict(response.headers.items()))
+
+
 class Upstream:
     """A pooled async HTTP client over the Elasticsearch nodes of ``Settings.es_url``."""
 
@@ -305,6 +327,23 @@ class Upstream:
         if self.engine == OPENSEARCH:
             return await self._opensearch(method, path, params, content, headers)
         return await self._request(method, path, params=params, content=content, headers=headers)
+
+    async def reply(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | list[tuple[str, str]] | None = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Reply:
+        """:meth:`request`'s answer as a :class:`Reply`, without making an ``httpx.Response``
+        of Elasticsearch's (the same retries, errors and metrics)."""
+        if not self._engine_known:
+            await self.detect_engine(headers)
+        if self.engine == OPENSEARCH:
+            return Reply.of_response(await self._opensearch(method, path, params, content, headers))
+        return Reply.of(await self._exchange(method, path, params, content, headers))
 
     async def exchange(
         self,

@@ -89,11 +89,15 @@ async def test_an_encoded_answer_reads_the_same_raw_and_as_httpx(
         raw = await upstream.exchange("GET", f"/{index_name}/_doc/a", headers=asked)
         read = await upstream.request("GET", f"/{index_name}/_doc/a", headers=asked)
         plain = await upstream.exchange("GET", f"/{index_name}/_doc/a")
+        replied = await upstream.reply("GET", f"/{index_name}/_doc/a", headers=asked)
     finally:
         await upstream.aclose()
     names = {name.lower() for name, _ in raw.headers}
     assert b"content-encoding" in names and raw.status == read.status_code == 200
     assert decoded(raw) == read.content == plain.body
+    # ``Upstream.reply`` (the proxy's own searches') reads it as the httpx.Response does.
+    assert replied.status == 200 and replied.content == read.content
+    assert replied.headers == dict(read.headers.items())
     assert b"content-encoding" not in {name.lower() for name, _ in plain.headers}
 
 
