@@ -42,6 +42,7 @@ in-process registry is used.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import os
 from collections.abc import Iterable
@@ -73,6 +74,7 @@ __all__ = [
     "degraded_reason_label",
     "endpoint_of",
     "exposition",
+    "observe_each",
     "record_collapse",
 ]
 
@@ -162,15 +164,39 @@ def record_collapse(
     global _largest_seen
     GROUPS_PER_PAGE.observe(groups)
     FOLDED_PER_PAGE.observe(folded)
-    for size in group_sizes:
-        GROUP_SIZE.observe(size)
-        if size > _largest_seen:
-            _largest_seen = size
-            LARGEST_GROUP.set(size)
+    sizes = list(group_sizes)
+    observe_each(GROUP_SIZE, sizes)
+    largest = max(sizes, default=0)
+    if largest > _largest_seen:
+        _largest_seen = largest
+        LARGEST_GROUP.set(largest)
     if without_fingerprint:
         WITHOUT_FINGERPRINT.inc(without_fingerprint)
     if degraded_reason is not None:
         DEGRADED.labels(reason=degraded_reason_label(degraded_reason)).inc()
+
+
+def observe_each(histogram: Histogram, amounts: list[int]) -> None:
+    """``histogram.observe(a)`` for each whole number ``a`` of ``amounts``: the same buckets
+    and sum, with one increment per bucket reached instead of one per amount (each takes the
+    value's lock). A histogram without labels; through ``observe`` for one that lacks the
+    client's attributes this relies on (another version of ``prometheus_client``)."""
+    bounds = getattr(histogram, "_upper_bounds", None)
+    buckets = getattr(histogram, "_buckets", None)
+    total = getattr(histogram, "_sum", None)
+    if bounds is None or buckets is None or total is None or len(bounds) != len(buckets):
+        for amount in amounts:
+            histogram.observe(amount)
+        return
+    if not amounts:
+        return
+    reached: dict[int, int] = {}
+    for amount in amounts:
+        i = bisect.bisect_left(bounds, amount)  # the first bound >= amount, as ``observe``
+        reached[i] = reached.get(i, 0) + 1
+    total.inc(sum(amounts))
+    for i, count in reached.items():
+        buckets[i].inc(count)
 
 
 def degraded_reason_label(reason: str) -> str:
