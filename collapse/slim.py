@@ -175,15 +175,29 @@ def hits_of(answer: dict[str, Any], identified: bool = True) -> list[Hit] | None
             ids = fields.get(ID_FIELD)
             if not ids or not packed:
                 return None
+            value = ids[0]
             try:
-                doc_id = decode_id(padded_base64(ids[0]))  # OpenSearch: no padding
+                if type(value) is not str or len(value) % 4:  # OpenSearch: no padding
+                    value = padded_base64(value)
+                doc_id = decode_id(value)
             except (binascii.Error, UnicodeDecodeError, TypeError, ValueError):
                 return None
         elif not packed and fields.get(VERSION_FIELD):
             return None
-        hit: Hit = {"_index": h.get("_index"), "_id": doc_id, "_score": h.get("_score")}
         if "sort" in h:
-            hit["sort"] = h["sort"]
-        hit[SLIM_KEY] = packed[0] if packed else ""
+            hit: Hit = {
+                "_index": h.get("_index"),
+                "_id": doc_id,
+                "_score": h.get("_score"),
+                "sort": h["sort"],
+                SLIM_KEY: packed[0] if packed else "",
+            }
+        else:
+            hit = {
+                "_index": h.get("_index"),
+                "_id": doc_id,
+                "_score": h.get("_score"),
+                SLIM_KEY: packed[0] if packed else "",
+            }
         append(hit)
     return out

@@ -15,7 +15,7 @@ from collapse.search.request import Hit
 from indexer.grouping import matched_band, matched_block
 from indexer.hits import Decoded
 
-__all__ = ["Found", "entry", "members"]
+__all__ = ["NOTHING_FOUND", "Found", "entry", "members"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,10 @@ class Found:
     @property
     def count(self) -> int:
         return len(self.entries)
+
+
+#: What the probe found for a representative it found nothing for (one, not one per lookup).
+NOTHING_FOUND = Found()
 
 
 def entry(

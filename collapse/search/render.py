@@ -12,7 +12,7 @@ import numpy as np
 from collapse import metrics, paging
 from collapse.executor import SubResult
 from collapse.search.beyond import Beyond
-from collapse.search.members import Found, members
+from collapse.search.members import NOTHING_FOUND, members
 from collapse.search.request import DocKey, SearchRequest, key
 from collapse.search.window import Window, total_of
 from indexer.grouping import group
@@ -40,7 +40,7 @@ class Outcome:
 
     def members(self, w: int, limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
         """The members folded behind the representative at window position ``w``."""
-        found = self.beyond.found.get(w, Found())
+        found = self.beyond.found.get(w, NOTHING_FOUND)
         return members(self.window.groups, found, w, self.req.ctl.explain, limit)
 
 
@@ -81,7 +81,7 @@ def render(done: Outcome) -> dict[str, Any]:
     for pos in range(req.start, min(req.end, len(collapsed))):
         w = collapsed[pos]
         hit = groups.hits[w]
-        found = beyond.found.get(w, Found())
+        found = beyond.found.get(w, NOTHING_FOUND)
         listed, folded = members(groups, found, w, explain, req.ctl.members, behind)
         folded_total += folded
         req.source.strip(hit)
