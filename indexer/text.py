@@ -48,6 +48,7 @@ __all__ = [
     "sub_urls",
     "token_bytes",
     "token_weight",
+    "token_weights",
     "tokenize",
     "with_url_tokens",
     "word_bytes",
@@ -427,6 +428,72 @@ def _weight_of(token: bytes) -> int:
     if len(first) == 1:
         return w
     return (w + _dense_weight(first[1])) // 2
+
+
+def token_weights(tokens: Sequence[bytes]) -> np.ndarray:
+    """``[token_weight(t) for t in tokens]`` as int64, the first two characters of every token
+    decoded at once in numpy (a token whose first bytes are not well-formed UTF-8, such as a
+    lone surrogate's, goes through :func:`token_weight` itself)."""
+    n = len(tokens)
+    out = np.full(n, WEIGHT_UNIT, dtype=np.int64)
+    if n == 0:
+        return out
+    lens = np.fromiter(map(len, tokens), np.int64, count=n)
+    buf = np.frombuffer(b"".join(tokens) + bytes(8), dtype=np.uint8)
+    head = buf[(np.cumsum(lens) - lens)[:, None] + _EIGHT].astype(np.int64)  # first 8 bytes
+    first, size, ok = _code_points(head, np.zeros(n, dtype=np.int64))
+    ok &= size <= lens
+    two = lens > size
+    second, size2, ok2 = _code_points(head, np.where(two, size, 0))
+    ok &= ~two | (ok2 & (size + size2 <= lens))
+    table = _dense_weights()
+    top = len(table) - 1
+    w1 = table[np.minimum(first, top)]
+    w2 = table[np.minimum(second, top)]
+    out[:] = np.where(w1 == 0, WEIGHT_UNIT, np.where(two, (w1 + w2) // 2, w1))
+    for i in np.flatnonzero(~ok).tolist():
+        out[i] = token_weight(tokens[i])
+    return out
+
+
+_EIGHT = np.arange(8)
+
+
+def _code_points(head: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The code point starting at byte ``at[i]`` (at most 4) of each row of ``head`` ((n, 8)
+    bytes), its UTF-8 size and whether it is well-formed (shortest form, no surrogate)."""
+    rows = np.arange(len(head))
+    b0, b1, b2, b3 = (head[rows, at + j] for j in range(4))
+    size = np.where(b0 < 0x80, 1, np.where(b0 < 0xE0, 2, np.where(b0 < 0xF0, 3, 4)))
+    cp = np.where(
+        size == 1,
+        b0,
+        np.where(
+            size == 2,
+            (b0 & 0x1F) << 6 | (b1 & 0x3F),
+            np.where(
+                size == 3,
+                (b0 & 0x0F) << 12 | (b1 & 0x3F) << 6 | (b2 & 0x3F),
+                (b0 & 0x07) << 18 | (b1 & 0x3F) << 12 | (b2 & 0x3F) << 6 | (b3 & 0x3F),
+            ),
+        ),
+    )
+    ok = (b0 < 0x80) | ((b0 >= 0xC2) & (b0 <= 0xF4))
+    ok &= (size < 2) | ((b1 & 0xC0) == 0x80)  # continuation bytes
+    ok &= (size < 3) | ((b2 & 0xC0) == 0x80)
+    ok &= (size < 4) | ((b3 & 0xC0) == 0x80)
+    ok &= ~((size == 3) & ((cp < 0x800) | ((cp >= 0xD800) & (cp <= 0xDFFF))))
+    ok &= ~((size == 4) & ((cp < 0x10000) | (cp > 0x10FFFF)))
+    return cp, size, ok
+
+
+@functools.cache
+def _dense_weights() -> np.ndarray:
+    """Per code point up to the last dense range (and one 0 beyond): its dense weight."""
+    table = np.zeros(DENSE_RANGES[-1][1] + 2, dtype=np.int64)
+    for lo, hi, weight in DENSE_RANGES:
+        table[lo : hi + 1] = weight
+    return table
 
 
 def token_weight(token: bytes) -> int:

@@ -1,5 +1,6 @@
 """Long non-ASCII texts: separators found per code point (a table) give the same tokens as
-the per-character rule that shorter texts take."""
+the per-character rule that shorter texts take; the weights of many tokens at once are each
+token's weight."""
 
 from __future__ import annotations
 
@@ -58,3 +59,26 @@ def test_a_batch_of_long_texts_separated_at_once_as_each_alone(
     assert text.word_bytes_many(texts, lines=lines, folded=folded) == [
         text.word_bytes(t, lines=lines, folded=folded) for t in texts
     ]
+
+
+# code points of every weight class: ASCII, spaced scripts, each dense range's edges (Thai,
+# Myanmar, Hangul, kana, Han, the supplementary planes), a surrogate's neighbours, emoji
+WEIGHT_CHARS = st.sampled_from(
+    [*"aZ9_", "é", "ж", "\u0301", "\u0e00", "\u0e7f", "\u1000", "\u109f", "\u1100", "\u3005",
+     "\u3040", "\u30ff", "漢", "\u9fff", "\uac00", "\ud7ff", "\ue000", "\uf900", "\ufffd",
+     "\U0001b000", "\U00020000", "\U0003ffff", "\U00040000", "😀", "\U0010ffff"]
+)  # fmt: skip
+TOKEN_BYTES = st.one_of(
+    st.lists(WEIGHT_CHARS, max_size=5).map(lambda cs: "".join(cs).encode()),
+    # a lone surrogate (surrogatepass, as the tokenisers encode one) or cut bytes
+    st.lists(st.one_of(WEIGHT_CHARS, st.just("\ud800"), st.just("\udfff")), max_size=4).map(
+        lambda cs: "".join(cs).encode("utf-8", "surrogatepass")
+    ),
+    st.binary(max_size=9),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TOKEN_BYTES, max_size=40))
+def test_token_weights_are_each_tokens_weight(tokens: list[bytes]) -> None:
+    assert text.token_weights(tokens).tolist() == [text.token_weight(t) for t in tokens]

@@ -29,7 +29,7 @@ from itertools import repeat
 import numpy as np
 import xxhash
 
-from indexer.text import WEIGHT_UNIT, token_weight
+from indexer.text import WEIGHT_UNIT, token_weight, token_weights
 
 __all__ = [
     "ALL_WORDS",
@@ -153,7 +153,7 @@ def _weights(tokens: list[bytes]) -> np.ndarray:
     first = np.frombuffer(bytes(map(_FIRST_BYTE, tokens)), dtype=np.uint8)
     other = np.flatnonzero(first >= 0x80).tolist()
     if other:
-        out[other] = list(map(token_weight, map(tokens.__getitem__, other)))
+        out[other] = token_weights(list(map(tokens.__getitem__, other)))
     return out
 
 
