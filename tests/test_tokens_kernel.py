@@ -1,10 +1,12 @@
 """The compiled tokeniser (``indexer.fingerprints.tokens_kernel``) gives what the Python path
 defines: the same tokens, token hashes, weights, samples, counts, exact keys and line numbers,
 for text of every script (dense scripts, marks, URLs, digits, line breaks, empty texts), in
-batches of any size and over a vocabulary that starts afresh or grows across batches."""
+batches of any size and over a vocabulary that starts afresh or grows across batches; the
+"blake2b" hash of new tokens is hashlib's."""
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 
 import numpy as np
@@ -136,3 +138,28 @@ def test_urls_of_ascii_texts_are_found_as_the_pattern_finds_them(texts: list[str
     :func:`indexer.text.sub_urls`."""
     for lines in (True, False):
         _assert_same(_compiled(texts, lines), _reference(texts, lines))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=20),
+            st.integers(0, 400).map(lambda n: (bytes(range(256)) * 2)[:n]),
+            st.binary(min_size=120, max_size=400),  # one block and more (128 bytes each)
+        ),
+        max_size=12,
+    )
+)
+def test_the_blake2b_of_new_tokens_is_hashlibs(tokens: list[bytes]) -> None:
+    """The "blake2b" token hash read from the vocabulary's arena (8-byte digest, read
+    big-endian) is hashlib's, for tokens of any length: empty, within a block, at and across
+    block ends."""
+    arena = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+    starts = np.r_[0, np.cumsum([len(t) for t in tokens])].astype(np.int64)
+    got = np.empty(len(tokens), dtype=np.uint64)
+    tokens_kernel._blake2b_8(
+        arena, starts, 0, len(tokens), tokens_kernel._B2_IV, tokens_kernel._B2_SIGMA, got
+    )
+    want = [int.from_bytes(hashlib.blake2b(t, digest_size=8).digest(), "big") for t in tokens]
+    assert got.tolist() == want

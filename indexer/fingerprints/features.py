@@ -124,9 +124,16 @@ class TokenTables:
         self._have: dict[str, np.ndarray] = {}
         self._done: dict[str, int] = {}  # per name: ids whose values are known
 
-    def values(self, name: str, n: int, tokens: Callable[[int, int], list[bytes]]) -> np.ndarray:
+    def values(
+        self,
+        name: str,
+        n: int,
+        tokens: Callable[[int, int], list[bytes]],
+        compute: Callable[[int, int], np.ndarray] | None = None,
+    ) -> np.ndarray:
         """Values of ``name`` for ids ``0..n-1``; ``tokens(a, b)``: the tokens of ids
-        ``a..b-1``, asked for the ids not computed yet."""
+        ``a..b-1``, asked for the ids not computed yet; ``compute(a, b)``, when given, their
+        values of ``name`` computed otherwise (the same values)."""
         have = self._have.get(name)
         done = self._done.get(name, 0)
         if have is not None and done == n:
@@ -136,7 +143,7 @@ class TokenTables:
             if have is not None:
                 grown[:done] = have[:done]
             have = self._have[name] = grown
-        have[done:n] = _per_token(name, tokens(done, n))
+        have[done:n] = _per_token(name, tokens(done, n)) if compute is None else compute(done, n)
         self._done[name] = n
         return have[:n]
 

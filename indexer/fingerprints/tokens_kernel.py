@@ -430,6 +430,124 @@ def _rehash(
             slots[s] = i
 
 
+# BLAKE2b (RFC 7693), unkeyed, 8-byte digest: the "blake2b" token hash of new tokens read
+# straight from the vocabulary's arena (hashlib's per-token call is most of its cost there)
+_B2_IV = np.array(
+    [0x6A09E667F3BCC908, 0xBB67AE8584CAA73B, 0x3C6EF372FE94F82B, 0xA54FF53A5F1D36F1,
+     0x510E527FADE682D1, 0x9B05688C2B3E6C1F, 0x1F83D9ABFB41BD6B, 0x5BE0CD19137E2179],
+    dtype=np.uint64,
+)  # fmt: skip
+_B2_SIGMA = np.array(
+    [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+     [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
+     [11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4],
+     [7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8],
+     [9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13],
+     [2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9],
+     [12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11],
+     [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
+     [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5],
+     [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
+     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+     [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3]],
+    dtype=np.int64,
+)  # fmt: skip
+
+
+@numba.njit(cache=True, inline="always")
+def _rotr(x: np.uint64, n: int) -> np.uint64:
+    return (x >> np.uint64(n)) | (x << np.uint64(64 - n))
+
+
+@numba.njit(cache=True, inline="always")
+def _b2_mix(
+    a: np.uint64, b: np.uint64, c: np.uint64, d: np.uint64, x: np.uint64, y: np.uint64
+) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
+    """BLAKE2b's G."""
+    a = a + b + x
+    d = _rotr(d ^ a, 32)
+    c = c + d
+    b = _rotr(b ^ c, 24)
+    a = a + b + y
+    d = _rotr(d ^ a, 16)
+    c = c + d
+    b = _rotr(b ^ c, 63)
+    return a, b, c, d
+
+
+@numba.njit(cache=True, nogil=True)
+def _b2_compress(
+    h: np.ndarray, m: np.ndarray, t: np.uint64, last: bool, iv: np.ndarray, sigma: np.ndarray
+) -> None:  # pragma: no cover - compiled
+    """BLAKE2b's F: the state ``h`` after the block ``m`` (16 words), ``t`` bytes hashed."""
+    v0, v1, v2, v3, v4, v5, v6, v7 = h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]
+    v8, v9, v10, v11 = iv[0], iv[1], iv[2], iv[3]
+    v12 = iv[4] ^ t
+    v13 = iv[5]
+    v14 = ~iv[6] if last else iv[6]
+    v15 = iv[7]
+    for r in range(12):
+        s = sigma[r]
+        v0, v4, v8, v12 = _b2_mix(v0, v4, v8, v12, m[s[0]], m[s[1]])
+        v1, v5, v9, v13 = _b2_mix(v1, v5, v9, v13, m[s[2]], m[s[3]])
+        v2, v6, v10, v14 = _b2_mix(v2, v6, v10, v14, m[s[4]], m[s[5]])
+        v3, v7, v11, v15 = _b2_mix(v3, v7, v11, v15, m[s[6]], m[s[7]])
+        v0, v5, v10, v15 = _b2_mix(v0, v5, v10, v15, m[s[8]], m[s[9]])
+        v1, v6, v11, v12 = _b2_mix(v1, v6, v11, v12, m[s[10]], m[s[11]])
+        v2, v7, v8, v13 = _b2_mix(v2, v7, v8, v13, m[s[12]], m[s[13]])
+        v3, v4, v9, v14 = _b2_mix(v3, v4, v9, v14, m[s[14]], m[s[15]])
+    h[0] ^= v0 ^ v8
+    h[1] ^= v1 ^ v9
+    h[2] ^= v2 ^ v10
+    h[3] ^= v3 ^ v11
+    h[4] ^= v4 ^ v12
+    h[5] ^= v5 ^ v13
+    h[6] ^= v6 ^ v14
+    h[7] ^= v7 ^ v15
+
+
+@numba.njit(cache=True, nogil=True)
+def _blake2b_8(
+    arena: np.ndarray,
+    starts: np.ndarray,
+    lo: int,
+    hi: int,
+    iv: np.ndarray,
+    sigma: np.ndarray,
+    out: np.ndarray,
+) -> None:  # pragma: no cover - compiled
+    """``out[j - lo]``: the 8-byte BLAKE2b digest of token ``j`` (``arena[starts[j] :
+    starts[j + 1]]``) read big-endian, for ``lo <= j < hi``."""
+    h = np.empty(8, np.uint64)
+    m = np.empty(16, np.uint64)
+    for j in range(lo, hi):
+        pos = starts[j]
+        end = starts[j + 1]
+        for i in range(8):
+            h[i] = iv[i]
+        h[0] ^= np.uint64(0x01010008)  # digest length 8, no key, fanout and depth 1
+        t = np.uint64(0)
+        while end - pos > 128:  # every block but the last
+            for i in range(16):
+                w = np.uint64(0)
+                for q in range(8):
+                    w |= np.uint64(arena[pos + 8 * i + q]) << np.uint64(8 * q)
+                m[i] = w
+            t += np.uint64(128)
+            _b2_compress(h, m, t, False, iv, sigma)
+            pos += 128
+        m[:] = 0  # the last block (empty for an empty token), zero-padded
+        for q in range(end - pos):
+            m[q >> 3] |= np.uint64(arena[pos + q]) << np.uint64(8 * (q & 7))
+        t += np.uint64(end - pos)
+        _b2_compress(h, m, t, True, iv, sigma)
+        x = h[0]  # the digest is its little-endian bytes; read big-endian
+        r = np.uint64(0)
+        for q in range(8):
+            r = (r << np.uint64(8)) | ((x >> np.uint64(8 * q)) & np.uint64(0xFF))
+        out[j - lo] = r
+
+
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
     """``a`` copied into a buffer of at least ``size`` entries (doubling)."""
     out = np.empty(max(size, 2 * len(a)), dtype=a.dtype)
@@ -497,7 +615,14 @@ class Vocabulary:
 
     def table(self, name: str) -> np.ndarray:
         """Values of ``name`` for every known id (the new ones computed now)."""
-        return self.tables.values(name, len(self), self.tokens)
+        compute = self._blake2b if name == "blake2b" else None
+        return self.tables.values(name, len(self), self.tokens, compute)
+
+    def _blake2b(self, lo: int, hi: int) -> np.ndarray:
+        """The "blake2b" token hash of ids ``lo..hi-1`` (as ``features`` defines it)."""
+        out = np.empty(hi - lo, dtype=np.uint64)
+        _blake2b_8(self.arena, self.starts, lo, hi, _B2_IV, _B2_SIGMA, out)
+        return out
 
 
 _vocab = Vocabulary()
@@ -574,5 +699,5 @@ def warm() -> None:
     global _vocab
     _vocab = Vocabulary(size=4)
     sample = ["Warm up: ÉTÉ 水字 ก\u0301 x\u0301 http://a.b/c\n2 twelve_bytes", "", "中"]
-    tokenise_folded([fold(t) for t in sample], ("weight",))
+    tokenise_folded([fold(t) for t in sample], ("weight", "blake2b"))
     _vocab = Vocabulary()
