@@ -29,7 +29,7 @@ from indexer.fingerprints.bands import packed_band_keys
 from indexer.fingerprints.blocks import block_hex, split
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
-from indexer.fingerprints.packed import unpack_heads, unpack_many
+from indexer.fingerprints.packed import exact_key_hexes, unpack_heads, unpack_many
 from indexer.fingerprints.params import FingerprintParams
 from indexer.grouping import Prints
 
@@ -146,7 +146,9 @@ def _values_of(hits: list[Hit], version: str | None) -> tuple[list[Any], str | N
         if versions is None:
             return values, DEFAULT_VERSION if version is None else version
         if version is None:
-            version = Counter(versions).most_common(1)[0][0]
+            version = versions[0]  # nearly always every hit's
+            if versions.count(version) != len(versions):
+                version = Counter(versions).most_common(1)[0][0]
         if versions.count(version) != len(versions):
             values = [
                 v if got == version else None for v, got in zip(values, versions, strict=True)
@@ -206,9 +208,9 @@ def exact_keys_of(hits: list[Hit], params: FingerprintParams | None) -> list[str
             for i in slim_rows:
                 keys[i] = ""
         else:
-            unpacked = unpack_many([hits[i][SLIM_KEY] for i in slim_rows], params)
-            for k, i in enumerate(slim_rows):
-                keys[i] = unpacked.exact_key_hex(k)
+            hexes = exact_key_hexes([hits[i][SLIM_KEY] for i in slim_rows], params)
+            for i, key in zip(slim_rows, hexes, strict=True):
+                keys[i] = key
     return keys
 
 

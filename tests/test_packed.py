@@ -27,7 +27,13 @@ from indexer.fingerprints import (
 )
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
-from indexer.fingerprints.packed import HEADER_BYTES, pack_base64, record_bytes, tag_of
+from indexer.fingerprints.packed import (
+    HEADER_BYTES,
+    exact_key_hexes,
+    pack_base64,
+    record_bytes,
+    tag_of,
+)
 from indexer.hits import FINGERPRINT_FIELD, key_code
 from indexer.mapping import ensure_index
 from tests.test_ingest import ID_FIELD, PACKED_FIELD, prose
@@ -262,6 +268,7 @@ def test_good_rows_survive_any_mix(data: st.DataObject) -> None:
     values = [good[i] if i < len(good) else bad[i - len(good)] for i in picks]
     got = unpack_many(values, p)
     assert got.present.tolist() == [i < len(good) for i in picks]
+    assert exact_key_hexes(values, p) == [got.exact_key_hex(row) for row in range(len(values))]
     for row, i in enumerate(picks):
         if i < len(good):
             assert int(got.simhash[row]) == int(arrays.simhash[i])

@@ -32,9 +32,10 @@ import binascii
 import hashlib
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
+from pybase64 import b64decode
 
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS, cells_from_bytes, cells_to_bytes
@@ -43,6 +44,7 @@ from indexer.fingerprints.params import FingerprintParams
 __all__ = [
     "HEADER_BYTES",
     "Unpacked",
+    "exact_key_hexes",
     "pack_base64",
     "pack_many",
     "record_bytes",
@@ -199,17 +201,17 @@ _HEAD = np.dtype(
 )
 
 
-def _records(values: Sequence[object], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def _records(values: Sequence[object], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
     """Records of ``dtype`` from base64 values of exactly its size, in one joined decode (one
-    by one when a bad value spoils it), and which rows were such values."""
+    by one when a bad value spoils it), and which rows were such values (None: all)."""
     n = len(values)
     width = dtype.itemsize // 3 * 4
     try:  # nearly always every value a record: one join, one decode, no per-value Python
         joined = "".join(cast(Sequence[str], values)) if n else ""
         if set(map(len, cast(Sequence[str], values))) == {width}:
-            raw = binascii.a2b_base64(joined, strict_mode=True)
+            raw = b64decode(joined, validate=True)
             if len(raw) == dtype.itemsize * n:
-                return np.frombuffer(raw, dtype=dtype), np.ones(n, dtype=bool)
+                return np.frombuffer(raw, dtype=dtype), None
     except (binascii.Error, TypeError, ValueError):
         pass
     fits = [isinstance(v, str) and len(v) == width for v in values]
@@ -247,33 +249,50 @@ def _key_codes(exact_key: np.ndarray, present: np.ndarray) -> np.ndarray:
 def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked:
     """Decode packed values; rows that are not ``params``' version, of another length or not
     base64 are not present (their other entries are zero)."""
-    dtype = _read_dtype(params)
-    records, present = _records(values, dtype)
-    present &= records["tag"] == _tag(params.version)
+    reading = _reading(params)
+    records, present = _read(values, reading)
     codes = (records["key_head"] >> np.uint64(4)).astype(np.int64)
     if not present.all():
         records = records.copy()  # the fast read's records are read-only
-        records[~present] = np.zeros(1, dtype=dtype)[0]
+        records[~present] = np.zeros(1, dtype=reading.dtype)[0]
         codes[~present] = -1
     return Unpacked(
         simhash=records["simhash"].astype(np.uint64),
         token_count=records["token_count"].astype(np.int64),
-        exact_key=records["exact_key"].copy(),
-        minhash=records["minhash"].astype(value_dtype(params.minhash_bits)),
-        numbers=cells_from_bytes(records["numbers"]),
+        exact_key=records["exact_key"],  # a view: hexed for the few callers that want keys
+        minhash=records["minhash"].astype(reading.sketch),
+        numbers=_cells(records, reading.cells_at),
         present=present,
         key_codes=codes,
     )
 
 
+def exact_key_hexes(values: Sequence[object], params: FingerprintParams) -> list[str]:
+    """Each packed value's exact key as :meth:`Unpacked.exact_key_hex` gives it after
+    :func:`unpack_many` ("" where a value is not ``params``' version or not a record): the
+    values decoded as there, the keys alone read from them."""
+    records, present = _read(values, _reading(params))
+    text = records["exact_key"].tobytes().hex()
+    return [text[i * 64 : (i + 1) * 64] if ok else "" for i, ok in enumerate(present.tolist())]
+
+
+class _Reading(NamedTuple):
+    """How :func:`unpack_many` reads one version's records (:func:`_reading`)."""
+
+    dtype: np.dtype  # the record: the layout of _dtype, the exact key as 32 bytes and its
+    # first 8 bytes again as a big-endian ``key_head`` (the key code)
+    tag: np.void  # the version's tag as a record's ``tag`` field holds it
+    sketch: np.dtype  # the MinHash values' native dtype
+    cells_at: int  # offset of the number cells when a padding byte follows them, else -1
+
+
 @lru_cache(maxsize=64)
-def _read_dtype(params: FingerprintParams) -> np.dtype:
-    """The record as :func:`unpack_many` reads it: the layout of :func:`_dtype`, the exact key
-    as 32 bytes, and its first 8 bytes again as a big-endian ``key_head`` (the key code)."""
+def _reading(params: FingerprintParams) -> _Reading:
+    """:class:`_Reading` of ``params``' records, made once."""
     fields = _dtype(params).fields
     assert fields is not None
     names = ["tag", "simhash", "token_count", "minhash", "numbers"]
-    return np.dtype(
+    dtype = np.dtype(
         {
             "names": [*names, "exact_key", "key_head"],
             "formats": [*(fields[name][0] for name in names), ("u1", (32,)), ">u8"],
@@ -281,12 +300,38 @@ def _read_dtype(params: FingerprintParams) -> np.dtype:
             "itemsize": record_bytes(params),
         }
     )
+    at = _numbers_at(params)
+    return _Reading(
+        dtype=dtype,
+        tag=np.frombuffer(tag_of(params.version), dtype="V4")[0],
+        sketch=np.dtype(value_dtype(params.minhash_bits)),
+        cells_at=at if record_bytes(params) > at + 3 * CELLS else -1,
+    )
 
 
-@lru_cache(maxsize=64)
-def _tag(version: str) -> np.void:
-    """The tag of ``version`` as a record's ``tag`` field holds it."""
-    return np.frombuffer(tag_of(version), dtype="V4")[0]
+def _read(values: Sequence[object], reading: _Reading) -> tuple[np.ndarray, np.ndarray]:
+    """The records of ``values`` and which rows are records of the version (:func:`_records`,
+    then the tag)."""
+    records, fits = _records(values, reading.dtype)
+    present = records["tag"] == reading.tag
+    if fits is not None:
+        present &= fits
+    return records, present
+
+
+def _cells(records: np.ndarray, at: int) -> np.ndarray:
+    """(n, CELLS) uint32: the number cells of records (:func:`_reading`), as
+    :func:`~indexer.fingerprints.numbers.cells_from_bytes` gives them, in two numpy calls:
+    each cell's 3 bytes and the byte after them read as one little-endian ``uint32`` (cells 3
+    bytes apart), masked to 24 bits. The byte after the last cell is the record's padding:
+    the MinHash sketch's bytes (a power of two) are never a multiple of 3, so a record has
+    1 or 2 (:func:`record_bytes`); without one (``at`` -1), the cells are copied out first."""
+    if at < 0 or len(records) == 0:
+        return cells_from_bytes(records["numbers"])
+    wide = np.ndarray(
+        (len(records), CELLS), dtype="<u4", buffer=records, offset=at, strides=(records.itemsize, 3)
+    )
+    return wide & np.uint32(0xFFFFFF)
 
 
 def unpack_heads(values: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
@@ -294,7 +339,8 @@ def unpack_heads(values: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
     packed values, from their first :data:`HEADER_BYTES` alone: the sketches are not decoded,
     nor the tag checked (a pre-filter's read). 0 and -1 where a value is not packed."""
     width = HEADER_BYTES // 3 * 4
-    heads, present = _records([v[:width] if isinstance(v, str) else None for v in values], _HEAD)
+    heads, fits = _records([v[:width] if isinstance(v, str) else None for v in values], _HEAD)
+    present = np.ones(len(heads), dtype=bool) if fits is None else fits
     simhash = heads["simhash"].astype(np.uint64)
     simhash[~present] = 0
     n = len(values)
