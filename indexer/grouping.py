@@ -29,14 +29,18 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS
 from indexer.fingerprints.bits import popcount64
-from indexer.fingerprints.features import word_share
+from indexer.fingerprints.features import NO_WORDS, word_share
 from indexer.fingerprints.minhash import similarity
 from indexer.fingerprints.numbers import agree
+
+#: numpy's per-element bit count (numpy >= 2; None before: :func:`_similarity` falls back).
+_BITWISE_COUNT = getattr(np, "bitwise_count", None)
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -159,8 +163,20 @@ def _long(p: Prints, t: Thresholds) -> np.ndarray:
 
 
 def _enough(a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, t: Thresholds) -> np.ndarray:
-    """Each pair's threshold (:meth:`Thresholds.similarity_for` its shorter side)."""
-    return t.similarity_for(np.minimum(a.token_count[i], b.token_count[j]))
+    """Each pair's threshold (:meth:`Thresholds.similarity_for` its shorter side), looked up
+    in :func:`_thresholds` (counts below 0 and above ``NO_WORDS`` clipped to its ends)."""
+    shorter = np.minimum(a.token_count[i], b.token_count[j])
+    return np.take(_thresholds(t), shorter, mode="clip")
+
+
+@functools.lru_cache(maxsize=64)
+def _thresholds(t: Thresholds) -> np.ndarray:
+    """:meth:`Thresholds.similarity_for` 0 .. ``NO_WORDS`` token counts, computed once: the
+    same values, bit for bit, as computed pair by pair (it is constant from ``NO_WORDS`` on,
+    and below 0 as at 0), in one lookup."""
+    table = t.similarity_for(np.arange(NO_WORDS + 1))
+    table.flags.writeable = False
+    return table
 
 
 def _exact_keys(p: Prints, missing: int) -> np.ndarray:
@@ -176,8 +192,25 @@ def _second_hash(
     that is not near, 0.0 otherwise."""
     sim = same.astype(np.float64)
     if near.any():
-        sim[near] = similarity(a.minhash[i[near]], b.minhash[j[near]])
+        sim[near] = _similarity(
+            np.take(a.minhash, i[near], axis=0), np.take(b.minhash, j[near], axis=0)
+        )
     return sim
+
+
+def _similarity(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """:func:`~indexer.fingerprints.minhash.similarity` of k pairs of sketches (``x``, ``y``:
+    (k, m), one dtype), bit for bit, its equal values counted 8 at a time: the comparison's
+    bytes (0 or 1) read as ``uint64`` words and their set bits counted (numpy >= 2)."""
+    if not _BITWISE_COUNT or x.shape != y.shape or x.shape[-1] % 8:
+        return cast(np.ndarray, similarity(x, y))
+    eq = np.equal(x, y)
+    if not eq.flags.c_contiguous:
+        eq = np.ascontiguousarray(eq)
+    counts = np.add.reduce(_BITWISE_COUNT(eq.view(np.uint64)), axis=-1, dtype=np.int64)
+    chance = 2.0 ** -(x.dtype.itemsize * 8)
+    agree = counts / x.shape[-1]
+    return np.minimum(np.maximum((agree - chance) / (1.0 - chance), 0.0), 1.0)
 
 
 def _numbers_agree(
@@ -220,20 +253,46 @@ def verified_pairs(
 
     The same test as :func:`verify` over the whole (len(a), len(b)) table at once: for the
     small sets of a first window or a page's probe, a handful of array operations instead of
-    building pair lists first."""
-    ham = popcount64(a.simhash[:, None] ^ b.simhash[None, :])
-    near = (ham <= t.max_distance) & _long(a, t)[:, None] & _long(b, t)[None, :]
+    building pair lists first. Exact keys are compared pair by pair only when some key is on
+    both sides (rarely: a copy byte for byte); else every candidate is a SimHash neighbour."""
+    one = b is a
+    long_a = _long(a, t)
+    near = popcount64(a.simhash[:, None] ^ b.simhash[None, :])
+    ham = near
+    near = ham <= t.max_distance
+    near &= long_a[:, None]
+    near &= (long_a if one else _long(b, t))[None, :]
     key_a = _exact_keys(a, -1)
-    key_eq = (key_a[:, None] == _exact_keys(b, -2)[None, :]) & (key_a >= 0)[:, None]
-    candidate = near | key_eq
+    key_b = key_a if one else _exact_keys(b, -2)  # one side: key_a >= 0 keeps -1 from -1
+    key_eq = None
+    if (one and not earlier_only) or _keys_shared(key_a, key_b, one):
+        key_eq = (key_a[:, None] == key_b[None, :]) & (key_a >= 0)[:, None]
+        candidate = near | key_eq
+    else:
+        candidate = near
     if earlier_only:
-        candidate &= _below_diagonal(len(a))
+        candidate = candidate & _below_diagonal(len(a))
     i, j = np.nonzero(candidate)
-    close, same = near[i, j], key_eq[i, j]
-    sim = _second_hash(a, i, b, j, close, same)
-    ok = same | _numbers_agree(a, i, b, j, close & (sim >= _enough(a, i, b, j, t)))
+    enough = _enough(a, i, b, j, t)
+    if key_eq is None:  # every candidate is near: all compared by MinHash
+        sim = _similarity(np.take(a.minhash, i, axis=0), np.take(b.minhash, j, axis=0))
+        ok = _numbers_agree(a, i, b, j, sim >= enough)
+    else:
+        close, same = near[i, j], key_eq[i, j]
+        sim = _second_hash(a, i, b, j, close, same)
+        ok = same | _numbers_agree(a, i, b, j, close & (sim >= enough))
     i, j = i[ok], j[ok]
     return i, j, ham[i, j].astype(np.int64), sim[ok]
+
+
+def _keys_shared(key_a: np.ndarray, key_b: np.ndarray, one: bool) -> bool:
+    """Whether some exact-key code (:func:`_exact_keys`) may match across the two sides (on
+    two rows of one side when ``one``): plain sets, a window's few."""
+    a = key_a.tolist()
+    if one:
+        codes = [k for k in a if k >= 0]
+        return len(set(codes)) < len(codes)
+    return any(k >= 0 for k in set(a).intersection(key_b.tolist()))
 
 
 def window_pairs(
@@ -339,7 +398,7 @@ def _group_by_pairs(
     n = len(p)
     if start == 0 and n * (n - 1) // 2 <= min(_BATCH_PAIRS, _PAIRS_PER_HIT * n):
         # A first window too small to ever be claimed by representative: every pair at once.
-        _join(rep, ham, sim, *verified_pairs(p, p, t, earlier_only=True))
+        _join(rep, ham, sim, *verified_pairs(p, p, t, earlier_only=True), is_rep=[True] * n)
         return
     ci, cj = window_pairs(p, t, start, earlier)
     if not len(ci):
@@ -392,7 +451,7 @@ def _claim_in_turn(
         ci, cj, h, s = ci[ok], cj[ok], h[ok], s[ok]
         if len(ci):  # each hit joins the best-ranked (smallest) representative it verifies
             order = np.lexsort((cj, ci))
-            first = order[np.r_[True, ci[order][1:] != ci[order][:-1]]]
+            first = order[_firsts(ci[order])]
             got = ci[first]
             rep[got], ham[got], sim[got] = cj[first], h[first], s[first]
             free[got - start] = False
@@ -442,14 +501,17 @@ def _join(
     cj: np.ndarray,
     h: np.ndarray,
     s: np.ndarray,
+    is_rep: list[bool] | None = None,
 ) -> None:
     """Each hit joins its best-ranked verified representative, from verified pairs (ci, cj)
     sorted by the later hit, then by the earlier: the first pair of a hit whose earlier hit is
     still a representative is the one (earlier hits are settled before it). A few hundred
-    pairs at most: plain ints."""
+    pairs at most: plain ints. ``is_rep``: which hits are representatives so far (default:
+    read from ``rep``)."""
     if not len(ci):
         return
-    is_rep = (rep == np.arange(len(rep))).tolist()  # settled members are already taken
+    if is_rep is None:
+        is_rep = (rep == np.arange(len(rep))).tolist()  # settled members are already taken
     joined = -1
     for k, i, j in zip(range(len(ci)), ci.tolist(), cj.tolist(), strict=True):
         if i != joined and is_rep[j]:
@@ -478,8 +540,8 @@ def _claim_by_representative(
     """
     order = np.lexsort((ci, cj))
     ci, cj = ci[order], cj[order]
-    starts = np.flatnonzero(np.r_[True, cj[1:] != cj[:-1]])
-    ends = np.r_[starts[1:], len(cj)]
+    starts = np.flatnonzero(_firsts(cj))
+    ends = np.append(starts[1:], len(cj))
     claimed = rep != np.arange(len(rep))  # settled members are already taken
     done = 0
     for j, lo, hi in zip(cj[starts].tolist(), starts.tolist(), ends.tolist(), strict=True):
@@ -513,9 +575,19 @@ def assign(cand: Prints, reps: Prints, t: Thresholds) -> tuple[np.ndarray, np.nd
     if not m or not k:
         return best, ham, sim
     i, j, h, s = verified_pairs(cand, reps, t)
-    first = np.r_[True, i[1:] != i[:-1]] if len(i) else np.zeros(0, dtype=bool)
-    best[i[first]], ham[i[first]], sim[i[first]] = j[first], h[first], s[first]
+    if len(i):
+        first = _firsts(i)
+        got = i[first]
+        best[got], ham[got], sim[got] = j[first], h[first], s[first]
     return best, ham, sim
+
+
+def _firsts(x: np.ndarray) -> np.ndarray:
+    """(len(x),) bool: where a run of equal values of ``x`` starts."""
+    first = np.empty(len(x), dtype=bool)
+    first[:1] = True
+    np.not_equal(x[1:], x[:-1], out=first[1:])
+    return first
 
 
 def matched_block(a: int, b: int, blocks: int) -> int | None:

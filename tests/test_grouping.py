@@ -332,3 +332,59 @@ def test_assign_credits_the_literal_best_ranked_representative(
                 assert sim[c] == pytest.approx(
                     float(similarity(cand.minhash[c], reps.minhash[want]))
                 )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    HITS,
+    HITS,
+    st.integers(0, 40),
+    st.sampled_from([0.0, 0.5, 0.9]),
+    st.sampled_from([None, 0.3, 0.95]),
+)
+def test_the_pair_table_verifies_as_pair_by_pair(
+    left: list[tuple[int, int, int, bool]],
+    right: list[tuple[int, int, int, bool]],
+    d: int,
+    s: float,
+    short: float | None,
+) -> None:
+    """``verified_pairs`` (the whole table at once: a first window, the probe's candidates)
+    gives what ``verify`` gives pair by pair, in row-major order and bit for bit: within a
+    window (earlier hits only, or every pair with itself too) and between two sets."""
+    a = _random_window(left, seed=len(left) * 13 + d)
+    b = _random_window(right, seed=len(right) * 7 + d + 1)
+    t = Thresholds(max_distance=d, min_similarity=s, min_tokens=10, short_similarity=short)
+    for x, y, earlier_only in ((a, a, True), (a, a, False), (a, b, False)):
+        i, j = np.nonzero(np.ones((len(x), len(y)), dtype=bool))
+        if earlier_only:
+            i, j = i[j < i], j[j < i]
+        ok, ham, sim = grouping.verify(x, i, y, j, t)
+        got = grouping.verified_pairs(x, y, t, earlier_only=earlier_only)
+        assert [v.tolist() for v in got] == [
+            i[ok].tolist(),
+            j[ok].tolist(),
+            ham[ok].tolist(),
+            sim[ok].tolist(),
+        ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from([np.uint8, np.uint16, np.uint32]),
+    st.sampled_from([4, 8, 64, 128, 256]),
+    st.integers(0, 40),
+    st.floats(0.0, 1.0),
+    st.integers(0, 2**32 - 1),
+)
+def test_the_rules_similarity_is_the_sketches(
+    dtype: type, m: int, k: int, same: float, seed: int
+) -> None:
+    """The verification's MinHash estimate of many pairs at once is ``similarity``'s, bit for
+    bit, at every sketch width (values of 8, 16 or 32 bits) and length."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 4, (k, m)).astype(dtype)
+    y = np.where(rng.random((k, m)) < same, x, rng.integers(0, 4, (k, m))).astype(dtype)
+    want = np.asarray(similarity(x, y))
+    got = grouping._similarity(x, y)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

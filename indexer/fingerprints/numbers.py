@@ -766,13 +766,15 @@ def conflicts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(k,) bool: ``~conflicts(a, b)`` (the verification's hot path): no number cell's XOR is
     in 1..255 (uint32 wraps 0 - 1 above 254), and the name cells agree where either has any."""
-    ok = ((np.bitwise_xor(a[:, :NUMBER_CELLS], b[:, :NUMBER_CELLS]) - np.uint32(1)) >= 255).all(
-        axis=-1
-    )
-    named = (a[:, NUMBER_CELLS:] != 0).any(axis=1) & (b[:, NUMBER_CELLS:] != 0).any(axis=1)
-    if named.any():
-        k = np.flatnonzero(named & ok)
-        ok[k] = names_agree(a[k, NUMBER_CELLS:], b[k, NUMBER_CELLS:])
+    if not len(a):
+        return np.ones(0, dtype=bool)
+    x = np.bitwise_xor(a[:, :NUMBER_CELLS], b[:, :NUMBER_CELLS])
+    x -= np.uint32(1)
+    ok = np.minimum.reduce(x, axis=-1) >= 255
+    names_a, names_b = a[:, NUMBER_CELLS:], b[:, NUMBER_CELLS:]
+    if names_a.any() and names_b.any():  # most pages have no name cells at all
+        k = np.flatnonzero(names_a.any(axis=1) & names_b.any(axis=1) & ok)
+        ok[k] = names_agree(names_a[k], names_b[k])
     return ok
 
 
@@ -783,6 +785,9 @@ def cells_to_bytes(cells: np.ndarray) -> np.ndarray:
 
 
 def cells_from_bytes(raw: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`cells_to_bytes`: (n, CELLS, 3) uint8 -> (n, CELLS) uint32."""
-    r = np.asarray(raw, dtype=np.uint32)
-    return r[:, :, 0] | r[:, :, 1] << 8 | r[:, :, 2] << 16
+    """Inverse of :func:`cells_to_bytes`: (n, CELLS, 3) uint8 -> (n, CELLS) uint32, each
+    cell's 3 bytes copied under a zero fourth and read as one little-endian ``uint32``."""
+    n = len(raw)
+    wide = np.zeros((n, CELLS, 4), dtype=np.uint8)
+    wide[:, :, :3] = raw
+    return wide.view("<u4").reshape(n, CELLS).astype(np.uint32, copy=False)
