@@ -14,6 +14,7 @@ bounded whatever the input size.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import multiprocessing as mp
 import os
@@ -126,20 +127,23 @@ class Summary(BaseModel):
 @dataclass(slots=True)
 class _Target:
     """Where a process posts the bulk requests of what it prepared: a client (``es``, or made
-    from ``spec`` in a worker process), the index, the bulk policy, and how many requests it
-    keeps in flight."""
+    from ``spec`` in a worker process), the index, the bulk policy, how many requests it
+    keeps in flight, and the semaphore that holds all processes' together to
+    ``bulk.concurrency`` (None: this process alone posts)."""
 
     index: str
     bulk: BulkConfig
     inflight: int = 1
     spec: ClientSpec | None = None
     es: Elasticsearch | None = None
+    slots: Any = None
 
-    def __getstate__(self) -> tuple[str, BulkConfig, int, ClientSpec | None]:
-        return self.index, self.bulk, self.inflight, self.spec  # a client does not pickle
+    def __getstate__(self) -> tuple[str, BulkConfig, int, ClientSpec | None, Any]:
+        # a client does not pickle (a worker makes its own from ``spec``)
+        return self.index, self.bulk, self.inflight, self.spec, self.slots
 
-    def __setstate__(self, state: tuple[str, BulkConfig, int, ClientSpec | None]) -> None:
-        self.index, self.bulk, self.inflight, self.spec = state
+    def __setstate__(self, state: tuple[str, BulkConfig, int, ClientSpec | None, Any]) -> None:
+        self.index, self.bulk, self.inflight, self.spec, self.slots = state
         self.es = None
 
 
@@ -192,11 +196,9 @@ def _post(prepared: Prepared, raws: list[RawBatch]) -> _Posted:
     """Send a task's lines (a poster thread) and settle its documents: those Elasticsearch
     refused for good become rejects here, where their raw items are."""
     assert _target is not None and _client is not None
-    failed = [
-        result
-        for chunk in send_batch(_client, _target.index, prepared.lines, _target.bulk)
-        for result in chunk.failed
-    ]
+    with _target.slots or contextlib.nullcontext():
+        chunks = send_batch(_client, _target.index, prepared.lines, _target.bulk)
+    failed = [result for chunk in chunks for result in chunk.failed]
     rejects = list(prepared.rejects)
     for result in failed:
         item = next((i for raw in raws if (i := raw.find(result.seq)) is not None), None)
@@ -445,6 +447,10 @@ class _Pool:
             else "spawn"
         )
         ctx: Any = mp.get_context(method)  # a concrete context (typed as the base class)
+        if target is not None:  # kept here: the workers it is handed to open its semaphore
+            self._target = target = dataclasses.replace(
+                target, slots=ctx.BoundedSemaphore(target.bulk.concurrency)
+            )
         enable_kernel()  # loaded (or compiled) once here: forked workers inherit the kernels
         warm_number_kernel()  # the number sketch's, likewise
         for _ in range(workers):
@@ -836,8 +842,8 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
 
 def _posting_of(es: Elasticsearch, opts: IngestOptions) -> tuple[_Target, int]:
     """Where the pool's processes post their bulk requests, and the tasks each keeps in
-    flight: ``concurrency`` requests in all, shared among the workers (with none, this
-    process posts with ``es`` itself)."""
+    flight: ``concurrency`` requests in all, shared among the workers (a semaphore holds
+    them to it), or, with no workers, this process posting with ``es`` itself."""
     if not opts.workers:
         return _Target(opts.index, opts.bulk, opts.bulk.concurrency, es=es), opts.bulk.concurrency
     each = -(-opts.bulk.concurrency // opts.workers)
