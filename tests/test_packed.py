@@ -33,6 +33,7 @@ from indexer.fingerprints.packed import (
     pack_base64,
     record_bytes,
     tag_of,
+    unpack_heads,
 )
 from indexer.hits import FINGERPRINT_FIELD, key_code
 from indexer.mapping import ensure_index
@@ -368,3 +369,23 @@ def test_doc_values_return_the_written_value(
     }
     assert read == {i: d["packed"] for i, d in zip(ids, docs, strict=True)}
     assert_same(unpack_many([read[i] for i in ids], p), arrays)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_heads_are_the_records_heads(data: st.DataObject) -> None:
+    """The pre-filter's read of the header alone gives each record's SimHash and key code as
+    the full read does, 0 and -1 for what is not a packed value."""
+    p = data.draw(st.sampled_from(PARAMS))
+    arrays = arrays_of(p, TEXTS[:4])
+    good = pack_many(
+        p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash, arrays.numbers
+    )
+    bad: list[object] = [None, 5, "", "*" + good[0][1:], "é" * len(good[0])]
+    picks = data.draw(st.lists(st.integers(0, len(good) + len(bad) - 1), max_size=20))
+    values = [good[i] if i < len(good) else bad[i - len(good)] for i in picks]
+    simhash, codes = unpack_heads(values)
+    full = unpack_many(good, p)
+    assert simhash.dtype == np.uint64 and codes.dtype == np.int64
+    assert simhash.tolist() == [int(full.simhash[i]) if i < len(good) else 0 for i in picks]
+    assert codes.tolist() == [int(full.key_codes()[i]) if i < len(good) else -1 for i in picks]

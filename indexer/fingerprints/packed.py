@@ -190,12 +190,13 @@ class Unpacked:
         return _key_codes(self.exact_key, self.present)
 
 
-#: The header alone (tag, simhash, token_count, exact key): :func:`unpack_heads`.
+#: The header alone (tag, simhash, token_count, exact key, and the key's first 8 bytes again
+#: as a big-endian ``key_head``, the key code): :func:`unpack_heads`.
 _HEAD = np.dtype(
     {
-        "names": ["tag", "simhash", "token_count", "exact_key"],
-        "formats": ["V4", "<u8", "<u4", "V32"],
-        "offsets": [0, 4, 12, 16],
+        "names": ["tag", "simhash", "token_count", "exact_key", "key_head"],
+        "formats": ["V4", "<u8", "<u4", "V32", ">u8"],
+        "offsets": [0, 4, 12, 16, 16],
         "itemsize": HEADER_BYTES,
     }
 )
@@ -340,8 +341,9 @@ def unpack_heads(values: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:
     nor the tag checked (a pre-filter's read). 0 and -1 where a value is not packed."""
     width = HEADER_BYTES // 3 * 4
     heads, fits = _records([v[:width] if isinstance(v, str) else None for v in values], _HEAD)
-    present = np.ones(len(heads), dtype=bool) if fits is None else fits
     simhash = heads["simhash"].astype(np.uint64)
-    simhash[~present] = 0
-    n = len(values)
-    return simhash, _key_codes(heads["exact_key"].copy().view(np.uint8).reshape(n, 32), present)
+    codes = (heads["key_head"] >> np.uint64(4)).astype(np.int64)
+    if fits is not None and not fits.all():
+        simhash[~fits] = 0
+        codes[~fits] = -1
+    return simhash, codes
