@@ -571,6 +571,7 @@ class Vocabulary:
         self.arena = np.empty(4 * size, dtype=np.uint8)
         self.state = np.zeros(2, dtype=np.int64)  # ids, arena bytes used
         self.tables = TokenTables()
+        self._made: tuple[int, int, list[bytes]] = (0, 0, [])  # tokens(lo, hi), last asked
 
     def __len__(self) -> int:
         return int(self.state[0])
@@ -607,11 +608,16 @@ class Vocabulary:
         return ids
 
     def tokens(self, lo: int, hi: int) -> list[bytes]:
-        """The tokens of ids ``lo..hi-1`` as ``bytes``."""
+        """The tokens of ids ``lo..hi-1`` as ``bytes`` (the last range asked for is kept: the
+        tables ask for a batch's new tokens one after the other)."""
+        if self._made[0] == lo and self._made[1] == hi:
+            return self._made[2]
         base = int(self.starts[lo])
         raw = self.arena[base : self.starts[hi]].tobytes()
         bounds = (self.starts[lo : hi + 1] - base).tolist()
-        return [raw[a:b] for a, b in pairwise(bounds)]
+        made = [raw[a:b] for a, b in pairwise(bounds)]
+        self._made = (lo, hi, made)
+        return made
 
     def table(self, name: str) -> np.ndarray:
         """Values of ``name`` for every known id (the new ones computed now)."""
