@@ -1,6 +1,6 @@
 """Long non-ASCII texts: separators found per code point (a table) give the same tokens as
-the per-character rule that shorter texts take; the weights of many tokens at once are each
-token's weight."""
+the per-character rule that shorter texts take; the weights and digit flags of many tokens at
+once are each token's."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer import text
+from indexer.fingerprints import features
 
 # Latin, accents and combining marks, Cyrillic, Devanagari, CJK, Hangul, Thai, punctuation
 # of several scripts, ideographic and no-break spaces, line breaks, a lone surrogate, emoji.
@@ -82,3 +83,19 @@ TOKEN_BYTES = st.one_of(
 @given(st.lists(TOKEN_BYTES, max_size=40))
 def test_token_weights_are_each_tokens_weight(tokens: list[bytes]) -> None:
     assert text.token_weights(tokens).tolist() == [text.token_weight(t) for t in tokens]
+
+
+DIGIT_TOKENS = st.one_of(
+    st.lists(st.sampled_from([*"ab09_", "٣", "५", "１", "𝟎", "漢", "é", "\ud800"]), max_size=6).map(
+        lambda cs: "".join(cs).encode("utf-8", "surrogatepass")
+    ),
+    st.binary(max_size=9),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(DIGIT_TOKENS, max_size=40))
+def test_the_digits_of_many_tokens_are_each_tokens(tokens: list[bytes]) -> None:
+    """The ``digits`` table of many new tokens at once (a digit of any script) is the
+    definition's, token by token."""
+    assert features._digits(tokens).tolist() == [features._has_digit(t) for t in tokens]

@@ -164,6 +164,25 @@ def _weights(tokens: list[bytes]) -> np.ndarray:
     return out
 
 
+def _digits(tokens: list[bytes]) -> np.ndarray:
+    """:func:`_has_digit` of each token: an ASCII digit found in the tokens' bytes joined (one
+    translation), the definition for the tokens holding a non-ASCII byte (digits of other
+    scripts)."""
+    lengths = np.fromiter(map(len, tokens), np.int64, count=len(tokens))
+    joined = b"".join(tokens)
+    ends = np.cumsum(lengths)
+    digit = np.r_[0, np.cumsum(np.frombuffer(joined.translate(_DIGIT_BYTE), np.uint8))]
+    out = (digit[ends] > digit[ends - lengths]).astype(np.uint64)
+    if not joined.isascii():
+        high = np.r_[0, np.cumsum(np.frombuffer(joined, np.uint8) >= 0x80)]
+        for i in np.flatnonzero(high[ends] > high[ends - lengths]).tolist():
+            out[i] = _has_digit(tokens[i])
+    return out
+
+
+_DIGIT_BYTE = bytes(int(48 <= c <= 57) for c in range(256))  # 1 for an ASCII digit
+
+
 _MANY: dict[str, Callable[[list[bytes]], np.ndarray]] = {
     "blake2b": lambda ts: np.frombuffer(
         b"".join(map(_DIGEST, map(_BLAKE2B_8, ts))), dtype=">u8"
@@ -177,6 +196,7 @@ _MANY: dict[str, Callable[[list[bytes]], np.ndarray]] = {
         map(xxhash.xxh64_intdigest, ts, repeat(SAMPLE_SEED)), np.uint64, len(ts)
     ),
     WEIGHT: _weights,
+    DIGITS: _digits,
 }
 
 #: Content (words) up to which a document adds all its words to its shingles ...
