@@ -121,8 +121,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=800)
     ap.add_argument("--tree", type=Path, default=ROOT, help="checkout whose code is measured")
     a = ap.parse_args(argv)
-    sys.path[:0] = [str(a.tree.resolve()), str(ROOT / "bench")]
+    tree = a.tree.resolve()
+    # The tree's own bench/ first: proxy_latency puts its checkout first on sys.path.
+    bench = tree / "bench" if (tree / "bench" / "proxy_latency.py").exists() else ROOT / "bench"
+    sys.path[:0] = [str(tree), str(bench)]
     spent, calls, cpu = asyncio.run(run(a.es_url, a.requests))
+    import collapse
+
+    measured = Path(collapse.__file__).resolve()
+    if not measured.is_relative_to(tree):
+        raise SystemExit(f"measured {measured}, not the code of {tree}")
     n = a.requests
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load = os.getloadavg()[0]
