@@ -14,12 +14,10 @@ Connection failures are retried by the client and otherwise raised. Every item s
 yields exactly one :class:`ItemResult`, in input order, so callers can keep
 ``read == indexed + rejected``.
 
-:func:`send_lines` is the batch form: it takes ready NDJSON lines (action + ``_source``) in
-batches of parallel lists and yields one :class:`ChunkResult` per request, with no
-per-document work when a chunk is accepted whole (Elasticsearch's ``errors: false``).
-:func:`send_batch` sends one batch, its chunks one after the other: ``indexer ingest``'s
-worker processes post what they prepared with it, each with its own client
-(:class:`ClientSpec`).
+:func:`send_lines` is the batch form used by ``indexer ingest``: it takes ready NDJSON lines
+(action + ``_source``, built by the workers) in batches of parallel lists and yields one
+:class:`ChunkResult` per request, so the main process does no per-document work when a
+chunk is accepted whole (Elasticsearch's ``errors: false``).
 """
 
 from __future__ import annotations
@@ -33,9 +31,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, Protocol
 
-from elastic_transport import NodeConfig
-from elastic_transport.client_utils import DEFAULT
-from elasticsearch import ApiError, Elasticsearch, OrjsonSerializer
+from elasticsearch import ApiError, Elasticsearch
 from pydantic import BaseModel, Field
 
 from indexer.lines import LineBatch, action_line
@@ -43,13 +39,11 @@ from indexer.lines import LineBatch, action_line
 __all__ = [
     "BulkConfig",
     "ChunkResult",
-    "ClientSpec",
     "ItemResult",
     "LineBatch",
     "Outgoing",
     "action_line",
     "send",
-    "send_batch",
     "send_lines",
 ]
 
@@ -189,50 +183,6 @@ def _line_chunks(batches: Iterable[LineBatch], size: int, max_bytes: int) -> Ite
                 seqs, ids, lines, nbytes = [], [], [], 0
     if seqs:
         yield LineBatch(seqs, ids, lines)
-
-
-def send_batch(
-    es: Elasticsearch, index: str, batch: LineBatch, config: BulkConfig | None = None
-) -> list[ChunkResult]:
-    """Index one batch of ready NDJSON lines, cut into chunks sent one after the other (the
-    form a worker process uses: it posts what it prepared itself)."""
-    cfg = config or BulkConfig()
-    chunks = _line_chunks((batch,), cfg.chunk_size, cfg.max_chunk_bytes)
-    return [_send_chunk(es, index, chunk, cfg) for chunk in chunks]
-
-
-@dataclass(frozen=True, slots=True)
-class ClientSpec:
-    """What it takes to make another client like one given (its nodes, their class, its
-    options), picklable: a worker process makes its own rather than share the parent's
-    connections across ``fork``."""
-
-    nodes: list[NodeConfig]
-    node_class: type
-    options: dict[str, Any]
-
-    @classmethod
-    def of(cls, es: Elasticsearch) -> ClientSpec:
-        nodes = es.transport.node_pool.all()
-        options = {
-            "headers": es._headers,
-            "request_timeout": es._request_timeout,
-            "max_retries": es._max_retries,
-            "retry_on_timeout": es._retry_on_timeout,
-            "retry_on_status": es._retry_on_status,
-        }
-        return cls(
-            [node.config for node in nodes],
-            type(nodes[0]),
-            {k: v for k, v in options.items() if v is not DEFAULT},
-        )
-
-    def client(self) -> Elasticsearch:
-        """The client, its answers parsed by orjson (the stdlib's parser took a bulk answer's
-        status per item several times as long)."""
-        return Elasticsearch(
-            self.nodes, node_class=self.node_class, serializer=OrjsonSerializer(), **self.options
-        )
 
 
 def _as_batches(docs: Iterable[Outgoing], size: int) -> Iterator[LineBatch]:

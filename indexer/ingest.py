@@ -1,20 +1,15 @@
 """The ingestion pipeline behind ``indexer ingest``: read, learn boilerplate, prepare, bulk.
 
-    inputs --read--> raw items --workers: parse/extract/fingerprint--> bulk lines | Reject
-           --the workers' _bulk requests--> indexed | rejected
-           --per task, in input order--> checkpoint, rejects file, progress, summary
+    inputs --read--> raw items --workers: parse/extract/fingerprint--> Ready | Reject
+           --streaming_bulk--> indexed | rejected  (+ checkpoint, progress, summary)
 
-Workers run in a process pool and post their own bulk requests (each its own client), so
-the documents' bytes go from the main process to a worker and from the worker to
-Elasticsearch only; the main process reads the input, hands out tasks and settles their
-outcomes in input order. At most a few tasks per worker are in flight, so memory stays
-bounded whatever the input size.
+Workers run in a process pool and batches stay in input order; at most a few batches per
+worker are in flight, so memory stays bounded whatever the input size.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import multiprocessing as mp
 import os
@@ -29,7 +24,6 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import islice
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -39,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.boilerplate import BoilerplateConfig, HostModel, Learner, PageSets, merge_models
 from indexer.boilerplate_store import DEFAULT_STORE, load_models, model_version, save_models
-from indexer.bulk import BulkConfig, ClientSpec, send_batch
+from indexer.bulk import BulkConfig, send_lines
 from indexer.checkpoint import Checkpoint, SeqWatermark, held
 from indexer.documents import NO_TEXT_REASON, TextFields, string_fields
 from indexer.fingerprints.compute import enable_arrow, enable_kernel
@@ -57,7 +51,7 @@ from indexer.prepare import (
     sample_batch,
 )
 from indexer.rejects import Reject, RejectsFile
-from indexer.sources import RawBatch, Row, describe_inputs, read_rows, take
+from indexer.sources import RawBatch, RawItem, Row, describe_inputs, read_rows, take
 
 __all__ = [
     "DEFAULT_BOILERPLATE_SAMPLE",
@@ -123,116 +117,19 @@ class Summary(BaseModel):
 
 # --- worker processes -------------------------------------------------------------------------
 
-
-@dataclass(slots=True)
-class _Target:
-    """Where a process posts the bulk requests of what it prepared: a client (``es``, or made
-    from ``spec`` in a worker process), the index, the bulk policy, how many requests it
-    keeps in flight, and the semaphore that holds all processes' together to
-    ``bulk.concurrency`` (None: this process alone posts)."""
-
-    index: str
-    bulk: BulkConfig
-    inflight: int = 1
-    spec: ClientSpec | None = None
-    es: Elasticsearch | None = None
-    slots: Any = None
-
-    def __getstate__(self) -> tuple[str, BulkConfig, int, ClientSpec | None, Any]:
-        # a client does not pickle (a worker makes its own from ``spec``)
-        return self.index, self.bulk, self.inflight, self.spec, self.slots
-
-    def __setstate__(self, state: tuple[str, BulkConfig, int, ClientSpec | None, Any]) -> None:
-        self.index, self.bulk, self.inflight, self.spec, self.slots = state
-        self.es = None
-
-
-@dataclass(slots=True)
-class _Posted:
-    """A task's documents settled: all their numbers (ascending), and those not indexed
-    (rejects, in input order: the workers' and Elasticsearch's)."""
-
-    seqs: list[int]
-    rejects: list[Reject]
-
-
 _config: PrepareConfig | None = None
 _models: Mapping[str, HostModel] = {}
 _models_ref: str | None = None  # the models file loaded into ``_models`` (None: no models)
-#: learning-sample batches featurised here, awaiting the models (and their raw items)
-_held: dict[int, tuple[Featured, RawBatch]] = {}
-#: batches after the sample, fingerprinted here without models, awaiting the decision
-_ahead: dict[int, tuple[Prepared, RawBatch]] = {}
-_target: _Target | None = None
-_client: Elasticsearch | None = None
-_posting: ThreadPoolExecutor | None = None
+_held: dict[int, Featured] = {}  # learning-sample batches featurised here, awaiting the models
 
 
-def _init_worker(
-    config: PrepareConfig, models: Mapping[str, HostModel], target: _Target | None = None
-) -> None:
-    global _config, _models, _models_ref, _target, _client, _posting
+def _init_worker(config: PrepareConfig, models: Mapping[str, HostModel]) -> None:
+    global _config, _models, _models_ref
     _config, _models, _models_ref = config, models, None
     _held.clear()
-    _ahead.clear()
-    _target, _client, _posting = target, None, None
-    if target is not None:
-        _client = target.es if target.es is not None else target.spec.client()  # type: ignore[union-attr]
-        _posting = ThreadPoolExecutor(target.inflight, thread_name_prefix="bulk")
     enable_arrow()  # batch tokenisation in pyarrow's kernels (same tokens, faster)
     enable_kernel()  # or compiled ones (loaded already when forked from the main process)
     warm_number_kernel()  # the number sketch's, likewise
-
-
-def _stop_posting() -> None:
-    """Drop the bulk requests not started (a run that ends early); the current ones finish."""
-    global _posting
-    if _posting is not None:
-        _posting.shutdown(wait=False, cancel_futures=True)
-        _posting = None
-
-
-def _post(prepared: Prepared, raws: list[RawBatch]) -> _Posted:
-    """Send a task's lines (a poster thread) and settle its documents: those Elasticsearch
-    refused for good become rejects here, where their raw items are."""
-    assert _target is not None and _client is not None
-    with _target.slots or contextlib.nullcontext():
-        chunks = send_batch(_client, _target.index, prepared.lines, _target.bulk)
-    failed = [result for chunk in chunks for result in chunk.failed]
-    rejects = list(prepared.rejects)
-    for result in failed:
-        item = next((i for raw in raws if (i := raw.find(result.seq)) is not None), None)
-        reason = f"rejected by Elasticsearch ({result.status}): {result.error}"
-        data = item.data if item is not None else None
-        source, line = (item.source, item.line) if item is not None else ("?", None)
-        rejects.append(Reject.of(result.seq, source, line, reason, data, id=result.id))
-    if failed and prepared.rejects:
-        rejects.sort(key=lambda r: r.seq)
-    seqs = prepared.lines.seqs
-    if prepared.rejects:
-        seqs = sorted([*seqs, *(r.seq for r in prepared.rejects)])
-    return _Posted(seqs, rejects)
-
-
-def _posted(prepared: Prepared, raws: list[RawBatch]) -> Future[_Posted] | _Posted:
-    """:func:`_post` in a poster thread (a future), or at once when there is nothing to send."""
-    if not len(prepared.lines):
-        return _post(prepared, raws)
-    assert _posting is not None
-    return _posting.submit(_post, prepared, raws)
-
-
-def _joined(parts: list[Prepared]) -> Prepared:
-    if len(parts) == 1:
-        return parts[0]
-    lines = LineBatch([], [], [])
-    rejects: list[Reject] = []
-    for part in parts:
-        lines.seqs += part.lines.seqs
-        lines.ids += part.lines.ids
-        lines.lines += part.lines.lines
-        rejects += part.rejects
-    return Prepared(lines, rejects)
 
 
 def _use_models(ref: str | None) -> None:
@@ -244,17 +141,11 @@ def _use_models(ref: str | None) -> None:
         _models_ref = ref
 
 
-def _work_index(batch: RawBatch, ref: str | None, size: int) -> Future[_Posted] | _Posted:
-    """Prepare a task's documents, ``size`` at a time, and post them (one request per
-    ``chunk_size`` lines)."""
+def _work_prepare(batch: RawBatch, ref: str | None = None) -> Prepared:
     assert _config is not None
     if ref is not None:
         _use_models(ref)
-    items = batch.items()
-    parts = [
-        prepare_lines(items[i : i + size], _config, _models) for i in range(0, len(items), size)
-    ]
-    return _posted(_joined(parts), [batch])
+    return prepare_lines(batch.items(), _config, _models)
 
 
 def _work_sample(batch: RawBatch, start: int, key: int) -> list[tuple[str, int, PageSets]]:
@@ -263,39 +154,18 @@ def _work_sample(batch: RawBatch, start: int, key: int) -> list[tuple[str, int, 
     assert _config is not None
     learn, featured = sample_batch(batch.items(), _config, start)
     if featured.out:
-        _held[key] = (featured, batch)
+        _held[key] = featured
     by_host: dict[str, list[PageSets]] = {}
     for host, sets in learn:
         by_host.setdefault(host, []).append(sets)
     return [(host, len(sets), PageSets.concat(sets)) for host, sets in by_host.items()]
 
 
-def _work_ahead(batch: RawBatch, key: int, size: int) -> set[str]:
-    """A batch after the learning sample, fingerprinted as if no host had a model and kept
-    here (under ``key``); its documents' hosts: the main process has it posted as it is
-    (:func:`_work_post_ahead`) if the models settled hold none of them, else redone
-    (:func:`_work_redo_ahead`)."""
+def _work_ahead(batch: RawBatch) -> tuple[Prepared, set[str]]:
+    """A batch after the learning sample, fingerprinted as if no host had a model, with its
+    documents' hosts: the main process keeps it if the models settled hold none of them."""
     assert _config is not None
-    items = batch.items()
-    parts, hosts = [], set()
-    for i in range(0, len(items), size):
-        prepared, seen = prepare_unmodelled(items[i : i + size], _config)
-        parts.append(prepared)
-        hosts |= seen
-    _ahead[key] = (_joined(parts), batch)
-    return hosts
-
-
-def _work_post_ahead(key: int) -> Future[_Posted] | _Posted:
-    """Post a batch fingerprinted ahead (:func:`_work_ahead`) as it is."""
-    prepared, raw = _ahead.pop(key)
-    return _posted(prepared, [raw])
-
-
-def _work_redo_ahead(key: int, ref: str | None, size: int) -> Future[_Posted] | _Posted:
-    """Fingerprint a batch held since :func:`_work_ahead` again, with the models, and post it."""
-    _, raw = _ahead.pop(key)
-    return _work_index(raw, ref, size)
+    return prepare_unmodelled(batch.items(), _config)
 
 
 def _work_learn(batch: RawBatch) -> list[tuple[str, int, PageSets]]:
@@ -307,60 +177,29 @@ def _work_learn(batch: RawBatch) -> list[tuple[str, int, PageSets]]:
     return [(host, len(sets), PageSets.concat(sets)) for host, sets in by_host.items()]
 
 
-def _work_finish(key: int, ref: str | None = None) -> Future[_Posted] | _Posted:
-    """Fingerprint a learning-sample batch held here (:func:`_work_sample`) with the models,
-    and post it."""
+def _work_finish(key: int, ref: str | None = None) -> Prepared:
     assert _config is not None
     if ref is not None:
         _use_models(ref)
-    featured, raw = _held.pop(key)
-    return _posted(finish_lines(featured, _config, _models), [raw])
+    return finish_lines(_held.pop(key), _config, _models)
 
 
-def _serve(conn: Connection, config: PrepareConfig, target: _Target | None = None) -> None:
-    """A worker process: run each task received on ``conn`` and send back its result.
-
-    A task may answer with a future (its bulk request, in a poster thread): a sender thread
-    sends the results back in task order, each once it is known, while the next tasks run.
-    """
-    _init_worker(config, {}, target)
-    results: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    sender = threading.Thread(target=_send_results, args=(conn, results), daemon=True)
-    sender.start()
+def _serve(conn: Connection, config: PrepareConfig) -> None:
+    """A worker process: run each task received on ``conn`` and send back its result."""
+    _init_worker(config, {})
     while True:
         try:
             task = conn.recv()
         except (EOFError, OSError):
-            break
+            return
         if task is None:
-            break
+            return
         fn, args = task
         try:
-            results.put((True, fn(*args)))
+            result: tuple[bool, Any] = (True, fn(*args))
         except BaseException as exc:  # handed to the main process and raised there
-            results.put((False, _failure(exc)))
-    _stop_posting()
-    results.put(None)
-    sender.join()
-
-
-def _send_results(conn: Connection, results: queue.SimpleQueue[Any]) -> None:
-    """A worker's thread: send each result put in ``results`` (a future's once it is done)."""
-    while (result := results.get()) is not None:
-        ok, value = result
-        if ok and isinstance(value, Future):
-            try:
-                result = (True, value.result())
-            except BaseException as exc:
-                result = (False, _failure(exc))
-        try:
-            data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # a result that does not pickle: its error instead
-            data = pickle.dumps((False, _failure(exc)), protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            conn.send_bytes(data)
-        except (OSError, ValueError):  # the main process is gone
-            return
+            result = (False, _failure(exc))
+        conn.send(result)
 
 
 def _send_tasks(conn: Connection, outbox: queue.SimpleQueue[Any]) -> None:
@@ -392,6 +231,13 @@ class _WorkerError(RuntimeError):
 _Task = tuple[int | None, Callable[..., Any], tuple[Any, ...]]  # (worker or None, fn, args)
 
 
+@dataclass(slots=True)
+class _Done:
+    """A result known already: :meth:`_Pool.imap` yields it in its place among the tasks'."""
+
+    value: Any
+
+
 def _failure(exc: BaseException) -> BaseException:
     """The exception to raise in the main process: the worker's own when it pickles (the
     worker's traceback added as a note), else a _WorkerError carrying both as text."""
@@ -419,22 +265,15 @@ class _Pool:
     (:meth:`set_models`), loaded once per worker.
     """
 
-    def __init__(
-        self,
-        workers: int,
-        config: PrepareConfig,
-        target: _Target | None = None,
-        depth: int = 3,
-    ) -> None:
+    def __init__(self, workers: int, config: PrepareConfig) -> None:
         self.workers = workers
-        self.depth = depth  # tasks in flight per worker (with no workers: futures pending)
         self.ref: str | None = None
         self._dir: str | None = None
         self._next = 0
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
         if not workers:
-            _init_worker(config, {}, target)
+            _init_worker(config, {})
             return
         methods = mp.get_all_start_methods()
         # fork is the cheapest start (every module already imported) and safe while this
@@ -447,15 +286,11 @@ class _Pool:
             else "spawn"
         )
         ctx: Any = mp.get_context(method)  # a concrete context (typed as the base class)
-        if target is not None:  # kept here: the workers it is handed to open its semaphore
-            self._target = target = dataclasses.replace(
-                target, slots=ctx.BoundedSemaphore(target.bulk.concurrency)
-            )
         enable_kernel()  # loaded (or compiled) once here: forked workers inherit the kernels
         warm_number_kernel()  # the number sketch's, likewise
         for _ in range(workers):
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(theirs, config, target), daemon=True)
+            proc = ctx.Process(target=_serve, args=(theirs, config), daemon=True)
             proc.start()
             theirs.close()
             self._conns.append(mine)
@@ -468,12 +303,12 @@ class _Pool:
             inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
             self._outboxes.append(outbox)
             self._inboxes.append(inbox)
-            for run, box, name in (
+            for target, box, name in (
                 (_send_tasks, outbox, "tasks"),
                 (_read_results, inbox, "results"),
             ):
                 thread = threading.Thread(
-                    target=run, args=(conn, box), name=f"{name}-{worker}", daemon=True
+                    target=target, args=(conn, box), name=f"{name}-{worker}", daemon=True
                 )
                 thread.start()
                 self._threads.append(thread)
@@ -503,40 +338,35 @@ class _Pool:
             raise value
         return value
 
-    def imap(self, tasks: Iterator[_Task]) -> Iterator[Any]:
-        """Results of ``fn(*args)`` for each ``(worker, fn, args)``, in order.
+    def imap(self, tasks: Iterator[_Task | _Done]) -> Iterator[Any]:
+        """Results of ``fn(*args)`` for each ``(worker, fn, args)``, in order (a
+        :class:`_Done` stands for its own result).
 
         ``worker`` None: the next worker in turn; else that worker (index modulo workers).
         """
         if not self.workers:
-            yield from self._imap_here(tasks)
+            for task in tasks:
+                yield task.value if isinstance(task, _Done) else task[1](*task[2])
             return
-        window: deque[int] = deque()
-        for worker, fn, args in tasks:
-            if worker is None:
-                worker = self._next
-                self._next = (self._next + 1) % self.workers
-            worker %= self.workers
-            self._outboxes[worker].put((fn, args))
-            window.append(worker)
-            if len(window) >= self.depth * self.workers:
-                yield self._recv(window.popleft())
+        window: deque[int | _Done] = deque()
+        for task in tasks:
+            if isinstance(task, _Done):
+                window.append(task)
+            else:
+                worker, fn, args = task
+                if worker is None:
+                    worker = self._next
+                    self._next = (self._next + 1) % self.workers
+                worker %= self.workers
+                self._outboxes[worker].put((fn, args))
+                window.append(worker)
+            while window and (len(window) >= 3 * self.workers or isinstance(window[0], _Done)):
+                yield self._result(window.popleft())
         while window:
-            yield self._recv(window.popleft())
+            yield self._result(window.popleft())
 
-    def _imap_here(self, tasks: Iterator[_Task]) -> Iterator[Any]:
-        """:meth:`imap` in this process: a task's future (its bulk request) is waited for
-        once ``depth`` are pending, so that requests overlap the next tasks here too."""
-        window: deque[Any] = deque()
-        for _, fn, args in tasks:
-            window.append(fn(*args))
-            while window and (
-                not isinstance(window[0], Future) or window[0].done() or len(window) > self.depth
-            ):
-                got = window.popleft()
-                yield got.result() if isinstance(got, Future) else got
-        for got in window:
-            yield got.result() if isinstance(got, Future) else got
+    def _result(self, slot: int | _Done) -> Any:
+        return slot.value if isinstance(slot, _Done) else self._recv(slot)
 
     def close(self) -> None:
         """Stop the workers; tasks not yet sent are dropped (a run that failed mid-way).
@@ -561,20 +391,12 @@ class _Pool:
             if not any(thread.is_alive() for thread in self._threads):
                 for conn in self._conns:
                     conn.close()
-        else:
-            _stop_posting()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
 
 
-#: Documents fingerprinted ahead (no host model) while the models are decided, at most.
-_AHEAD = 64 * 256
-
-
-def _task_size(opts: IngestOptions) -> int:
-    """Documents per worker task: a bulk request's worth (``chunk_size``) unless the batches
-    are larger (a worker prepares them ``batch_size`` at a time)."""
-    return max(opts.batch_size, opts.bulk.chunk_size)
+#: Batches fingerprinted ahead (no host model) while the models are decided, at most.
+_AHEAD = 64
 
 
 @dataclass(slots=True)
@@ -584,9 +406,9 @@ class _Sample:
     models: dict[str, HostModel]
     stored: int  # models that came from the store
     held: list[tuple[int, int]]  # (worker, key) of the sample's batches awaiting the models
-    #: batches after the sample, fingerprinted without models and held by the workers:
-    #: (worker, key, their documents' hosts)
-    ahead: list[tuple[int, int, set[str]]]
+    raws: list[RawBatch]  # the sample's raw batches at or after the resume point
+    #: batches after the sample, fingerprinted without models: (raw, lines, their hosts)
+    ahead: list[tuple[RawBatch, Prepared, set[str]]]
 
 
 def _learn(
@@ -599,39 +421,42 @@ def _learn(
     """The learning sample (the first ``boilerplate_sample`` items), parsed and featurised once.
 
     Returns the per-host models (:func:`_models_for`), how many of them came from the store,
-    and the sample's batches held by the workers (worker, key) featurised and waiting for
-    those models (:func:`_work_finish`). While the models are decided (a thread: the
-    learner's counts, the model store's requests), the workers fingerprint the next batches
-    as if no host had a model and keep them (:func:`_work_ahead`); those stand for the
-    batches whose hosts got none.
+    the sample's batches held by the workers (worker, key) featurised and waiting for those
+    models (:func:`_work_finish`), and the sample's raw batches at or after ``start`` (for
+    the rejects of Elasticsearch). While the models are decided (a thread: the learner's
+    counts, the model store's requests), the workers fingerprint the next batches as if no
+    host had a model (:func:`_work_ahead`); those results stand for the batches whose hosts
+    got none.
     """
     learner = Learner(opts.boilerplate_config)
-    size = _task_size(opts)
     held: list[tuple[int, int]] = []
-    ahead: list[tuple[int, int]] = []
+    raws: list[RawBatch] = []
+    ahead: list[RawBatch] = []
     sampled: int | None = None  # the sample's task count, once all are given
     decided: Future[tuple[dict[str, HostModel], int]] | None = None
 
     def tasks() -> Iterator[_Task]:
         nonlocal sampled
         left = opts.boilerplate_sample
-        while left > 0 and (batch := take(rows, min(size, left))) is not None:
+        while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
             left -= len(batch)
             key = len(held)
             worker = key % max(pool.workers, 1)
-            # before the resume point: settled by the earlier run, learnt from only
-            held.append((worker if batch.seqs[-1] >= start else -1, key))
+            if batch.seqs[-1] >= start:
+                held.append((worker, key))
+                raws.append(batch.since(start))
+            else:
+                held.append((-1, key))  # settled by the earlier run: learnt from only
             yield worker, _work_sample, (batch, start, key)
         sampled = len(held)
-        while pool.workers and len(ahead) * size < _AHEAD and not (decided and decided.done()):
-            if (batch := take(rows, size)) is None:
+        while pool.workers and len(ahead) < _AHEAD and not (decided and decided.done()):
+            if (batch := take(rows, opts.batch_size)) is None:
                 return
             if batch.seqs[-1] >= start:
-                key = len(ahead)
-                ahead.append((key % pool.workers, key))
-                yield ahead[-1][0], _work_ahead, (batch.since(start), key, opts.batch_size)
+                ahead.append(batch.since(start))
+                yield None, _work_ahead, (ahead[-1],)
 
-    done: list[set[str]] = []
+    done: list[tuple[Prepared, set[str]]] = []
     with ThreadPoolExecutor(1, thread_name_prefix="models") as thread:
         for i, result in enumerate(pool.imap(tasks())):
             if sampled is None or i < sampled:
@@ -648,7 +473,8 @@ def _learn(
         models,
         stored,
         [(w, k) for w, k in held if w >= 0],
-        [(w, k, hosts) for (w, k), hosts in zip(ahead, done, strict=True)],
+        raws,
+        [(raw, lines, hosts) for raw, (lines, hosts) in zip(ahead, done, strict=True)],
     )
 
 
@@ -738,6 +564,28 @@ def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
     )
 
 
+class _Inflight:
+    """The raw batches sent and not yet settled, to find a document refused by Elasticsearch."""
+
+    def __init__(self) -> None:
+        self._batches: deque[RawBatch] = deque()
+
+    def add(self, batch: RawBatch) -> None:
+        if len(batch):
+            self._batches.append(batch)
+
+    def drop_below(self, watermark: int) -> None:
+        while self._batches and self._batches[0].seqs[-1] < watermark:
+            self._batches.popleft()
+
+    def find(self, seq: int) -> RawItem | None:
+        for batch in self._batches:
+            item = batch.find(seq)
+            if item is not None:
+                return item
+        return None
+
+
 def ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     """Run one ingestion; raises ResumeMismatch, StateInUse (another run holds the state
     file), MappingConflict, or transport errors."""
@@ -763,11 +611,14 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     opts = opts.model_copy(
         update={"prepare": opts.prepare.model_copy(update={"text_fields": fields})}
     )
+    inflight = _Inflight()
     rows = read_rows(opts.inputs)
-    pool = _Pool(opts.workers, opts.prepare, *_posting_of(es, opts))
+    pool = _Pool(opts.workers, opts.prepare)
     _no_huge_pages()  # in this process only: the workers have forked
     try:
-        sample = _learn(es, opts, pool, rows, start) if opts.boilerplate else _Sample({}, 0, [], [])
+        sample = (
+            _learn(es, opts, pool, rows, start) if opts.boilerplate else _Sample({}, 0, [], [], [])
+        )
     except BaseException:
         pool.close()
         raise
@@ -784,42 +635,53 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     watermark = SeqWatermark(start)
     bar = _progress(opts.progress)
 
-    size = _task_size(opts)
-
-    def tasks() -> Iterator[_Task]:
-        for worker, key in sample.held:  # the learning sample, featurised in the workers
+    def tasks() -> Iterator[_Task | _Done]:
+        for raw in sample.raws:  # the learning sample: parsed and featurised, in the workers
+            inflight.add(raw)
+        for worker, key in sample.held:
             yield worker, _work_finish, (key, pool.ref)
-        for worker, key, hosts in sample.ahead:  # fingerprinted without models: kept if none
-            if hosts.isdisjoint(models):
-                yield worker, _work_post_ahead, (key,)
-            else:
-                yield worker, _work_redo_ahead, (key, pool.ref, opts.batch_size)
-        while (batch := take(rows, size)) is not None:
-            if batch.seqs[-1] >= start:
-                yield None, _work_index, (batch.since(start), pool.ref, opts.batch_size)
+        for raw, lines, hosts in sample.ahead:  # fingerprinted without models: kept if none
+            inflight.add(raw)
+            yield (
+                _Done(lines) if hosts.isdisjoint(models) else (None, _work_prepare, (raw, pool.ref))
+            )
+        while (batch := take(rows, opts.batch_size)) is not None:
+            if batch.seqs[-1] < start:
+                continue
+            batch = batch.since(start)
+            inflight.add(batch)
+            yield None, _work_prepare, (batch, pool.ref)
 
-    def results() -> Iterator[_Posted]:
-        todo = tasks()
-        # the first task's request alone: the fields new to the index are mapped from it
-        # (dynamic mapping) before the workers' requests run side by side
-        yield from pool.imap(islice(todo, 1))
-        yield from pool.imap(todo)
-
-    last_save = time.monotonic()
-    try:
-        for posted in results():
-            for out in posted.rejects:
+    def batches() -> Iterator[LineBatch]:
+        for prepared in pool.imap(tasks()):
+            summary.read += len(prepared.lines) + len(prepared.rejects)
+            for out in prepared.rejects:
                 rejects.write(out)
+                watermark.settle(out.seq)
                 if out.reason.startswith(NO_TEXT_REASON):
                     summary.no_text += 1
                     if len(without_text) < _FIELDS_SAMPLE and out.original is not None:
                         without_text.append(_loads_or_none(out.original))
-            summary.read += len(posted.seqs)
-            summary.rejected += len(posted.rejects)
-            summary.indexed += len(posted.seqs) - len(posted.rejects)
-            watermark.settle_many(posted.seqs)
-            bar.update(len(posted.seqs))
+            if prepared.rejects:
+                summary.rejected += len(prepared.rejects)
+                bar.update(len(prepared.rejects))
+            yield prepared.lines
+
+    last_save = time.monotonic()
+    try:
+        for chunk in send_lines(es, opts.index, batches(), opts.bulk):
+            for result in chunk.failed:
+                item = inflight.find(result.seq)
+                reason = f"rejected by Elasticsearch ({result.status}): {result.error}"
+                data = item.data if item is not None else None
+                source, line = (item.source, item.line) if item is not None else ("?", None)
+                rejects.write(Reject.of(result.seq, source, line, reason, data, id=result.id))
+            summary.rejected += len(chunk.failed)
+            summary.indexed += len(chunk.seqs) - len(chunk.failed)
+            watermark.settle_many(chunk.seqs)
+            bar.update(len(chunk.seqs))
             if time.monotonic() - last_save > 0.5:
+                inflight.drop_below(watermark.value)
                 rejects.flush()
                 state.done = watermark.value
                 state.save(opts.state_path)
@@ -838,16 +700,6 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     summary.fields_seen = string_fields(without_text)
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def _posting_of(es: Elasticsearch, opts: IngestOptions) -> tuple[_Target, int]:
-    """Where the pool's processes post their bulk requests, and the tasks each keeps in
-    flight: ``concurrency`` requests in all, shared among the workers (a semaphore holds
-    them to it), or, with no workers, this process posting with ``es`` itself."""
-    if not opts.workers:
-        return _Target(opts.index, opts.bulk, opts.bulk.concurrency, es=es), opts.bulk.concurrency
-    each = -(-opts.bulk.concurrency // opts.workers)
-    return _Target(opts.index, opts.bulk, each, spec=ClientSpec.of(es)), 2 + each
 
 
 def _no_huge_pages() -> None:
