@@ -39,6 +39,7 @@ from pydantic import BaseModel, Field
 from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerprint_arrays
 from indexer.fingerprints.compute import (
     document_features,
+    features_kernel,
     segment_fingerprints,
     shingles,
     token_fingerprints,
@@ -176,6 +177,17 @@ def _split(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
 
 
 def _unique_per_doc(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
+    """Per document, its unique hashes: in the order first seen, by the compiled kernel once
+    loaded (``features_kernel.distinct``), else sorted (:func:`_sorted_unique_per_doc`). The
+    learner counts them, so their order does not matter."""
+    kernel = features_kernel()
+    if kernel is None:
+        return _sorted_unique_per_doc(h, counts)
+    values, kept = kernel.distinct(h, counts)
+    return _split(values, kept)
+
+
+def _sorted_unique_per_doc(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
     """Per document, its sorted unique hashes (one sort for the whole batch)."""
     n = len(counts)
     if n == 0:
@@ -203,8 +215,8 @@ SLOT_WHOLE_WORDS = 2 * NO_WORDS
 
 class PageSets(NamedTuple):
     """What pages teach their host's model: per page its unique shingle hashes (both
-    families), the unique heads of its lines and the heads it has more than once
-    (concatenated over the pages for several)."""
+    families, in no set order), the unique heads of its lines and the heads it has more than
+    once (concatenated over the pages for several)."""
 
     sim: np.ndarray
     mins: np.ndarray

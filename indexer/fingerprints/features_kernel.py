@@ -8,9 +8,10 @@ and binned as they are made. Those numpy functions stay the definitions (and the
 presence weights and for processes without numba); ``tests/test_features_kernel.py`` compares
 the two. The host-model path (``indexer.boilerplate``) takes its steps apart: the k-shingles
 alone (:func:`shingles`, as ``shingle_hashes``) and the votes and bins of the features it has
-chosen (:func:`segment_fingerprints`). Integer arithmetic only (no matrix product, no
-BLAS). Compiled on first use or loaded from numba's cache (``cache=True``, beside this file);
-:func:`warm` does it ahead.
+chosen (:func:`segment_fingerprints`); the learning sample's distinct shingles per document
+(:func:`distinct`, ``boilerplate._sorted_unique_per_doc`` unsorted). Integer arithmetic only
+(no matrix product, no BLAS). Compiled on first use or loaded from numba's cache
+(``cache=True``, beside this file); :func:`warm` does it ahead.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from numba import njit
 from indexer.fingerprints.features import ALL_WORDS, NO_WORDS, PHI
 from indexer.fingerprints.minhash import _REM_BITS, _probe_order, value_dtype
 
-__all__ = ["fingerprints", "segment_fingerprints", "shingles", "warm"]
+__all__ = ["distinct", "fingerprints", "segment_fingerprints", "shingles", "warm"]
 
 _EMPTY_BIN = np.uint64(1 << 63)  # above every 40-bit remainder: a bin without a feature
 
@@ -330,6 +331,60 @@ def shingles(tok: np.ndarray, lengths: np.ndarray, k: int) -> tuple[np.ndarray, 
     return out, counts
 
 
+@njit(cache=True, nogil=True)
+def _distinct(
+    h: np.ndarray, counts: np.ndarray, out: np.ndarray, kept: np.ndarray
+) -> int:  # pragma: no cover - compiled
+    """Each document's distinct values of ``h`` (``counts`` per document) into ``out``, in
+    the order first seen, and their number per document into ``kept``; returns the total.
+    One open-addressing table for the batch (a slot belongs to the document that stamped
+    it last), so nothing is cleared between documents and nothing is sorted."""
+    most = 0
+    for c in counts:
+        most = max(most, c)
+    size = 1
+    while size < 2 * most:
+        size <<= 1
+    keys = np.empty(size, dtype=np.uint64)
+    stamp = np.zeros(size, dtype=np.int64)
+    s = o = 0
+    for d in range(len(counts)):
+        c = counts[d]
+        m = 1
+        while m < 2 * c:
+            m <<= 1
+        mask = np.uint64(m - 1)
+        tag = d + 1
+        first = o
+        for i in range(s, s + c):
+            x = h[i]
+            j = int(x & mask)
+            while True:
+                if stamp[j] != tag:
+                    stamp[j] = tag
+                    keys[j] = x
+                    out[o] = x
+                    o += 1
+                    break
+                if keys[j] == x:
+                    break
+                j = int((np.uint64(j) + np.uint64(1)) & mask)
+        kept[d] = o - first
+        s += c
+    return o
+
+
+def distinct(h: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per document (``counts`` values of ``h`` each), its distinct values in the order first
+    seen (concatenated), and their number per document: ``np.unique`` of each document's
+    segment, but unsorted."""
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    out = np.empty(int(counts.sum()), dtype=np.uint64)
+    kept = np.empty(len(counts), dtype=np.int64)
+    n = _distinct(np.ascontiguousarray(h, dtype=np.uint64), counts, out, kept)
+    return out[:n], kept
+
+
 def warm() -> None:
     """Compile (or load from the cache) the kernel for the argument types it is called with."""
     tok = np.array([1, 2, 3], dtype=np.uint64)
@@ -337,3 +392,4 @@ def warm() -> None:
     fingerprints(tok, tok, tok, lengths, np.array([3, 0]), 4, 4, 8, 8)
     sh, counts = shingles(tok, lengths, 4)
     segment_fingerprints(sh, counts, sh, counts, 8, 8)
+    distinct(sh, counts)

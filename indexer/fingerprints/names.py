@@ -65,7 +65,7 @@ _MAX_TITLE = 24
 _DENSE = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 )
-_WORD = re.compile(rf"[{_DENSE}]|(?:(?![{_DENSE}])[^\W\d_])+")
+_WORD = re.compile(rf"[{_DENSE}]|[^\W\d_{_DENSE}]+")  # a dense character, or a run of other letters
 _TITLE_SEPARATORS = re.compile(r"\s-{1,2}\s|\s[\u2012-\u2015]\s|[|｜:：·•【】\[\]「」]")
 _REMARK = re.compile(r"\([^()]*\)|（[^（）]*）|\[[^\[\]]*\]")
 _DASH = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")

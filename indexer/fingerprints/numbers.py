@@ -395,9 +395,26 @@ _DIGIT = re.compile(r"[0-9]")
 def _dates_spelt_out(norm: str) -> str:
     """Dates written with CJK date characters (2026年6月13日, 2026년 6월 13일) as 2026-6-13, and
     month names outside ASCII (марта, märz, décembre) as an ASCII one: stamps like the others."""
-    if any(c in norm for c in "年년"):
+    if "年" in norm or "년" in norm:
         norm = _CJK_DATE.sub(r"\1-\2-\3 ", norm)
-    return _MONTH_WORD.sub(_month, norm)
+    return _MONTH_WORD.sub(_month, norm) if _may_name_a_month(norm) else norm
+
+
+#: What each of :data:`_MONTH_WORD`'s names holds: one of these words...
+_MONTH_STEMS = (
+    "январ", "феврал", "март", "мая", "май", "апрел", "июн", "июл", "август", "сентябр",
+    "октябр", "ноябр", "декабр", "märz", "février", "août", "décembre", "março", "fevereiro",
+    "dezembro",
+)  # fmt: skip
+#: ... and so one of these letters or words (a Cyrillic а, ю or я; ä, é, û or ç).
+_MONTH_MARKS = ("а", "ю", "я", "ä", "é", "û", "ç", "fevereiro", "dezembro")
+
+
+def _may_name_a_month(norm: str) -> bool:
+    """False where :data:`_MONTH_WORD` cannot match: none of the words its names hold is in
+    the text (most texts lack even the letters those words hold, found by ``in`` at memory
+    speed; the regex tries its names at every character)."""
+    return any(m in norm for m in _MONTH_MARKS) and any(s in norm for s in _MONTH_STEMS)
 
 
 def _month(m: re.Match[str]) -> str:

@@ -346,16 +346,26 @@ def _block_json_table(blocks: int, bits: int) -> np.ndarray | None:
     """(blocks * 2**bits, width) uint8: row ``j * 2**bits + v`` is ``,"block_j":"<hex v>"``
     padded to the same width per block (hex is zero-padded, so rows of one block are equal
     in length; blocks differ only by the digits of ``j``). None when not table-sized."""
-    hexes = _hex_table(bits)
-    if hexes is None:
+    if bits > 16:
         return None
     key = (blocks, bits)
     table = _BLOCK_JSON.get(key)
     if table is None:
-        pieces = [f',"block_{j}":"{h}"'.encode("ascii") for j in range(blocks) for h in hexes]
-        if len({len(x) for x in pieces}) != 1:  # not one width (>= 10 blocks): no table
+        heads = [f',"block_{j}":"'.encode("ascii") for j in range(blocks)]
+        if len({len(x) for x in heads}) != 1:  # not one width (>= 10 blocks): no table
             return None
-        table = np.frombuffer(b"".join(pieces), dtype=np.uint8).reshape(len(pieces), -1)
+        digits = max(bits // 4, 1)  # as _hex_table pads them
+        if (1 << bits) > 16**digits:  # rows of two widths
+            return None
+        values = np.arange(1 << bits, dtype=np.int64)
+        shifts = 4 * np.arange(digits - 1, -1, -1, dtype=np.int64)
+        hexes = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)[(values[:, None] >> shifts) & 15]
+        head = len(heads[0])
+        table = np.empty((blocks, 1 << bits, head + digits + 1), dtype=np.uint8)
+        table[:, :, :head] = np.frombuffer(b"".join(heads), dtype=np.uint8).reshape(blocks, 1, head)
+        table[:, :, head:-1] = hexes
+        table[:, :, -1] = ord('"')
+        table = table.reshape(blocks << bits, -1)
         _BLOCK_JSON[key] = table
     return table
 
