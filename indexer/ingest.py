@@ -21,7 +21,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -406,9 +406,9 @@ class _Sample:
     models: dict[str, HostModel]
     stored: int  # models that came from the store
     held: list[tuple[int, int]]  # (worker, key) of the sample's batches awaiting the models
-    raws: list[RawBatch]  # the sample's raw batches at or after the resume point
-    #: batches after the sample, fingerprinted without models: (raw, lines, their hosts)
-    ahead: list[tuple[RawBatch, Prepared, set[str]]]
+    #: batches after the sample fingerprinted ahead without models, in input order: each with
+    #: its rejects when it was sent already (its hosts got no model), else None (to redo)
+    ahead: list[tuple[RawBatch, list[Reject] | None]]
 
 
 def _learn(
@@ -417,16 +417,22 @@ def _learn(
     pool: _Pool,
     rows: Iterator[Row],
     start: int,
-) -> _Sample:
+    sending: Callable[[RawBatch], None],
+) -> Generator[Prepared, None, _Sample]:
     """The learning sample (the first ``boilerplate_sample`` items), parsed and featurised once.
+
+    While the models are decided (a thread: the learner's counts, the model store's
+    requests), the workers fingerprint the next batches as if no host had a model
+    (:func:`_work_ahead`). Once the models are known, the batches so fingerprinted whose hosts
+    got none are yielded at once (without their rejects, which keep their place in input
+    order: :attr:`_Sample.ahead`), so that Elasticsearch indexes them while the workers
+    finish the sample with the models; ``sending`` is called with each sample batch at or
+    after ``start`` and each such batch before it is yielded (to find the documents that
+    Elasticsearch refuses).
 
     Returns the per-host models (:func:`_models_for`), how many of them came from the store,
     the sample's batches held by the workers (worker, key) featurised and waiting for those
-    models (:func:`_work_finish`), and the sample's raw batches at or after ``start`` (for
-    the rejects of Elasticsearch). While the models are decided (a thread: the learner's
-    counts, the model store's requests), the workers fingerprint the next batches as if no
-    host had a model (:func:`_work_ahead`); those results stand for the batches whose hosts
-    got none.
+    models (:func:`_work_finish`), and the batches fingerprinted ahead.
     """
     learner = Learner(opts.boilerplate_config)
     held: list[tuple[int, int]] = []
@@ -434,6 +440,10 @@ def _learn(
     ahead: list[RawBatch] = []
     sampled: int | None = None  # the sample's task count, once all are given
     decided: Future[tuple[dict[str, HostModel], int]] | None = None
+    models: dict[str, HostModel] | None = None
+    stored = 0
+    done: list[tuple[Prepared, set[str]]] = []  # results of the batches fingerprinted ahead
+    kept: list[tuple[RawBatch, list[Reject] | None]] = []  # of them, those looked at
 
     def tasks() -> Iterator[_Task]:
         nonlocal sampled
@@ -456,7 +466,19 @@ def _learn(
                 ahead.append(batch.since(start))
                 yield None, _work_ahead, (ahead[-1],)
 
-    done: list[tuple[Prepared, set[str]]] = []
+    def release(models: Mapping[str, HostModel]) -> Iterator[Prepared]:
+        """The batches fingerprinted ahead not looked at yet: those whose hosts got no model
+        sent (their lines now, their rejects later), the others marked to redo."""
+        while len(kept) < len(done):
+            raw = ahead[len(kept)]
+            prepared, hosts = done[len(kept)]
+            if hosts.isdisjoint(models):
+                kept.append((raw, prepared.rejects))
+                sending(raw)
+                yield Prepared(prepared.lines, [])
+            else:
+                kept.append((raw, None))
+
     with ThreadPoolExecutor(1, thread_name_prefix="models") as thread:
         for i, result in enumerate(pool.imap(tasks())):
             if sampled is None or i < sampled:
@@ -466,16 +488,20 @@ def _learn(
                 done.append(result)
             if decided is None and sampled is not None and i + 1 >= sampled:  # all learnt
                 decided = thread.submit(_models_for, es, opts, learner)
-        if decided is None:
-            decided = thread.submit(_models_for, es, opts, learner)
-        models, stored = decided.result()
-    return _Sample(
-        models,
-        stored,
-        [(w, k) for w, k in held if w >= 0],
-        raws,
-        [(raw, lines, hosts) for raw, (lines, hosts) in zip(ahead, done, strict=True)],
-    )
+            if models is None and decided is not None and decided.done():
+                models, stored = decided.result()
+                for raw in raws:
+                    sending(raw)
+            if models is not None:
+                yield from release(models)
+        if models is None:
+            if decided is None:
+                decided = thread.submit(_models_for, es, opts, learner)
+            models, stored = decided.result()
+            for raw in raws:
+                sending(raw)
+        yield from release(models)
+    return _Sample(models, stored, [(w, k) for w, k in held if w >= 0], kept)
 
 
 def _models_for(
@@ -615,36 +641,25 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     rows = read_rows(opts.inputs)
     pool = _Pool(opts.workers, opts.prepare)
     _no_huge_pages()  # in this process only: the workers have forked
+    summary = Summary(skipped=start, text_fields=list(fields.names))
+    without_text: list[Any] = []  # a sample of the documents rejected for lack of text
     try:
-        sample = (
-            _learn(es, opts, pool, rows, start) if opts.boilerplate else _Sample({}, 0, [], [], [])
-        )
+        rejects = RejectsFile(opts.rejects_path, append=opts.resume)
     except BaseException:
         pool.close()
         raise
-    models = sample.models
-    pool.set_models(models)
-    summary = Summary(
-        skipped=start,
-        boilerplate_hosts=len(models),
-        boilerplate_stored=sample.stored,
-        text_fields=list(fields.names),
-    )
-    without_text: list[Any] = []  # a sample of the documents rejected for lack of text
-    rejects = RejectsFile(opts.rejects_path, append=opts.resume)
     watermark = SeqWatermark(start)
     bar = _progress(opts.progress)
 
-    def tasks() -> Iterator[_Task | _Done]:
-        for raw in sample.raws:  # the learning sample: parsed and featurised, in the workers
-            inflight.add(raw)
+    def tasks(sample: _Sample) -> Iterator[_Task | _Done]:
         for worker, key in sample.held:
             yield worker, _work_finish, (key, pool.ref)
-        for raw, lines, hosts in sample.ahead:  # fingerprinted without models: kept if none
-            inflight.add(raw)
-            yield (
-                _Done(lines) if hosts.isdisjoint(models) else (None, _work_prepare, (raw, pool.ref))
-            )
+        for raw, sent in sample.ahead:  # fingerprinted without models: sent already, or redone
+            if sent is None:
+                inflight.add(raw)
+                yield None, _work_prepare, (raw, pool.ref)
+            elif sent:
+                yield _Done(Prepared(LineBatch([], [], []), sent))  # its rejects, in their place
         while (batch := take(rows, opts.batch_size)) is not None:
             if batch.seqs[-1] < start:
                 continue
@@ -652,20 +667,32 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
             inflight.add(batch)
             yield None, _work_prepare, (batch, pool.ref)
 
+    def prepared() -> Iterator[Prepared]:
+        """Every batch's outcome: those fingerprinted ahead whose hosts got no model first
+        (as soon as the models are decided), then the others in input order."""
+        sample = _Sample({}, 0, [], [])
+        if opts.boilerplate:
+            sample = yield from _learn(es, opts, pool, rows, start, inflight.add)
+        pool.set_models(sample.models)
+        summary.boilerplate_hosts = len(sample.models)
+        summary.boilerplate_stored = sample.stored
+        yield from pool.imap(tasks(sample))
+
     def batches() -> Iterator[LineBatch]:
-        for prepared in pool.imap(tasks()):
-            summary.read += len(prepared.lines) + len(prepared.rejects)
-            for out in prepared.rejects:
+        for outcome in prepared():
+            summary.read += len(outcome.lines) + len(outcome.rejects)
+            for out in outcome.rejects:
                 rejects.write(out)
                 watermark.settle(out.seq)
                 if out.reason.startswith(NO_TEXT_REASON):
                     summary.no_text += 1
                     if len(without_text) < _FIELDS_SAMPLE and out.original is not None:
                         without_text.append(_loads_or_none(out.original))
-            if prepared.rejects:
-                summary.rejected += len(prepared.rejects)
-                bar.update(len(prepared.rejects))
-            yield prepared.lines
+            if outcome.rejects:
+                summary.rejected += len(outcome.rejects)
+                bar.update(len(outcome.rejects))
+            if len(outcome.lines):
+                yield outcome.lines
 
     last_save = time.monotonic()
     try:
