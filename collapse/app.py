@@ -12,6 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.telemetry import TelemetryConfig
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from collapse import logging as json_logging
 from collapse import middleware
@@ -66,7 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await app.state.upstream.aclose()
 
-    app = FastAPI(
+    app = _Proxy(
         telemetry=_telemetry(),
         title="neardup collapse",
         summary="Elasticsearch-compatible search folding near-duplicates behind their best copy.",
@@ -127,6 +128,51 @@ def _telemetry() -> TelemetryConfig | None:
         _logs.get_logger_provider(),
     )
     return _NO_TELEMETRY if all(_unconfigured(p) for p in providers) else None
+
+
+#: The layers FastAPI puts before the app's own middleware, outermost first.
+_FASTAPI_OUTER = ("ServerErrorMiddleware", "ExceptionTelemetryMiddleware", "AppBodyLimitMiddleware")
+
+
+class _Proxy(FastAPI):
+    """FastAPI whose HTTP requests enter the proxy's outermost middleware
+    (``middleware.RequestIdMiddleware``) directly when FastAPI's own outer layers have nothing
+    to do: its OpenTelemetry off, no ``root_path``, no ``max_body_size``, not in debug. The
+    request id layer answers every error itself (a 500 with the request id), so Starlette's
+    error layer would only raise again what it raises; anything else (lifespan, websockets,
+    another set-up) goes FastAPI's way."""
+
+    _entry: ASGIApp | None = None
+    _entry_known = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            if not self._entry_known:
+                self._entry, self._entry_known = self._outermost(), True
+            if self._entry is not None:
+                scope["app"] = self  # what Starlette's own call sets
+                await self._entry(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+    def _outermost(self) -> ASGIApp | None:
+        """The request id layer, when only FastAPI's three outer layers (errors, telemetry,
+        body limit) stand before it and none of them has work to do; else None."""
+        if (
+            self.root_path
+            or self.debug
+            or self.max_body_size is not None
+            or any(self._telemetry[k] for k in ("tracing", "metrics", "logs"))
+        ):
+            return None
+        if self.middleware_stack is None:
+            self.middleware_stack = self.build_middleware_stack()
+        node: Any = self.middleware_stack
+        for outer in _FASTAPI_OUTER:
+            if type(node).__name__ != outer:
+                return None
+            node = node.app
+        return node if isinstance(node, middleware.RequestIdMiddleware) else None
 
 
 def _openapi_schema(app: FastAPI) -> dict[str, Any]:
