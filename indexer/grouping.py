@@ -456,23 +456,60 @@ def _claim_in_turn(
             rep[got], ham[got], sim[got] = cj[first], h[first], s[first]
             free[got - start] = False
     taken = 0  # hits taken by the new representatives so far
+    ahead: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     for k in range(_CLAIM_REPS):
         left = np.flatnonzero(free)
         if not len(left) or (k >= 4 and taken < 2 * k):  # few copies: by pairs is cheaper
             break
         r = int(new[left[0]])  # the best-ranked free hit: a representative
+        if r not in ahead:
+            ahead = _verify_turns(p, t, new[left], _TURNS_AHEAD)
         free[left[0]] = False
-        others = new[left[1:]]
-        if not len(others) or not p.present[r]:
-            continue
-        cand = others[_close(p, t, others, np.array([r]))[:, 0]]
-        if len(cand):
-            ok, h, s = verify(p, cand, p, np.full(len(cand), r, dtype=np.int64), t)
-            got = cand[ok]
-            rep[got], ham[got], sim[got] = r, h[ok], s[ok]
-            free[got - start] = False
-            taken += len(got)
+        cand, ok, h, s = ahead[r]
+        ok = ok & free[cand - start]  # what an earlier representative took is not free
+        got = cand[ok]
+        rep[got], ham[got], sim[got] = r, h[ok], s[ok]
+        free[got - start] = False
+        taken += len(got)
     return new[free]
+
+
+#: Representatives whose candidates are verified in one call, when the rule can tell them
+#: before any of them has taken its copies (:func:`_verify_claims`).
+_AHEAD = 8
+#: Free hits whose candidates are verified in one call by :func:`_claim_in_turn`, whether or
+#: not they turn out representatives (the turns stop after four unless they take copies).
+_TURNS_AHEAD = 4
+#: The verdicts of no pairs (read-only: shared).
+_NO_PAIRS = (np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+for _empty in _NO_PAIRS:
+    _empty.flags.writeable = False
+
+
+def _verify_turns(
+    p: Prints, t: Thresholds, free: np.ndarray, most: int
+) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """For :func:`_claim_in_turn`: for each of the first ``most`` of the ``free`` hits (in rank
+    order), its later free hits that are candidates, with the verdict of each pair
+    (candidates, verified, distances, similarities), all verified in one call.
+
+    The first is the next representative; the others are representatives when their turn
+    comes unless one before them takes them (then their verdicts go unused). Each pair's
+    verdict does not depend on the others'; whether a candidate is still free when its
+    representative's turn comes is for the caller to check."""
+    reps = free[:most]
+    close = _close(p, t, free, reps)  # (len(free), len(reps))
+    cands = [free[b + 1 :][close[b + 1 :, b]] for b in range(len(reps))]
+    ci = np.concatenate(cands)
+    cj = np.repeat(reps, [len(c) for c in cands])
+    ok, h, s = verify(p, ci, p, cj, t) if len(ci) else _NO_PAIRS
+    out: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+    lo = 0
+    for r, c in zip(reps.tolist(), cands, strict=True):
+        hi = lo + len(c)
+        out[r] = (c, ok[lo:hi], h[lo:hi], s[lo:hi])
+        lo = hi
+    return out
 
 
 def _join_verified_pairs(
@@ -543,8 +580,10 @@ def _claim_by_representative(
     starts = np.flatnonzero(_firsts(cj))
     ends = np.append(starts[1:], len(cj))
     claimed = rep != np.arange(len(rep))  # settled members are already taken
+    groups = list(zip(cj[starts].tolist(), starts.tolist(), ends.tolist(), strict=True))
+    ahead: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     done = 0
-    for j, lo, hi in zip(cj[starts].tolist(), starts.tolist(), ends.tolist(), strict=True):
+    for g, (j, lo, _) in enumerate(groups):
         if claimed[j]:
             continue  # a member, not a representative: it claims nothing
         if max_reps is not None and done >= max_reps:
@@ -553,15 +592,62 @@ def _claim_by_representative(
                 return j
             max_reps = None
         done += 1
-        cand = ci[lo:hi]
-        cand = cand[~claimed[cand]]
-        if not len(cand):
-            continue
-        ok, h, s = verify(p, cand, p, np.full(len(cand), j, dtype=np.int64), t)
+        if j not in ahead:
+            most = _AHEAD if max_reps is None else min(_AHEAD, max_reps - done + 1)
+            ahead = _verify_claims(p, t, ci, groups[g:], claimed, most)
+        cand, ok, h, s = ahead[j]
+        ok = ok & ~claimed[cand]  # what an earlier representative took is not claimed again
         got = cand[ok]
         rep[got], ham[got], sim[got] = j, h[ok], s[ok]
         claimed[got] = True
     return None
+
+
+def _verify_claims(
+    p: Prints,
+    t: Thresholds,
+    ci: np.ndarray,
+    groups: list[tuple[int, int, int]],
+    claimed: np.ndarray,
+    most: int,
+) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """For :func:`_claim_by_representative`: the candidates of the next representatives (the
+    first of ``groups``, each group an earlier hit ``j`` and the range of ``ci`` paired with
+    it), each with the verdict of its pairs (candidates, verified, distances, similarities),
+    all verified in one call.
+
+    A group's hit is a representative unless claimed; one that is no candidate of a group
+    before it cannot be claimed by them, so it is taken in as long as that holds, at most
+    ``most``: these are the representatives the turns would find one by one, and each pair's
+    verdict does not depend on the others'."""
+    j0, lo0, hi0 = groups[0]
+    first = ci[lo0:hi0]
+    cands = [first[~claimed[first]]]
+    reps = [j0]
+    seen = np.zeros(len(claimed), dtype=bool)
+    seen[cands[0]] = True
+    for j, lo, hi in groups[1:]:
+        if len(reps) >= most or seen[j]:
+            break
+        if claimed[j]:
+            continue  # no representative: its turn is skipped
+        c = ci[lo:hi]
+        c = c[~claimed[c]]
+        seen[c] = True
+        cands.append(c)
+        reps.append(j)
+    all_i = cands[0] if len(cands) == 1 else np.concatenate(cands)
+    if not len(all_i):
+        return {j: (c, *_NO_PAIRS) for j, c in zip(reps, cands, strict=True)}
+    all_j = np.repeat(np.asarray(reps, dtype=np.int64), [len(c) for c in cands])
+    ok, h, s = verify(p, all_i, p, all_j, t)
+    out: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+    lo = 0
+    for j, c in zip(reps, cands, strict=True):
+        hi = lo + len(c)
+        out[j] = (c, ok[lo:hi], h[lo:hi], s[lo:hi])
+        lo = hi
+    return out
 
 
 def assign(cand: Prints, reps: Prints, t: Thresholds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

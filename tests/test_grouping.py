@@ -273,6 +273,7 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
     st.integers(0, 40),
     st.sampled_from([1, 3, 1000]),
     st.sampled_from([1, 10**6]),
+    st.sampled_from([1, 2, 8]),
 )
 def test_group_applies_the_rule_exactly(
     hits: list[tuple[int, int, int, bool]],
@@ -282,6 +283,7 @@ def test_group_applies_the_rule_exactly(
     split: int,
     claim_reps: int,
     in_turn: int,
+    ahead: int,
 ) -> None:
     """Against the literal rule on random windows: SimHash clusters around a few centres, three
     sketch families, repeated exact keys, short and unfingerprinted hits among them. Also when
@@ -290,8 +292,11 @@ def test_group_applies_the_rule_exactly(
     t = Thresholds(max_distance=d, min_similarity=s, min_tokens=10)
     # From candidate pairs: all at once, representative by representative, or the first
     # ``claim_reps`` of them one by one and the rest at once; or taking copies in turn (when
-    # ``in_turn`` hits or more are grouped), the first ``claim_reps`` then by pairs.
+    # ``in_turn`` hits or more are grouped), the first ``claim_reps`` then by pairs; the turns'
+    # pairs verified ``ahead`` representatives at a time.
     with (
+        mock.patch.object(grouping, "_AHEAD", ahead),
+        mock.patch.object(grouping, "_TURNS_AHEAD", ahead),
         mock.patch.object(grouping, "_BATCH_PAIRS", batch_pairs),
         mock.patch.object(grouping, "_PAIRS_PER_HIT", batch_pairs),
         mock.patch.object(grouping, "_CLAIM_REPS", claim_reps),
