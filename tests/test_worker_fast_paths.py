@@ -111,6 +111,32 @@ def test_every_month_name_passes_the_filter() -> None:
         assert numbers._may_name_a_month(f"x {stem} y")
 
 
+def _regex_month_names() -> list[str]:
+    """Each alternative of ``_MONTH_WORD`` as the words it matches (an optional letter with
+    and without, each letter of a class), read from the pattern itself."""
+    body = numbers._MONTH_WORD.pattern.removeprefix("(?:").removesuffix(r")\b")
+    words: list[str] = []
+    for alt in body.split("|"):
+        forms = [""]
+        for m in re.finditer(r"\[([^\]]+)\]|(.)(\?)?", alt):
+            if m.group(1):
+                forms = [f + c for f in forms for c in m.group(1)]
+            elif m.group(3):
+                forms = [f + x for f in forms for x in ("", m.group(2))]
+            else:
+                forms = [f + m.group(2) for f in forms]
+        words += forms
+    return words
+
+
+def test_every_name_the_month_regex_knows_passes_the_filter() -> None:
+    names_ = _regex_month_names()
+    assert len(names_) > 40  # the pattern was read, not an empty split
+    for word in names_:
+        assert numbers._MONTH_WORD.fullmatch(word), word
+        assert numbers._may_name_a_month(f"x {word} y"), word
+
+
 WORDY = "aé1_ -中文かナ한ไทยລາວខ្មែរမြန်Ωж"  # letters of dense scripts and others, digits, _
 _LOOKAHEAD_WORD = re.compile(rf"[{names._DENSE}]|(?:(?![{names._DENSE}])[^\W\d_])+")
 
