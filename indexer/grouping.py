@@ -503,13 +503,7 @@ def _verify_turns(
     ci = np.concatenate(cands)
     cj = np.repeat(reps, [len(c) for c in cands])
     ok, h, s = verify(p, ci, p, cj, t) if len(ci) else _NO_PAIRS
-    out: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-    lo = 0
-    for r, c in zip(reps.tolist(), cands, strict=True):
-        hi = lo + len(c)
-        out[r] = (c, ok[lo:hi], h[lo:hi], s[lo:hi])
-        lo = hi
-    return out
+    return _verdicts_per_rep(reps.tolist(), cands, ok, h, s)
 
 
 def _join_verified_pairs(
@@ -641,11 +635,19 @@ def _verify_claims(
         return {j: (c, *_NO_PAIRS) for j, c in zip(reps, cands, strict=True)}
     all_j = np.repeat(np.asarray(reps, dtype=np.int64), [len(c) for c in cands])
     ok, h, s = verify(p, all_i, p, all_j, t)
+    return _verdicts_per_rep(reps, cands, ok, h, s)
+
+
+def _verdicts_per_rep(
+    reps: list[int], cands: list[np.ndarray], ok: np.ndarray, h: np.ndarray, s: np.ndarray
+) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """One verification call's verdicts (pairs in the order of ``cands``, concatenated) cut
+    back per representative: candidates, verified, distances, similarities."""
     out: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     lo = 0
-    for j, c in zip(reps, cands, strict=True):
+    for r, c in zip(reps, cands, strict=True):
         hi = lo + len(c)
-        out[j] = (c, ok[lo:hi], h[lo:hi], s[lo:hi])
+        out[r] = (c, ok[lo:hi], h[lo:hi], s[lo:hi])
         lo = hi
     return out
 
