@@ -29,6 +29,8 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+import lean_client  # noqa: E402
 from corpus import load  # noqa: E402
 
 from collapse.settings import Settings  # noqa: E402
@@ -177,10 +180,68 @@ def request_for(mode: str, query: dict[str, Any], es_url: str, proxy_url: str) -
 
 
 async def drive(
-    mode: str, clients: int, duration: float, qs: list[dict[str, Any]], es_url: str, proxy_url: str
+    mode: str,
+    clients: int,
+    duration: float,
+    qs: list[dict[str, Any]],
+    es_url: str,
+    proxy_url: str,
+    client: str = "lean",
 ) -> dict[str, float]:
     """``clients`` concurrent loops for ``duration`` seconds (after a short warm-up)."""
-    return (await interleaved([mode], clients, duration, 1, qs, es_url, proxy_url))[mode]
+    return (await interleaved([mode], clients, duration, 1, qs, es_url, proxy_url, client))[mode]
+
+
+Send = Callable[[int, int], Awaitable[int]]
+"""Send request ``i`` (of the query list) on client loop ``k``; the answer's status."""
+
+
+@asynccontextmanager
+async def senders(
+    client: str,
+    modes: list[str],
+    clients: int,
+    qs: list[dict[str, Any]],
+    es_url: str,
+    proxy_url: str,
+) -> AsyncIterator[dict[str, Send]]:
+    """One sender per mode: ``lean`` (``bench/lean_client.py``, keep-alive connections, requests
+    encoded once) or ``httpx`` (one ``AsyncClient`` pool, as a Python frontend would send)."""
+    reqs = {m: [request_for(m, q, es_url, proxy_url) for q in qs] for m in modes}
+    if client == "httpx":
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+        headers = {"content-type": "application/json"}
+        async with httpx.AsyncClient(limits=limits, timeout=60) as http:
+
+            def via_httpx(mode: str) -> Send:
+                async def send(k: int, i: int) -> int:
+                    url, body = reqs[mode][i % len(qs)]
+                    return (await http.post(url, content=body, headers=headers)).status_code
+
+                return send
+
+            yield {m: via_httpx(m) for m in modes}
+        return
+    if client != "lean":
+        raise ValueError(f"unknown load client {client!r}: lean or httpx")
+    raw = {m: [lean_client.encode_post(url, body) for url, body in reqs[m]] for m in modes}
+    conns = {
+        m: await lean_client.open_clients(*lean_client.address(reqs[m][0][0]), clients)
+        for m in modes
+    }
+    try:
+
+        def via_lean(mode: str) -> Send:
+            async def send(k: int, i: int) -> int:
+                return (await conns[mode][k].request(raw[mode][i % len(qs)]))[0]
+
+            return send
+
+        yield {m: via_lean(m) for m in modes}
+    finally:
+        for pool in conns.values():
+            for conn in pool:
+                conn.close()
 
 
 async def interleaved(
@@ -191,37 +252,38 @@ async def interleaved(
     qs: list[dict[str, Any]],
     es_url: str,
     proxy_url: str,
+    client: str = "lean",
 ) -> dict[str, dict[str, float]]:
     """Each mode for ``duration`` seconds in total, in ``rounds`` slices taken in turn, so that
-    whatever else the machine does falls on every mode alike."""
-    reqs = {m: [request_for(m, q, es_url, proxy_url) for q in qs] for m in modes}
+    whatever else the machine does falls on every mode alike. ``client_cpu_ms`` is the load
+    generator's own CPU per request: where it nears the server's, the figure measures it."""
     latencies: dict[str, list[float]] = {m: [] for m in modes}
     elapsed = dict.fromkeys(modes, 0.0)
+    own_cpu = dict.fromkeys(modes, 0.0)
     errors = dict.fromkeys(modes, 0)
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    headers = {"content-type": "application/json"}
-    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+    async with senders(client, modes, clients, qs, es_url, proxy_url) as send_by_mode:
 
         async def loop(mode: str, k: int, until: float, record: bool) -> None:
+            send = send_by_mode[mode]
             i = k * 7919 + len(latencies[mode])
             while time.perf_counter() < until:
-                url, body = reqs[mode][i % len(qs)]
-                i += 1
                 t0 = time.perf_counter()
-                answer = await client.post(url, content=body, headers=headers)
+                status = await send(k, i)
+                i += 1
                 if record:
                     latencies[mode].append((time.perf_counter() - t0) * 1000)
-                    errors[mode] += answer.status_code != 200
+                    errors[mode] += status != 200
 
         for mode in modes:  # warm-up: connections, caches, JIT
             until = time.perf_counter() + 1.5
             await asyncio.gather(*(loop(mode, k, until, False) for k in range(clients)))
         for _ in range(rounds):
             for mode in modes:
-                start = time.perf_counter()
+                start, cpu0 = time.perf_counter(), time.process_time()
                 until = start + duration / rounds
                 await asyncio.gather(*(loop(mode, k, until, True) for k in range(clients)))
                 elapsed[mode] += time.perf_counter() - start
+                own_cpu[mode] += time.process_time() - cpu0
     out = {}
     for mode in modes:
         lat = np.array(latencies[mode])
@@ -230,6 +292,7 @@ async def interleaved(
             "p99": float(np.percentile(lat, 99)),
             "rps": len(lat) / elapsed[mode],
             "errors": errors[mode],
+            "client_cpu_ms": own_cpu[mode] * 1000 / max(1, len(lat)),
         }
     return out
 
@@ -550,6 +613,12 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument(
+        "--client",
+        choices=("lean", "httpx"),
+        default="lean",
+        help="load generator: lean keep-alive protocol (default) or an httpx pool",
+    )
+    ap.add_argument(
         "--skip-offline",
         action="store_true",
         help="skip the offline tables (window grouping cost, probe key layouts)",
@@ -579,13 +648,16 @@ def main() -> None:
         for c in levels:
             rounds = max(1, int(args.duration // 2))
             measured = asyncio.run(
-                interleaved(list(MODES), c, args.duration, rounds, qs, args.es_url, proxy_url)
+                interleaved(
+                    list(MODES), c, args.duration, rounds, qs, args.es_url, proxy_url, args.client
+                )
             )
             for mode in MODES:
                 results[(c, mode)] = r = measured[mode]
                 print(
                     f"{c:>3} clients {mode:<12} p50 {r['p50']:7.2f} ms  p99 {r['p99']:7.2f} ms  "
-                    f"{r['rps']:7.0f} req/s  errors {r['errors']}",
+                    f"{r['rps']:7.0f} req/s  errors {r['errors']}  "
+                    f"client cpu {r['client_cpu_ms']:.3f} ms/req",
                     flush=True,
                 )
         print("\n".join(table(results, levels)))
@@ -593,7 +665,7 @@ def main() -> None:
         before = rss_mb(proxy.pid)
         samples = [before]
         for _ in range(max(1, int(args.sustain // 10))):
-            asyncio.run(drive("proxy", 8, 10.0, qs, args.es_url, proxy_url))
+            asyncio.run(drive("proxy", 8, 10.0, qs, args.es_url, proxy_url, args.client))
             samples.append(rss_mb(proxy.pid))
         print(
             "proxy RSS (MB) every 10 s of collapsing at 8 clients:",
