@@ -19,6 +19,7 @@ request; one lost during a request is an error.
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 from urllib.parse import urlsplit
 
 
@@ -55,8 +56,7 @@ class Connection(asyncio.Protocol):
         self._closed: Exception | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = exc or ConnectionResetError("connection closed by the server")
