@@ -3,11 +3,12 @@
 import os
 import sys
 
-# The indexer talks to Elasticsearch through the synchronous client (urllib3) only. The
-# client's transport imports its optional async HTTP backends when they are installed (the
-# proxy's dependencies): aiohttp and httpx cost ~0.4 s of start-up, a third of it building an
-# SSL context at import. Marking them absent (for this command's process only) skips that.
-for _name in ("aiohttp", "httpx"):
+# The indexer talks to Elasticsearch through the synchronous client's urllib3 node only. The
+# client's transport imports its optional HTTP backends when they are installed (the proxy's
+# and the tests' dependencies): aiohttp and httpx for its async nodes (~0.4 s of start-up, a
+# third of it building an SSL context at import) and requests for its requests node, none of
+# which this command uses. Marking them absent (for this command's process only) skips that.
+for _name in ("aiohttp", "httpx", "requests"):
     sys.modules.setdefault(_name, None)  # type: ignore[arg-type]
 
 from indexer.cli import main as cli  # noqa: E402

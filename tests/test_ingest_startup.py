@@ -1,0 +1,54 @@
+"""What ``python -m indexer`` and an ingest worker load at start-up: nothing they do not use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from indexer import ingest
+from indexer.prepare import PrepareConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_command_skips_the_clients_unused_http_backends() -> None:
+    """The client's optional backends (async nodes, the requests node) stay unimported in the
+    command's process; the urllib3 node the indexer uses is there."""
+    code = (
+        "import sys\n"
+        "import indexer.__main__\n"
+        "import elastic_transport, elasticsearch\n"
+        "loaded = sorted(m for m, mod in sys.modules.items() if mod is not None\n"
+        "                and m.split('.')[0] in ('requests', 'aiohttp', 'httpx'))\n"
+        "print(','.join(loaded), elastic_transport.Urllib3HttpNode.__name__)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.split() == ["Urllib3HttpNode"]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_worker_loads_the_arrow_path_only_without_the_compiled_one(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled tokenisation never reaches the pyarrow path: a worker with the kernels
+    does not import it; one without them (no numba) does."""
+    calls: list[str] = []
+
+    def kernel() -> bool:
+        calls.append("kernel")
+        return compiled
+
+    def arrow() -> bool:
+        calls.append("arrow")
+        return True
+
+    monkeypatch.setattr(ingest, "enable_kernel", kernel)
+    monkeypatch.setattr(ingest, "enable_arrow", arrow)
+    monkeypatch.setattr(ingest, "warm_number_kernel", lambda: None)
+    ingest._init_worker(PrepareConfig(), {})
+    assert calls == (["kernel"] if compiled else ["kernel", "arrow"])
