@@ -127,8 +127,11 @@ def _init_worker(config: PrepareConfig, models: Mapping[str, HostModel]) -> None
     global _config, _models, _models_ref
     _config, _models, _models_ref = config, models, None
     _held.clear()
-    enable_arrow()  # batch tokenisation in pyarrow's kernels (same tokens, faster)
-    enable_kernel()  # or compiled ones (loaded already when forked from the main process)
+    # compiled tokenisation (loaded already when forked from the main process); without numba,
+    # batch tokenisation in pyarrow's kernels (same tokens, faster than the definition), which
+    # the compiled path never uses: importing pyarrow.compute then would only delay the worker
+    if not enable_kernel():
+        enable_arrow()
     warm_number_kernel()  # the number sketch's, likewise
 
 
