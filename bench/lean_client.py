@@ -120,11 +120,11 @@ class Connection(asyncio.Protocol):
         if self._closed is not None:
             raise self._closed
         assert self._transport is not None
+        if self._buf:
+            raise ProtocolError(f"{len(self._buf)} bytes the server sent beyond its last answer")
         loop = asyncio.get_running_loop()
         self._waiter = loop.create_future()
         self._transport.write(raw)
-        if self._buf:  # cannot hold a complete answer to this request yet, but keep it honest
-            self.data_received(b"")
         return await self._waiter
 
     def close(self) -> None:

@@ -225,7 +225,7 @@ async def senders(
     if client != "lean":
         raise ValueError(f"unknown load client {client!r}: lean or httpx")
     raw = {m: [lean_client.encode_post(url, body) for url, body in reqs[m]] for m in modes}
-    conns = {
+    clients_of = {
         m: await lean_client.open_clients(*lean_client.address(reqs[m][0][0]), clients)
         for m in modes
     }
@@ -233,15 +233,15 @@ async def senders(
 
         def via_lean(mode: str) -> Send:
             async def send(k: int, i: int) -> int:
-                return (await conns[mode][k].request(raw[mode][i % len(qs)]))[0]
+                return (await clients_of[mode][k].request(raw[mode][i % len(qs)]))[0]
 
             return send
 
         yield {m: via_lean(m) for m in modes}
     finally:
-        for pool in conns.values():
-            for conn in pool:
-                conn.close()
+        for pool in clients_of.values():
+            for lean in pool:
+                lean.close()
 
 
 async def interleaved(
