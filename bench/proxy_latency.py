@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
@@ -42,9 +43,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-import lean_client  # noqa: E402
 from corpus import load  # noqa: E402
 
+from collapse.http11 import Http11Transport, Origin, Timeouts, request_head  # noqa: E402
 from collapse.settings import Settings  # noqa: E402
 from indexer.fingerprints import FingerprintParams, fingerprint_arrays  # noqa: E402
 from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS  # noqa: E402
@@ -205,8 +206,9 @@ async def senders(
     es_url: str,
     proxy_url: str,
 ) -> AsyncIterator[dict[str, Send]]:
-    """One sender per mode: ``lean`` (``bench/lean_client.py``, keep-alive connections, requests
-    encoded once) or ``httpx`` (one ``AsyncClient`` pool, as a Python frontend would send)."""
+    """One sender per mode: ``lean`` (the proxy's ``collapse.http11`` transport called directly,
+    keep-alive connections, requests laid out once) or ``httpx`` (one ``AsyncClient`` pool, as a
+    Python frontend would send)."""
     reqs = {m: [request_for(m, q, es_url, proxy_url) for q in qs] for m in modes}
     if client == "httpx":
         limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -224,24 +226,35 @@ async def senders(
         return
     if client != "lean":
         raise ValueError(f"unknown load client {client!r}: lean or httpx")
-    raw = {m: [lean_client.encode_post(url, body) for url, body in reqs[m]] for m in modes}
-    clients_of = {
-        m: await lean_client.open_clients(*lean_client.address(reqs[m][0][0]), clients)
-        for m in modes
-    }
+    # lean: the proxy's own HTTP/1.1 transport, called with each request laid out once
+    transport = Http11Transport(max_connections=clients)
+    timeouts = Timeouts(connect=10.0, read=60.0, pool=60.0)
+
+    def via_lean(mode: str) -> Send:
+        parts = urlsplit(reqs[mode][0][0])
+        origin = Origin("http", parts.hostname or "127.0.0.1", parts.port or 80)
+        laid_out = []
+        for url, body in reqs[mode]:
+            target = urlsplit(url)
+            path = target.path + (f"?{target.query}" if target.query else "")
+            head = request_head(
+                "POST",
+                path,
+                parts.netloc,
+                [("content-type", "application/json"), ("content-length", str(len(body)))],
+            )
+            laid_out.append((head, body))
+
+        async def send(k: int, i: int) -> int:
+            head, body = laid_out[i % len(laid_out)]
+            return (await transport.exchange(origin, head, body, timeouts)).status
+
+        return send
+
     try:
-
-        def via_lean(mode: str) -> Send:
-            async def send(k: int, i: int) -> int:
-                return (await clients_of[mode][k].request(raw[mode][i % len(qs)]))[0]
-
-            return send
-
         yield {m: via_lean(m) for m in modes}
     finally:
-        for pool in clients_of.values():
-            for lean in pool:
-                lean.close()
+        await transport.aclose()
 
 
 async def interleaved(
@@ -616,7 +629,7 @@ def main() -> None:
         "--client",
         choices=("lean", "httpx"),
         default="lean",
-        help="load generator: lean keep-alive protocol (default) or an httpx pool",
+        help="load generator: the proxy's HTTP/1.1 transport, called directly (default), or httpx",
     )
     ap.add_argument(
         "--skip-offline",
