@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import chain
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ from indexer.prepare import (
     sample_batch,
 )
 from indexer.rejects import Reject, RejectsFile
+from indexer.sample import DEFAULT_HOST_PAGES, DEFAULT_SAMPLE, WindowSplit
 from indexer.sources import RawBatch, RawItem, Row, describe_inputs, read_rows, take
 
 __all__ = [
@@ -62,9 +64,8 @@ __all__ = [
     "learn",
 ]
 
-#: Pages read by the learning pass: enough for every host with a real share of the input
-#: (a host needs ``min_pages`` of them), small next to a bulk load (docs/indexer.md).
-DEFAULT_BOILERPLATE_SAMPLE = 10_000
+#: Pages read by the learning pass (:mod:`indexer.sample`).
+DEFAULT_BOILERPLATE_SAMPLE = DEFAULT_SAMPLE
 
 
 class IngestOptions(BaseModel):
@@ -85,6 +86,9 @@ class IngestOptions(BaseModel):
     boilerplate_config: BoilerplateConfig = BoilerplateConfig()
     boilerplate_sample: int = Field(
         DEFAULT_BOILERPLATE_SAMPLE, ge=0, description="pages read to learn host models"
+    )
+    boilerplate_host_pages: int = Field(
+        DEFAULT_HOST_PAGES, ge=1, description="of them, pages of one host learnt from, at most"
     )
     boilerplate_store: str = DEFAULT_STORE
     #: learn every host's model from this run's sample and replace the stored one (False: a
@@ -162,6 +166,12 @@ def _work_sample(batch: RawBatch, start: int, key: int) -> list[tuple[str, int, 
     for host, sets in learn:
         by_host.setdefault(host, []).append(sets)
     return [(host, len(sets), PageSets.concat(sets)) for host, sets in by_host.items()]
+
+
+def _work_unmodelled(batch: RawBatch) -> Prepared:
+    """A batch of pages without a host: fingerprinted now, no model can apply to them."""
+    assert _config is not None
+    return prepare_lines(batch.items(), _config, {})
 
 
 def _work_ahead(batch: RawBatch) -> tuple[Prepared, set[str]]:
@@ -412,6 +422,12 @@ class _Sample:
     #: batches after the sample fingerprinted ahead without models, in input order: each with
     #: its rejects when it was sent already (its hosts got no model), else None (to redo)
     ahead: list[tuple[RawBatch, list[Reject] | None]]
+    #: the input from there on: the window's pages left for later first, then the rest
+    rest: Iterator[Row]
+
+
+# What each task of the learning pass is, in the order given (results come in that order).
+_LEARN, _FINAL, _AHEAD_TASK = "learn", "final", "ahead"
 
 
 def _learn(
@@ -422,51 +438,70 @@ def _learn(
     start: int,
     sending: Callable[[RawBatch], None],
 ) -> Generator[Prepared, None, _Sample]:
-    """The learning sample (the first ``boilerplate_sample`` items), parsed and featurised once.
+    """The learning pass over the first ``boilerplate_sample`` items (the window), split by
+    :class:`~indexer.sample.WindowSplit`: its learning sample parsed and featurised once, its
+    pages without a host fingerprinted and yielded at once, its pages of hosts with enough
+    pages in the sample left for after it.
 
     While the models are decided (a thread: the learner's counts, the model store's
     requests), the workers fingerprint the next batches as if no host had a model
     (:func:`_work_ahead`). Once the models are known, the batches so fingerprinted whose hosts
     got none are yielded at once (without their rejects, which keep their place in input
     order: :attr:`_Sample.ahead`), so that Elasticsearch indexes them while the workers
-    finish the sample with the models; ``sending`` is called with each sample batch at or
-    after ``start`` and each such batch before it is yielded (to find the documents that
-    Elasticsearch refuses).
+    finish the sample with the models; ``sending`` is called with each batch at or after
+    ``start`` before its lines are yielded (to find the documents that Elasticsearch refuses).
 
     Returns the per-host models (:func:`_models_for`), how many of them came from the store,
     the sample's batches held by the workers (worker, key) featurised and waiting for those
-    models (:func:`_work_finish`), and the batches fingerprinted ahead.
+    models (:func:`_work_finish`), the batches fingerprinted ahead, and the input left.
     """
     learner = Learner(opts.boilerplate_config)
+    window = WindowSplit(opts.boilerplate_host_pages, opts.prepare.max_doc_bytes)
     held: list[tuple[int, int]] = []
     raws: list[RawBatch] = []
+    later: list[RawBatch] = []  # the window's pages left for after the sample
     ahead: list[RawBatch] = []
+    kinds: deque[str] = deque()  # of the tasks given, those whose results are still to come
     sampled: int | None = None  # the sample's task count, once all are given
+    learnt = 0
     decided: Future[tuple[dict[str, HostModel], int]] | None = None
     models: dict[str, HostModel] | None = None
     stored = 0
     done: list[tuple[Prepared, set[str]]] = []  # results of the batches fingerprinted ahead
     kept: list[tuple[RawBatch, list[Reject] | None]] = []  # of them, those looked at
+    rest: list[Iterator[Row]] = [rows]
 
     def tasks() -> Iterator[_Task]:
         nonlocal sampled
         left = opts.boilerplate_sample
         while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
             left -= len(batch)
-            key = len(held)
-            worker = key % max(pool.workers, 1)
-            if batch.seqs[-1] >= start:
-                held.append((worker, key))
-                raws.append(batch.since(start))
-            else:
-                held.append((-1, key))  # settled by the earlier run: learnt from only
-            yield worker, _work_sample, (batch, start, key)
+            split = window.split(batch)
+            if len(split.later):
+                later.append(split.later)
+            if len(split.learn):
+                key = len(held)
+                worker = key % max(pool.workers, 1)
+                if split.learn.seqs[-1] >= start:
+                    held.append((worker, key))
+                    raws.append(split.learn.since(start))
+                else:
+                    held.append((-1, key))  # settled by the earlier run: learnt from only
+                kinds.append(_LEARN)
+                yield worker, _work_sample, (split.learn, start, key)
+            final = split.final.since(start)
+            if len(final):
+                sending(final)
+                kinds.append(_FINAL)
+                yield None, _work_unmodelled, (final,)
         sampled = len(held)
+        rest[0] = chain(chain.from_iterable(b.rows() for b in later), rows)
         while pool.workers and len(ahead) < _AHEAD and not (decided and decided.done()):
-            if (batch := take(rows, opts.batch_size)) is None:
+            if (batch := take(rest[0], opts.batch_size)) is None:
                 return
             if batch.seqs[-1] >= start:
                 ahead.append(batch.since(start))
+                kinds.append(_AHEAD_TASK)
                 yield None, _work_ahead, (ahead[-1],)
 
     def release(models: Mapping[str, HostModel]) -> Iterator[Prepared]:
@@ -483,13 +518,17 @@ def _learn(
                 kept.append((raw, None))
 
     with ThreadPoolExecutor(1, thread_name_prefix="models") as thread:
-        for i, result in enumerate(pool.imap(tasks())):
-            if sampled is None or i < sampled:
+        for result in pool.imap(tasks()):
+            kind = kinds.popleft()
+            if kind == _LEARN:
+                learnt += 1
                 for host, pages, sets in result:
                     learner.add_many(host, pages, sets)
+            elif kind == _FINAL:
+                yield result
             else:
                 done.append(result)
-            if decided is None and sampled is not None and i + 1 >= sampled:  # all learnt
+            if decided is None and sampled is not None and learnt >= sampled:  # all learnt
                 decided = thread.submit(_models_for, es, opts, learner)
             if models is None and decided is not None and decided.done():
                 models, stored = decided.result()
@@ -504,7 +543,7 @@ def _learn(
             for raw in raws:
                 sending(raw)
         yield from release(models)
-    return _Sample(models, stored, [(w, k) for w, k in held if w >= 0], kept)
+    return _Sample(models, stored, [(w, k) for w, k in held if w >= 0], kept, rest[0])
 
 
 def _models_for(
@@ -552,10 +591,11 @@ class LearnSummary(BaseModel):
 
 
 def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
-    """``indexer learn``: learn the host models of ``opts.index`` from the first
-    ``boilerplate_sample`` documents of the inputs and store them (replacing stored ones),
-    so that ingesters started afterwards, in parallel, all use them. Creates the index as
-    ``ingest`` would (which records its text fields)."""
+    """``indexer learn``: learn the host models of ``opts.index`` from the learning sample of
+    the first ``boilerplate_sample`` documents of the inputs (the pages ``ingest`` would learn
+    from) and store them (replacing stored ones), so that ingesters started afterwards, in
+    parallel, all use them. Creates the index as ``ingest`` would (which records its text
+    fields)."""
     started = time.perf_counter()
     ensure_index(es, opts.index, opts.prepare.params, opts.text_fields)
     fields = text_fields_for(es, opts.index, opts.text_fields)
@@ -563,6 +603,7 @@ def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
     learner = Learner(opts.boilerplate_config)
     rows = read_rows(opts.inputs)
     pool = _Pool(opts.workers, config)
+    window = WindowSplit(opts.boilerplate_host_pages, config.max_doc_bytes)
     read = 0
 
     def tasks() -> Iterator[_Task]:
@@ -571,7 +612,9 @@ def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
         while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
             left -= len(batch)
             read += len(batch)
-            yield None, _work_learn, (batch,)
+            sample = window.split(batch).learn  # the pages ``ingest`` would learn from
+            if len(sample):
+                yield None, _work_learn, (sample,)
 
     try:
         for learnt in pool.imap(tasks()):
@@ -663,7 +706,7 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
                 yield None, _work_prepare, (raw, pool.ref)
             elif sent:
                 yield _Done(Prepared(LineBatch([], [], []), sent))  # its rejects, in their place
-        while (batch := take(rows, opts.batch_size)) is not None:
+        while (batch := take(sample.rest, opts.batch_size)) is not None:
             if batch.seqs[-1] < start:
                 continue
             batch = batch.since(start)
@@ -673,7 +716,7 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     def prepared() -> Iterator[Prepared]:
         """Every batch's outcome: those fingerprinted ahead whose hosts got no model first
         (as soon as the models are decided), then the others in input order."""
-        sample = _Sample({}, 0, [], [])
+        sample = _Sample({}, 0, [], [], rows)
         if opts.boilerplate:
             sample = yield from _learn(es, opts, pool, rows, start, inflight.add)
         pool.set_models(sample.models)

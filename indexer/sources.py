@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -139,7 +140,8 @@ def read_rows(paths: Sequence[str]) -> Iterator[Row]:
 
 @dataclass(slots=True)
 class RawBatch:
-    """Consecutive raw items as parallel lists: what the main process hands to a worker."""
+    """Raw items in input order as parallel lists: what the main process hands to a worker
+    (consecutive items, or some of them: :meth:`subset`)."""
 
     seqs: list[int]
     sources: list[str]
@@ -169,11 +171,29 @@ class RawBatch:
         )
 
     def find(self, seq: int) -> RawItem | None:
-        """The item numbered ``seq`` (numbers are consecutive within a batch)."""
+        """The item numbered ``seq``, if the batch holds it."""
         if not self.seqs or not self.seqs[0] <= seq <= self.seqs[-1]:
             return None
         i = seq - self.seqs[0]
+        if self.seqs[i if i < len(self.seqs) else -1] != seq:  # not consecutive: a subset
+            i = bisect_left(self.seqs, seq)
+            if self.seqs[i] != seq:
+                return None
         return RawItem(self.seqs[i], self.sources[i], self.lines[i], self.kinds[i], self.datas[i])
+
+    def subset(self, indices: Sequence[int]) -> RawBatch:
+        """The items at ``indices`` (increasing positions in this batch)."""
+        return RawBatch(
+            [self.seqs[i] for i in indices],
+            [self.sources[i] for i in indices],
+            [self.lines[i] for i in indices],
+            [self.kinds[i] for i in indices],
+            [self.datas[i] for i in indices],
+        )
+
+    def rows(self) -> Iterator[Row]:
+        """The items as rows again (what :func:`take` reads)."""
+        return zip(self.seqs, self.sources, self.lines, self.kinds, self.datas, strict=True)
 
 
 def take(rows: Iterator[Row], n: int) -> RawBatch | None:

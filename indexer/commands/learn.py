@@ -24,6 +24,7 @@ from indexer.commands.common import (
 from indexer.ingest import DEFAULT_BOILERPLATE_SAMPLE, IngestOptions, learn
 from indexer.mapping import MappingConflict
 from indexer.prepare import PrepareConfig
+from indexer.sample import DEFAULT_HOST_PAGES
 
 __all__ = ["learn_command", "learning_options"]
 
@@ -65,6 +66,14 @@ def learning_options(fn: F) -> F:
             show_default=True,
             help="Documents read in the learning pass.",
         ),
+        click.option(
+            "--boilerplate-host-pages",
+            type=click.IntRange(1),
+            default=DEFAULT_HOST_PAGES,
+            show_default=True,
+            help="Of them, pages of one host learnt from, at most (its other pages wait for "
+            "its model; pages without a url host are not held for the models).",
+        ),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -97,6 +106,7 @@ def learn_command(
     boilerplate_slot_share: float,
     boilerplate_min_pages: int,
     boilerplate_sample: int,
+    boilerplate_host_pages: int,
     max_doc_bytes: int,
     workers: int | None,
     es_url: str,
@@ -121,6 +131,7 @@ def learn_command(
             min_pages=boilerplate_min_pages,
         ),
         boilerplate_sample=boilerplate_sample,
+        boilerplate_host_pages=boilerplate_host_pages,
         **({"workers": workers} if workers is not None else {}),
     )
     es = client(es_url)
