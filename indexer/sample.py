@@ -3,15 +3,14 @@
 ``ingest`` and ``learn`` read the input's first ``boilerplate_sample`` pages (the *window*)
 and sort each, in the main process, by the host of its raw JSON line (:func:`host_hint`):
 
-* **learn**: a page of a host with fewer than ``host_pages`` pages in the sample so far, or
-  one whose host only the worker's parse can tell (an HTML file, a line orjson refuses, one
-  over the size limit). These are the learning sample: featurised once, learnt from, and
-  finished when the models are known.
+* **learn**: a page of a host with fewer than ``host_pages`` pages in the sample so far (by
+  default every page of the window has room), or one whose host only the worker's parse can
+  tell (an HTML file, a line orjson refuses, one over the size limit). These are the
+  learning sample: featurised once, learnt from, and finished when the models are known.
 * **final**: a JSON line without a host (no ``url``, or a URL without one). No model can
   apply to it, so ``ingest`` fingerprints and sends it at once, while the sample is learnt.
-* **later**: a page of a host that has its ``host_pages`` in the sample already. It would
-  teach that host's model nothing more: it waits for the model like the pages after the
-  window.
+* **later**: a page of a host that has its ``host_pages`` in the sample already. It is not
+  learnt from: it waits for the model like the pages after the window.
 
 The split depends on the input alone (not on timing or the number of workers), so runs over
 the same input, resumed or not, learn from the same pages, and ``learn`` learns what
@@ -32,9 +31,10 @@ __all__ = ["DEFAULT_HOST_PAGES", "DEFAULT_SAMPLE", "Split", "WindowSplit", "host
 #: Pages read to learn host models: enough for every host with a real share of the input
 #: (a host needs ``min_pages`` of them), small next to a bulk load (docs/indexer.md).
 DEFAULT_SAMPLE = 10_000
-#: Pages of one host learnt from, at most: the shares a model is built from are settled well
-#: before this (docs/indexer.md, "The learning sample").
-DEFAULT_HOST_PAGES = 1_000
+#: Pages of one host learnt from, at most: by default the whole window. A lower cap starts a
+#: load of one big host sooner, but that host's model then learns from fewer pages and folds
+#: fewer copies (docs/indexer.md, "the learning sample by host").
+DEFAULT_HOST_PAGES = DEFAULT_SAMPLE
 
 
 def host_hint(kind: str, data: bytes, max_doc_bytes: int) -> tuple[bool, str | None]:

@@ -72,7 +72,7 @@ def learning_options(fn: F) -> F:
             default=DEFAULT_HOST_PAGES,
             show_default=True,
             help="Of them, pages of one host learnt from, at most (its other pages wait for "
-            "its model; pages without a url host are not held for the models).",
+            "its model). Lower: a load of one big host starts sooner, its model learns less.",
         ),
     ]
     for option in reversed(options):
