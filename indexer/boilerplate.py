@@ -54,6 +54,7 @@ from indexer.fingerprints.features import (
     content_units,
     fmix64,
 )
+from indexer.fingerprints.names import dashed_lines
 from indexer.fingerprints.numbers import frame_stamp_lines, number_sketches
 
 __all__ = [
@@ -251,16 +252,20 @@ def line_heads(f: Features) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 def _heads_per_doc(f: Features) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Per document: its unique line heads, and those it has more than once.
 
-    A short line whose first two tokens hold a digit teaches no short head: a label with a
-    number on a few pages of a host is more likely one page's content repeated (copies of
-    it) than a template's, and cutting it would hide the number it carries.
+    Two kinds of short line teach no short head. One whose first two tokens hold a digit: a
+    label with a number on a few pages of a host is more likely one page's content repeated
+    (copies of it) than a template's, and cutting it would hide the number it carries. One
+    that starts with a dash: the form of a credit (``names``), which a quote site repeats on
+    every page of one author's quotes; cut as a slot, it would hide whom a copy credits.
     """
     n = len(f)
     doc, heads, first, _ = line_heads(f)
     digits = f.tokens[4]
-    numeric = (heads & np.uint64(1)).astype(bool) & ((digits[first] | digits[first + 1]) != 0)
-    if numeric.any():
-        doc, heads = doc[~numeric], heads[~numeric]
+    short = (heads & np.uint64(1)).astype(bool)
+    untaught = short & ((digits[first] | digits[first + 1]) != 0)
+    untaught |= _dashed(f, doc, first, short & ~untaught)
+    if untaught.any():
+        doc, heads = doc[~untaught], heads[~untaught]
     order = np.lexsort((heads, doc))
     d, h = doc[order], heads[order]
     new = np.ones(len(h), dtype=bool)
@@ -271,6 +276,24 @@ def _heads_per_doc(f: Features) -> tuple[list[np.ndarray], list[np.ndarray]]:
     once[1:] = (rh[1:] != rh[:-1]) | (rd[1:] != rd[:-1])
     repeated = _split(rh[once], np.bincount(rd[once], minlength=n))
     return unique, repeated
+
+
+def _dashed(f: Features, doc: np.ndarray, first: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """(k,) bool: of the lines ``which`` (their documents and first tokens), those whose text
+    starts with a dash (:func:`~indexer.fingerprints.names.dashed_lines`)."""
+    out = np.zeros(len(doc), dtype=bool)
+    at = np.flatnonzero(which)
+    if not len(at):
+        return out
+    found: dict[int, set[int]] = {}
+    line = f.line_no[first[at]].tolist()
+    for j, d, i in zip(at.tolist(), doc[at].tolist(), line, strict=True):
+        lines = found.get(d)
+        if lines is None:
+            lines = found[d] = dashed_lines(f.texts[d])
+        if i in lines:
+            out[j] = True
+    return out
 
 
 def shingle_sets(f: Features) -> list[PageSets]:

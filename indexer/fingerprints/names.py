@@ -45,6 +45,7 @@ __all__ = [
     "NAME_CELLS",
     "PARTS",
     "PER_PART",
+    "dashed_lines",
     "name_cells",
     "names_agree",
 ]
@@ -69,6 +70,7 @@ _WORD = re.compile(rf"[{_DENSE}]|[^\W\d_{_DENSE}]+")  # a dense character, or a 
 _TITLE_SEPARATORS = re.compile(r"\s-{1,2}\s|\s[\u2012-\u2015]\s|[|｜:：·•【】\[\]「」]")
 _REMARK = re.compile(r"\([^()]*\)|（[^（）]*）|\[[^\[\]]*\]")
 _DASH = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
+_ANY_DASHED = re.compile(r"(?m)^\s*(?:-|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
 
 
 def _words(line: str) -> list[str]:
@@ -125,6 +127,14 @@ def _attribution(lines: list[str]) -> list[str]:
         return []
     words = _words(_REMARK.sub(" ", lines[last][start:]))
     return words if len(words) <= MAX_ATTRIBUTION else []
+
+
+def dashed_lines(text: str) -> set[int]:
+    """The lines of ``text`` (0-based, by line break) that start with a dash, the form of an
+    attribution: ``boilerplate`` learns no template slot from them."""
+    if _ANY_DASHED.search(text) is None:  # most texts: no line to look at
+        return set()
+    return {i for i, line in enumerate(text.split("\n")) if _DASH.match(line)}
 
 
 def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -> np.ndarray:
