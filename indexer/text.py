@@ -218,6 +218,9 @@ def _url_token(m: re.Match[str]) -> str:
 
 
 _SPACE = re.compile(r"\s")
+#: What ends a URL: whitespace, or a character of a script written without spaces or a CJK
+#: punctuation mark (CJK text goes on right after a link: ``见https://a.example/x。下文``).
+_URL_END = re.compile(f"[\\s{_DENSE_CLASS}\u3000-\u303f\uff00-\uffef]")
 
 
 def with_url_tokens(text: str) -> str:
@@ -227,7 +230,8 @@ def with_url_tokens(text: str) -> str:
 
 
 def sub_urls(repl: str | Callable[[re.Match[str]], str], text: str) -> str:
-    """``re.sub`` of the URL pattern (``scheme://`` up to the next space) in ``text``.
+    """``re.sub`` of the URL pattern (``scheme://`` up to the next space, or to the next
+    character of a script written without spaces or CJK punctuation mark) in ``text``.
 
     A match holds no whitespace and runs to the end of its word, so only the words around
     each ``://`` are searched: the pattern scanned over a whole text tries every letter of
@@ -242,7 +246,7 @@ def sub_urls(repl: str | Callable[[re.Match[str]], str], text: str) -> str:
         start = max(last, text.rfind(" ", last, q) + 1, text.rfind("\n", last, q) + 1)
         while (m := _SPACE.search(text, start, q)) is not None:  # rarer whitespace
             start = m.end()
-        m = _SPACE.search(text, q + 3)
+        m = _URL_END.search(text, q + 3)
         end = m.start() if m is not None else len(text)
         parts += (text[last:start], _URL.sub(repl, text[start:end]))
         last = end

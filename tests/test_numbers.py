@@ -18,6 +18,7 @@ from indexer.fingerprints.numbers import (
     cells_from_bytes,
     cells_to_bytes,
     conflicts,
+    frame_stamp_lines,
     number_sketches,
 )
 from indexer.fingerprints.record import FingerprintRecord, decode_many
@@ -390,3 +391,14 @@ def test_a_number_changed_near_miss_stays_apart_through_the_proxy(
               for h in out["hits"]["hits"]}  # fmt: skip
     assert groups["v21-syndicated"] == ["v21-corrected", "v21-printer"]
     assert groups["v30"] == [] and groups["v21-price"] == []
+
+
+def test_a_printer_line_of_a_script_without_spaces_is_the_frames() -> None:
+    """A Chinese printer line goes on right after its URL with no space ("...-5-1，打印时间：
+    <date>"): the URL ends at the comma, so the line is seen as a short line with a date, the
+    frame's stamp (cut with a host's template, not read as content)."""
+    line = (
+        "本文打印自 https://kaiyuanzhoukan.example/zh/ch12/zh-12-5-1，"
+        "打印时间：2026年6月13日。版权所有 开源周刊。"
+    )
+    assert frame_stamp_lines([f"{ZH}\n{line}"]) == [[1]]
