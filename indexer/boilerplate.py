@@ -285,14 +285,13 @@ def _dashed(f: Features, doc: np.ndarray, first: np.ndarray, which: np.ndarray) 
     at = np.flatnonzero(which)
     if not len(at):
         return out
-    found: dict[int, set[int]] = {}
+    found = {d: ls for d in np.unique(doc[at]).tolist() if (ls := dashed_lines(f.texts[d]))}
+    if not found:  # most batches: no document has a dash line
+        return out
+    at = at[np.isin(doc[at], list(found))]
     line = f.line_no[first[at]].tolist()
     for j, d, i in zip(at.tolist(), doc[at].tolist(), line, strict=True):
-        lines = found.get(d)
-        if lines is None:
-            lines = found[d] = dashed_lines(f.texts[d])
-        if i in lines:
-            out[j] = True
+        out[j] = i in found[d]
     return out
 
 
@@ -502,16 +501,25 @@ def fingerprint_features(
     for model, docs in by_model.values():
         mine = np.zeros(n, dtype=bool)
         mine[docs] = True
-        gone = _furniture(f, model, mine, params.shingle, tdoc)
         frame = stamped & mine[tdoc]
+        gone = _furniture(f, model, mine, params.shingle, tdoc) | frame
+        share, apply = _guarded(gone, mine, tdoc, lengths, weights, max_removed, min_remaining)
         if lines is not None and len(model.slot_heads):
-            frame |= _slot_lines(model, mine, lines, len(tdoc))
-        gone |= frame
-        cut = np.bincount(tdoc[gone], minlength=n)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = cut / lengths
-        kept = content_units(np.where(gone, 0, weights), lengths)
-        apply = mine & (cut > 0) & (share <= max_removed) & (kept >= min_remaining)
+            # the slot lines too, unless that leaves a page too little of its own: then only
+            # those of heads on most pages (a short line's head on a few pages may be the
+            # page's own, on copies of it), else the template's literal lines alone
+            cut_as = np.zeros(n, dtype=bool)
+            for slots in _slot_lines(model, mine, lines, len(tdoc)):
+                share_s, apply_s = _guarded(
+                    gone | slots, mine & ~cut_as, tdoc, lengths, weights, max_removed,
+                    min_remaining,
+                )  # fmt: skip
+                with_slots = slots & apply_s[tdoc]
+                gone |= with_slots
+                frame |= with_slots
+                share = np.where(apply_s, share_s, share)
+                cut_as |= apply_s
+            apply |= cut_as
         keep &= ~(gone & apply[tdoc])
         slotted |= frame & apply[tdoc]
         removed[apply] = share[apply]
@@ -565,6 +573,25 @@ def fingerprint_features(
     return arrays, removed
 
 
+def _guarded(
+    gone: np.ndarray,
+    mine: np.ndarray,
+    tdoc: np.ndarray,
+    lengths: np.ndarray,
+    weights: np.ndarray,
+    max_removed: float,
+    min_remaining: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per document: the share of its tokens ``gone``, and whether the cut applies (one of
+    ``mine``, something cut, within ``max_removed``, ``min_remaining`` words of content left)."""
+    n = len(lengths)
+    cut = np.bincount(tdoc[gone], minlength=n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = cut / lengths
+    kept = content_units(np.where(gone, 0, weights), lengths)
+    return share, mine & (cut > 0) & (share <= max_removed) & (kept >= min_remaining)
+
+
 def _content_texts(f: Features, keep: np.ndarray, applied: np.ndarray) -> list[str]:
     """Each text, less the lines (of the documents ``applied``) whose tokens are mostly cut:
     what the number sketch reads, so that numbers of the host's frame neither block true
@@ -607,15 +634,21 @@ def _slot_lines(
     mine: np.ndarray,
     lines: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     total: int,
-) -> np.ndarray:
-    """(total tokens,) bool: the tokens of the lines of documents ``mine`` whose head is one
-    of the model's template slots."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(total tokens,) bool twice: the tokens of the lines of documents ``mine`` whose head is
+    one of the model's template slots; and of those whose head is a slot by
+    ``BoilerplateConfig.min_share`` (a line start on most of the host's pages)."""
     doc, heads, first, size = lines
     at = np.flatnonzero(mine[doc])
     at = at[_member(heads[at], model.slot_heads)]
-    edges = np.bincount(first[at], minlength=total + 1)
-    edges -= np.bincount(first[at] + size[at], minlength=total + 1)
-    return np.cumsum(edges[:total]) > 0
+    wide = at[(heads[at] & np.uint64(1)) == 0]
+
+    def tokens(at: np.ndarray) -> np.ndarray:
+        edges = np.bincount(first[at], minlength=total + 1)
+        edges -= np.bincount(first[at] + size[at], minlength=total + 1)
+        return np.cumsum(edges[:total]) > 0
+
+    return tokens(at), tokens(wide)
 
 
 def _touching(tokens: np.ndarray, counts: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:

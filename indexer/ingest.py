@@ -469,10 +469,10 @@ def _learn(
     stored = 0
     done: list[tuple[Prepared, set[str]]] = []  # results of the batches fingerprinted ahead
     kept: list[tuple[RawBatch, list[Reject] | None]] = []  # of them, those looked at
-    rest: list[Iterator[Row]] = [rows]
+    rest: Iterator[Row] = rows
 
     def tasks() -> Iterator[_Task]:
-        nonlocal sampled
+        nonlocal sampled, rest
         left = opts.boilerplate_sample
         while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
             left -= len(batch)
@@ -495,9 +495,9 @@ def _learn(
                 kinds.append(_FINAL)
                 yield None, _work_unmodelled, (final,)
         sampled = len(held)
-        rest[0] = chain(chain.from_iterable(b.rows() for b in later), rows)
+        rest = chain(chain.from_iterable(b.rows() for b in later), rows)
         while pool.workers and len(ahead) < _AHEAD and not (decided and decided.done()):
-            if (batch := take(rest[0], opts.batch_size)) is None:
+            if (batch := take(rest, opts.batch_size)) is None:
                 return
             if batch.seqs[-1] >= start:
                 ahead.append(batch.since(start))
@@ -543,7 +543,7 @@ def _learn(
             for raw in raws:
                 sending(raw)
         yield from release(models)
-    return _Sample(models, stored, [(w, k) for w, k in held if w >= 0], kept, rest[0])
+    return _Sample(models, stored, [(w, k) for w, k in held if w >= 0], kept, rest)
 
 
 def _models_for(

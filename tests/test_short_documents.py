@@ -408,3 +408,36 @@ def test_a_credit_that_a_quote_site_repeats_stays_a_name() -> None:
         recredited, faithful = len(credited), len(credited) + 1
         assert verifies(texts, [(1, faithful)], modelled) == [True], zh
         assert verifies(texts, [(1, recredited)], modelled) == [False], zh
+
+
+def test_a_page_a_host_holds_under_several_paths_keeps_its_own_lines() -> None:
+    """One product page on 4 of a shop's 34 pages (the same page under several category
+    paths): its own short lines start alike on more than ``slot_share`` of the pages, so they
+    are slots too, and cutting every slot would leave it nothing of its own. It is then cut of
+    its template alone (the literal lines and the related line, on most pages): it still
+    verifies with the product's bare copy elsewhere, and not with another product (both
+    scripts)."""
+    rng = random.Random(41)
+    p = FingerprintParams()
+    for zh in (False, True):
+        _, pages = _quote_site(rng, zh)
+        vocab = ["".join(rng.choices("bcdfghklmnprstvz", k=6)) for _ in range(2000)]
+        product, other = (
+            "\n".join(_zh(rng, 14) if zh else " ".join(rng.choices(vocab, k=9)) for _ in range(2))
+            for _ in range(2)
+        )
+        shop = []
+        for k in range(4):
+            lines = pages[k].split("\n")
+            shop.append("\n".join([lines[0], product, *lines[4:]]))  # header, own, related, ...
+        texts = [*pages[4:], *shop]
+        learner = Learner(BoilerplateConfig())
+        for sets in doc_shingle_sets(texts, p):
+            learner.add("shop.example", sets)
+        model = learner.models()["shop.example"]
+        texts += [product, other]
+        modelled, _ = fingerprint_excluding(texts, p, [model] * (len(texts) - 2) + [None, None])
+        first, bare, unrelated = len(pages) - 4, len(texts) - 2, len(texts) - 1
+        assert modelled.token_count[first] < NO_WORDS, zh  # its template is cut
+        assert verifies(texts, [(first, bare)], modelled) == [True], zh
+        assert verifies(texts, [(first, unrelated)], modelled) == [False], zh
