@@ -18,7 +18,8 @@ page's lines less those mostly cut. The exact key stays that of the full text.
 The literal rule removes content too (a host of license texts, where the shared text IS the
 content; common wording on a host with few pages), so it is guarded:
 
-* ``min_pages``: a host with fewer pages gets no model (5% of 10 pages is one page);
+* ``min_pages``: a host with fewer pages gets no model (too few to tell its template from
+  its content);
 * ``min_docs``: a shingle must be on at least this many pages as well as on > ``min_share``;
 * ``max_removed`` and ``min_remaining``: a document that would lose more than this share of
   its tokens, or keep less than ``min_remaining`` words of content, is fingerprinted whole:
@@ -76,7 +77,7 @@ class BoilerplateConfig(BaseModel):
     """When a shingle counts as a host's furniture, and the guards on removing it."""
 
     min_share: float = Field(0.5, gt=0, le=1, description="on more than this share of pages")
-    min_pages: int = Field(20, ge=1, description="hosts with fewer pages get no model")
+    min_pages: int = Field(10, ge=1, description="hosts with fewer pages get no model")
     min_docs: int = Field(3, ge=1, description="and on at least this many pages")
     max_removed: float = Field(
         1.0, ge=0, le=1, description="documents losing more of their tokens stay whole"
@@ -206,8 +207,9 @@ def _sorted_unique_per_doc(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray
 SLOT_MIN_TOKENS = 3
 #: A head repeated on more than this share of the pages it is on is wording, not a slot.
 SLOT_MAX_REPEATED = 0.2
-#: Longer lines (words of content) are never a slot's: a slot is a label and a short value.
-SLOT_MAX_WORDS = 48
+#: Longer lines (words of content) are never a slot's: a slot is a label and a value (a
+#: "related pages" line lists other pages' titles, and a title can be a whole sentence).
+SLOT_MAX_WORDS = 200
 #: Lines of at most this many words are a slot's from ``BoilerplateConfig.slot_share``.
 SLOT_SHORT_WORDS = 12
 #: Documents with this much content of their own (words) keep their slot lines' shingles.

@@ -55,7 +55,7 @@ def learning_options(fn: F) -> F:
         click.option(
             "--boilerplate-min-pages",
             type=click.IntRange(1),
-            default=20,
+            default=BoilerplateConfig().min_pages,
             show_default=True,
             help="Hosts with fewer pages get no boilerplate model.",
         ),
