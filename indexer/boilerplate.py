@@ -254,17 +254,18 @@ def line_heads(f: Features) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 def _heads_per_doc(f: Features) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Per document: its unique line heads, and those it has more than once.
 
-    Two kinds of short line teach no short head. One whose first two tokens hold a digit: a
-    label with a number on a few pages of a host is more likely one page's content repeated
-    (copies of it) than a template's, and cutting it would hide the number it carries. One
+    Two kinds of short line teach no short head. One holding a digit: a short line with a
+    number on a few pages of a host is more likely one page's content repeated (copies of it)
+    than a template's (whose slot lines without numbers teach it), and cutting it would hide
+    the number it carries. One
     that starts with a dash: the form of a credit (``names``), which a quote site repeats on
     every page of one author's quotes; cut as a slot, it would hide whom a copy credits.
     """
     n = len(f)
-    doc, heads, first, _ = line_heads(f)
-    digits = f.tokens[4]
+    doc, heads, first, size = line_heads(f)
+    held = np.r_[0, np.cumsum(f.tokens[4] != 0)]  # tokens holding a digit, up to each token
     short = (heads & np.uint64(1)).astype(bool)
-    untaught = short & ((digits[first] | digits[first + 1]) != 0)
+    untaught = short & (held[first + size] > held[first])
     untaught |= _dashed(f, doc, first, short & ~untaught)
     if untaught.any():
         doc, heads = doc[~untaught], heads[~untaught]

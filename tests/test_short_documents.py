@@ -375,6 +375,39 @@ def test_a_numbered_line_that_copies_repeat_stays_content() -> None:
     assert verifies(texts, [(original, renumbered)], modelled) == [False]
 
 
+def test_a_line_with_a_number_further_on_that_copies_repeat_stays_content() -> None:
+    """As above with the number after the line's first two tokens ("调用 link 函数创建从既存的
+    文件1到文件2的链接", on 4 of a host's 34 pages): a short line holding a number anywhere
+    teaches no slot, so a copy elsewhere with another number stays apart (both scripts)."""
+    rng = random.Random(17)
+    p = FingerprintParams()
+    for zh in (False, True):
+        _, pages = _quote_site(rng, zh)
+        vocab = ["".join(rng.choices("bcdfghklmnprstvz", k=6)) for _ in range(2000)]
+        more = _zh(rng, 50) if zh else " ".join(rng.choices(vocab, k=25))  # a longer line
+        own = (
+            "link - 调用 link 函数创建一个文件的链接\n"
+            "调用 link 函数创建从既存的文件{}到文件2的链接。\n"
+            if zh
+            else "link - make a new name for a file\n"
+            "The link call makes file {} a new name for file 2.\n"
+        ) + more
+        copies = []
+        for k in range(4):
+            lines = pages[k].split("\n")
+            copies.append("\n".join([lines[0], own.format(1), *lines[4:]]))
+        texts = [*pages[4:], *copies]
+        learner = Learner(BoilerplateConfig())
+        for sets in doc_shingle_sets(texts, p):
+            learner.add("manuals.example", sets)
+        model = learner.models()["manuals.example"]
+        texts += [own.format(3), own.format(1)]
+        modelled, _ = fingerprint_excluding(texts, p, [model] * (len(texts) - 2) + [None, None])
+        first, renumbered, faithful = len(pages) - 4, len(texts) - 2, len(texts) - 1
+        assert verifies(texts, [(first, faithful)], modelled) == [True], zh
+        assert verifies(texts, [(first, renumbered)], modelled) == [False], zh
+
+
 def test_a_credit_that_a_quote_site_repeats_stays_a_name() -> None:
     """A quote site credits one source on many of its pages ("-- 温庭筠《菩萨蛮》" on 6 of 30): that
     credit line starts alike on more than ``slot_share`` of the pages, yet it is the quote's
