@@ -67,6 +67,9 @@ def test_a_listing_with_another_product_name_stays_apart() -> None:
     ]
     assert folds_with_first(texts) == [True, True, True, False]
     assert folds_with_first(texts, names=False) == [True, True, True, True]
+    # a headline with a remark after the name still has the name as its subject
+    revised = LISTING.format(title="Atomix（修订版）", name="Atomix")
+    assert folds_with_first([revised, texts[0], texts[-1]]) == [True, False]
 
 
 @pytest.mark.parametrize(
@@ -76,6 +79,9 @@ def test_a_listing_with_another_product_name_stays_apart() -> None:
          "-- Allen Saunders"),
         (ZH, "钓水", "—— 《菜根谭》", "——《菜根谭》（来源：每日名言）", "—— 洪应明"),
         (JA, "吾輩は猫である", "―― 夏目漱石", "――夏目漱石", "―― 芥川龍之介"),
+        # an author with the work's title: 12 characters, 6 words of content
+        (ZH, "钓水", "—— 晏殊《采桑子·时光只解催人老》",
+         "—— 晏殊《采桑子·时光只解催人老》（来源：每日名言）", "—— Osamu Aoki"),
     ],
 )  # fmt: skip
 def test_a_quote_credited_to_someone_else_stays_apart(

@@ -6,15 +6,17 @@ its original in one or two words: to SimHash and MinHash a one-word edit like an
 reader sees another document. Two places in a short text say what it is, in every script:
 
 * its *subject*: the longest part of its first line (the title, when the document has one),
-  split at the separators titles use (``|``, ``:``, `` - ``, ``【】`` ...), whose words start
-  another line ("Apostrophe" of "Apostrophe | Shop" starts "Apostrophe 6.0 - a puzzle game");
+  bracketed remarks left out (a headline's "(updated)"), split at the separators titles use
+  (``|``, ``:``, `` - ``, ``【】`` ...), whose words start another line ("Apostrophe" of
+  "Apostrophe | Shop" starts "Apostrophe 6.0 - a puzzle game");
   a line equal to the first (a heading repeating the title) does not count. A headline's
   additions ("Explained:") or a site's name after the title are parts of their own that no
   line starts with, and a new headline that the text does not repeat gives no subject;
 * its *attribution*: the last line that starts with a dash (``-- Mark Twain``, ``—— 苏轼``,
   ``― 夏目漱石``), bracketed remarks left out (a source added after the name), if it has at
-  most :data:`MAX_ATTRIBUTION` words; when several lines start with a dash (a list, a
-  dialogue), only if no text follows it.
+  most :data:`MAX_ATTRIBUTION` words (a character of a script written without spaces counts
+  half a word, as in a document's word count: ``—— 晏殊《采桑子·时光只解催人老》`` is six);
+  when several lines start with a dash (a list, a dialogue), only if no text follows it.
 
 Words are maximal runs of letters, case folded (digits belong to the number sketch); each
 character of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is a word
@@ -58,7 +60,7 @@ PER_PART = 6
 NAME_CELLS = PARTS * PER_PART
 #: Documents with fewer words of content than this get name cells.
 NAMED_BELOW = 100
-#: Most words an attribution line may have.
+#: Most words an attribution line may have (a dense-script character: half a word).
 MAX_ATTRIBUTION = 8
 #: Most words a first line may have to give a subject (a longer one is text, not a title).
 _MAX_TITLE = 24
@@ -67,6 +69,7 @@ _DENSE = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 )
 _WORD = re.compile(rf"[{_DENSE}]|[^\W\d_{_DENSE}]+")  # a dense character, or a run of other letters
+_DENSE_CHAR = re.compile(f"[{_DENSE}]")
 _TITLE_SEPARATORS = re.compile(r"\s-{1,2}\s|\s[\u2012-\u2015]\s|[|｜:：·•【】\[\]「」]")
 _REMARK = re.compile(r"\([^()]*\)|（[^（）]*）|\[[^\[\]]*\]")
 _DASH = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
@@ -102,7 +105,8 @@ def _subject(lines: list[str], title: str) -> list[str]:
     others = [line for line in lines if line and line.strip() != head]
     if not others:
         return []
-    parts = [w for w in map(_words, _TITLE_SEPARATORS.split(title)) if 0 < len(w) <= _MAX_TITLE]
+    pieces = _TITLE_SEPARATORS.split(_REMARK.sub(" ", title))
+    parts = [w for w in map(_words, pieces) if 0 < len(w) <= _MAX_TITLE]
     if not parts:
         return []
     most = max(map(len, parts))  # only the lines' first words are compared
@@ -117,8 +121,9 @@ def _subject(lines: list[str], title: str) -> list[str]:
 
 def _attribution(lines: list[str]) -> list[str]:
     """The words of the last line that starts with a dash, bracketed remarks left out (a
-    source added after the name), if at most :data:`MAX_ATTRIBUTION`. When several lines start
-    with one (a list, a dialogue), only a last line of the text is a credit."""
+    source added after the name), if at most :data:`MAX_ATTRIBUTION` (a dense-script character
+    counting half a word). When several lines start with one (a list, a dialogue), only a last
+    line of the text is a credit."""
     dashed = [(i, m.end()) for i, m in enumerate(map(_DASH.match, lines)) if m is not None]
     if not dashed:
         return []
@@ -126,7 +131,8 @@ def _attribution(lines: list[str]) -> list[str]:
     if len(dashed) > 1 and any(line.strip() for line in lines[last + 1 :]):
         return []
     words = _words(_REMARK.sub(" ", lines[last][start:]))
-    return words if len(words) <= MAX_ATTRIBUTION else []
+    dense = sum(1 for w in words if _DENSE_CHAR.fullmatch(w))
+    return words if len(words) - dense / 2 <= MAX_ATTRIBUTION else []
 
 
 def dashed_lines(text: str) -> set[int]:
