@@ -257,9 +257,9 @@ def _heads_per_doc(f: Features) -> tuple[list[np.ndarray], list[np.ndarray]]:
     Two kinds of short line teach no short head. One holding a digit: a short line with a
     number on a few pages of a host is more likely one page's content repeated (copies of it)
     than a template's (whose slot lines without numbers teach it), and cutting it would hide
-    the number it carries. One
-    that starts with a dash: the form of a credit (``names``), which a quote site repeats on
-    every page of one author's quotes; cut as a slot, it would hide whom a copy credits.
+    the number it carries. One that starts with a dash: the form of a credit (``names``),
+    which a quote site repeats on every page of one author's quotes; cut as a slot, it would
+    hide whom a copy credits.
     """
     n = len(f)
     doc, heads, first, size = line_heads(f)
