@@ -402,3 +402,21 @@ def test_a_printer_line_of_a_script_without_spaces_is_the_frames() -> None:
         "打印时间：2026年6月13日。版权所有 开源周刊。"
     )
     assert frame_stamp_lines([f"{ZH}\n{line}"]) == [[1]]
+
+
+def test_a_number_in_the_link_of_a_text_of_short_lines_conflicts() -> None:
+    """A text of short lines only (a reference card's entry, a man page's summary citing a
+    link) has no frame to tell apart: its link is its content, and another number in it is
+    another document, in every script. A printer line beside a line of content stays the
+    frame's (above)."""
+    ru = (
+        "units - десятичные и двоичные приставки\nunits - десятичные и двоичные приставки\n"
+        "the international system of units ⟨https://www.bipm.org/documents/20126/41483022/si.pdf⟩."
+    )
+    assert conflict(ru, ru.replace("20126", "21940"))
+    assert not conflict(ru, ru + "\n")
+    zh = (
+        '│ │ CUPS [url="h…\n\n│ │ CUPS [url="http://localhost:631"] at http://hostname:631 │ │ '
+        "打印系统的浏览器界面。 │\n\n—— Debian 参考卡片"
+    )
+    assert conflict(zh, zh.replace("hostname:631", "hostname:682"))

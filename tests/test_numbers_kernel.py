@@ -134,15 +134,17 @@ def test_joined_bytes_of_the_kernel_are_the_definitions(docs: list[str], folded:
 
 def test_joined_bytes_at_the_line_weight() -> None:
     """A line weighing exactly ``_MIN_LINE`` is content (the URL's numbers kept), one letter
-    less is not; words holding a digit weigh nothing; the words before the URL and after it."""
+    less is not (in a document with a line of content; a document of short lines only is all
+    content); words holding a digit weigh nothing; the words before the URL and after it."""
     assert numbers.warm_kernel()
     w24 = "abcdefghijklmnopqrstuvwx"
     texts = [
         f"{w24} {w24} http://a.b/v1/2_3\nnext",
-        f"{w24} {w24[1:]} http://a.b/v1/2\nnext",
+        f"{w24} {w24[1:]} http://a.b/v1/2\n{w24} {w24}",
         f"{w24} x{w24}9 (http://a.b/v1/2) {w24}\nnext",
         f"http://a.b/1 {w24} {w24}\n",
         f"{w24}{w24}://x/1 y\nz",
+        f"{w24} {w24[1:]} http://a.b/v1/2\nnext",
     ]
     for folded in (False, True):
         for batch in [[t] for t in texts] + [texts]:
@@ -153,3 +155,4 @@ def test_joined_bytes_at_the_line_weight() -> None:
     lines = numbers._joined_bytes(texts, False)[0].split(b"\0")
     assert b" url v1 url " in lines[0]
     assert b" url " in lines[1] and b"v1" not in lines[1]
+    assert b" url v1 2 url " in lines[5]  # short lines only: all content

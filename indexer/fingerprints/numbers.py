@@ -325,10 +325,11 @@ def _urls(norm: str) -> str:
     """Each URL as the word ``url``; on a line of content, followed by its numbers (as one) and
     ``url`` again, since a link in the text is the text's (``posix_1003.1e`` is not
     ``posix_1003.2e``). A URL on a short line (a "printed from", a "source:" line: weighed as
-    :func:`_frame_lines` weighs) stays one word: each host's copy has its own."""
+    :func:`_frame_lines` weighs) stays one word: each host's copy has its own. A document of
+    one line, or of short lines only, is all content (a short text citing a link)."""
     lines = norm.split("\n")
-    if len(lines) == 1:  # a document of one line is all content
-        return sub_urls(_url_numbers, norm)
+    if len(lines) == 1 or not any(map(_content_or_url_line, lines)):
+        return sub_urls(_url_numbers, norm)  # a document of one line, or of short lines only
     for i, line in enumerate(lines):
         if "://" in line:
             lines[i] = sub_urls(_url_numbers if _content_line(line) else " url ", line)
@@ -380,6 +381,15 @@ def _content_line(line: str) -> bool:
         parts = head.rsplit(None, 1)
         head = parts[0] if len(parts) == 2 else ""
     return _is_content(head) or _is_content(sub_urls(" ", line))
+
+
+def _content_or_url_line(line: str) -> bool:
+    """Whether a line is one of content, its URLs not weighed (:func:`_content_line`); in a
+    line that is not ASCII a digit ends a word (a clause of a script written without spaces
+    is one word, and would weigh nothing for holding a number)."""
+    if not line.isascii():
+        line = _DIGIT.sub(" ", line)
+    return _content_line(line) if "://" in line else _is_content(line)
 
 
 def _url_numbers(m: re.Match[str]) -> str:

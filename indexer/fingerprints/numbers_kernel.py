@@ -423,6 +423,20 @@ def _is_content(data: np.ndarray, a: int, b: int, min_line: int) -> bool:  # pra
 
 
 @njit(cache=True)
+def _any_content(data: np.ndarray, a: int, b: int, min_line: int) -> bool:  # pragma: no cover
+    """Whether some line of the ASCII text ``data[a:b]`` is one of content (:func:`_is_content`)."""
+    lo = a
+    while lo <= b:
+        hi = lo
+        while hi < b and data[hi] != 10:
+            hi += 1
+        if _is_content(data, lo, hi, min_line):
+            return True
+        lo = hi + 1
+    return False
+
+
+@njit(cache=True)
 def _put(
     out: np.ndarray, o: int, data: np.ndarray, a: int, b: int, table: np.ndarray
 ) -> int:  # pragma: no cover - compiled
@@ -519,8 +533,8 @@ def _joined(
             return -1
         if not url:
             o = _put(out, o, data, a, b, table)
-        elif one_line:  # a document of one line is all content
-            o = _url_line(data, a, b, True, table, out, o)
+        elif one_line or not _any_content(data, a, b, min_line):
+            o = _url_line(data, a, b, True, table, out, o)  # one line, or short lines only
         else:  # line by line: a URL on a line of content with its numbers
             lo = a
             while lo <= b:
