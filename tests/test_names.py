@@ -82,13 +82,22 @@ def test_a_listing_with_another_product_name_stays_apart() -> None:
         # an author with the work's title: 12 characters, 6 words of content
         (ZH, "钓水", "—— 晏殊《采桑子·时光只解催人老》",
          "—— 晏殊《采桑子·时光只解催人老》（来源：每日名言）", "—— Osamu Aoki"),
+        # the same author with another work; a work's title longer than the word limit
+        (ZH, "钓水", "—— 南宋无名氏《玉楼春》", "—— 南宋无名氏《玉楼春》（来源：每日名言）",
+         "—— 南宋无名氏《长相思》"),
+        (ZH, "钓水", "—— 岑参《走马川行奉送出师西征 / 走马川行奉送封大夫出师西征》",
+         "——岑参《走马川行奉送出师西征 / 走马川行奉送封大夫出师西征》", "—— 论语"),
+        (QUOTE, "Life is what happens…", "— Лев Толстой, «Анна Каренина»",
+         "— Лев Толстой, «Анна Каренина» (Source: Daily Quote)",
+         "— Лев Толстой, «Война и мир»"),
     ],
 )  # fmt: skip
 def test_a_quote_credited_to_someone_else_stays_apart(
     template: str, title: str, credit: str, same: str, other: str
 ) -> None:
     """A copy whose credit carries a source, or that drops the credit, folds; the same words
-    credited to another author do not (English, Chinese, Japanese)."""
+    credited to another author, or to another work of the same author, do not (English,
+    Chinese, Japanese, Russian)."""
     texts = [
         template.format(title=title, credit=credit),
         template.format(title=title, credit=same),
@@ -122,6 +131,11 @@ def test_the_parts_read_as_documented() -> None:
     assert not new_headline.any()  # no line starts with it: no subject, nothing to conflict
     credit = _cells("Q", ["Some words.", "- a list item", "— Mark Twain (via Example)"])
     assert (credit[0, 6:] > 0).sum() == 2 and not credit[0, :6].any()
+    # a quoted work: the name's first words and the work's share the cells; the work's title
+    # does not count against the limit beyond one word
+    work = _cells("Q", ["Some words.", "— Mark Twain, “The Adventures of Tom Sawyer, Chapter One”"])
+    name_only = _cells("Q", ["Some words.", "— Mark Twain"])
+    assert (work[0, 6:] > 0).sum() == 5 and names_agree(work, name_only)[0]
 
 
 def test_a_list_is_no_attribution_unless_it_ends_the_text() -> None:

@@ -13,23 +13,27 @@ reader sees another document. Two places in a short text say what it is, in ever
   additions ("Explained:") or a site's name after the title are parts of their own that no
   line starts with, and a new headline that the text does not repeat gives no subject;
 * its *attribution*: the last line that starts with a dash (``-- Mark Twain``, ``—— 苏轼``,
-  ``― 夏目漱石``), bracketed remarks left out (a source added after the name), if it has at
-  most :data:`MAX_ATTRIBUTION` words (a character of a script written without spaces counts
-  half a word, as in a document's word count: ``—— 晏殊《采桑子·时光只解催人老》`` is six);
-  when several lines start with a dash (a list, a dialogue), only if no text follows it.
+  ``― 夏目漱石``), bracketed remarks left out (a source added after the name), if its name
+  has at most :data:`MAX_ATTRIBUTION` words (a character of a script written without spaces
+  counts half a word, as in a document's word count, and a quoted work's title one word:
+  ``—— 晏殊《采桑子·时光只解催人老》`` is two); when several lines start with a dash (a list,
+  a dialogue), only if no text follows it. With a quoted work (``《…》``, ``«…»``, ``“…”``),
+  the name's first words and the work's share the part's cells.
 
 Words are maximal runs of letters, case folded (digits belong to the number sketch); each
 character of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is a word
 of its own. Each part is stored as the 24-bit hashes of its first :data:`PER_PART` distinct
-words (0: none), only for documents under :data:`NAMED_BELOW` words of content.
+words (an attribution with a work: the first half of the name's and the first half of the
+work's; 0: none), only for documents under :data:`NAMED_BELOW` words of content.
 
 **Conflict** (:func:`names_agree`): both documents have a subject and the two share no word,
 or both have an attribution and at most half of the smaller one's words are in the other.
 Guarantees: a part one document lacks never conflicts (a copy that drops the credit, a long
 document); a part whose words a copy keeps, whatever it adds after them, never conflicts; a
 part replaced by other words (a disjoint subject, an attribution sharing at most half)
-always conflicts. Not seen: a name inside a sentence, and subjects that share a word
-("GNOME Robots", "GNOME Maps").
+always conflicts. So does the same author credited with another work (half the cells are the
+work's). Not seen: a name inside a sentence, subjects that share a word ("GNOME Robots",
+"GNOME Maps"), and a copy that adds a work to a credit of more than three name words.
 """
 
 from __future__ import annotations
@@ -73,6 +77,10 @@ _DENSE_CHAR = re.compile(f"[{_DENSE}]")
 _TITLE_SEPARATORS = re.compile(r"\s-{1,2}\s|\s[\u2012-\u2015]\s|[|｜:：·•【】\[\]「」]")
 _REMARK = re.compile(r"\([^()]*\)|（[^（）]*）|\[[^\[\]]*\]")
 _DASH = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
+#: A work's title in an attribution: the quotes and brackets that mark one in each script.
+_WORK = re.compile(
+    r'《[^《》]*》|〈[^〈〉]*〉|«[^«»]*»|『[^『』]*』|「[^「」]*」|“[^“”]*”|„[^„“”]*[“”]|"[^"]*"'
+)
 _ANY_DASHED = re.compile(r"(?m)^\s*(?:-|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
 
 
@@ -120,19 +128,35 @@ def _subject(lines: list[str], title: str) -> list[str]:
 
 
 def _attribution(lines: list[str]) -> list[str]:
-    """The words of the last line that starts with a dash, bracketed remarks left out (a
-    source added after the name), if at most :data:`MAX_ATTRIBUTION` (a dense-script character
-    counting half a word). When several lines start with one (a list, a dialogue), only a last
-    line of the text is a credit."""
+    """The words an attribution is compared by: of the last line that starts with a dash,
+    bracketed remarks left out (a source added after the name), if its name has at most
+    :data:`MAX_ATTRIBUTION` words (a dense-script character counting half, a quoted work's
+    title one). With a quoted work (``《…》``, ``«…»``, ``“…”`` ...), the first half of the
+    cells go to the name and the rest to the work, so that the same author credited with
+    another work, or a long work's title, is still seen. When several lines start with a dash
+    (a list, a dialogue), only a last line of the text is a credit."""
     dashed = [(i, m.end()) for i, m in enumerate(map(_DASH.match, lines)) if m is not None]
     if not dashed:
         return []
     last, start = dashed[-1]
     if len(dashed) > 1 and any(line.strip() for line in lines[last + 1 :]):
         return []
-    words = _words(_REMARK.sub(" ", lines[last][start:]))
-    dense = sum(1 for w in words if _DENSE_CHAR.fullmatch(w))
-    return words if len(words) - dense / 2 <= MAX_ATTRIBUTION else []
+    credit = _REMARK.sub(" ", lines[last][start:])
+    works = _WORK.findall(credit)
+    name = _words(_WORK.sub(" ", credit))
+    dense = sum(1 for w in name if _DENSE_CHAR.fullmatch(w))
+    if len(name) - dense / 2 + len(works) > MAX_ATTRIBUTION:
+        return []
+    titles = _words(" ".join(works))
+    if not (name and titles):
+        return name or titles
+    half = PER_PART // 2
+    return _distinct(name, half) + _distinct(titles, PER_PART - half)
+
+
+def _distinct(words: Sequence[str], n: int) -> list[str]:
+    """The first ``n`` distinct ``words``, in order."""
+    return list(dict.fromkeys(words))[:n]
 
 
 def dashed_lines(text: str) -> set[int]:
