@@ -12,7 +12,9 @@ from its own shingles: those of the full text that are not the model's (no shing
 text before a template block to the text after it; under ``SLOT_WHOLE_WORDS`` words, none
 touching a slot line either). A shorter page is fingerprinted from its other tokens, in
 order, as if they were its whole text, so that it is fingerprinted like the same text
-without a template (the words it adds, ``features.with_words``). The number sketch reads the
+without a template (the words it adds, ``features.with_words``); furniture inside a line,
+with the line's own tokens before and after it, is kept there (a phrase a host's pages share
+inside their own sentences, which a copy on another host keeps). The number sketch reads the
 page's lines less those mostly cut. The exact key stays that of the full text.
 
 The literal rule removes content too (a host of license texts, where the shared text IS the
@@ -531,9 +533,12 @@ def fingerprint_features(
         furniture_s[at[_member(f.sh[at], model.simhash_hashes)]] = True
         at = np.flatnonzero(apply[mdoc])
         furniture_m[at[_member(f.mh[at], model.minhash_hashes)]] = True
-    sim_tok, min_tok, weights, sample = f.tokens[:4, keep] if not keep.all() else f.tokens[:4]
+    # a page's content in words counts the tokens left; its features and its number sketch
+    # also keep the phrases inside its lines that the host's pages share
+    units = content_units(np.where(keep, weights, 0), lengths)
+    keep = keep | _inside_kept(f, keep)
+    sim_tok, min_tok, _, sample = f.tokens[:4, keep] if not keep.all() else f.tokens[:4]
     new_lengths = np.bincount(tdoc[keep], minlength=n)
-    units = content_units(weights, new_lengths)
     # A document with enough content of its own keeps its own shingles: those of the full
     # text that are not furniture (no shingle joins the text before a template block to the
     # text after it). Cutting tokens is for short ones, whose own words are all they have.
@@ -574,6 +579,25 @@ def fingerprint_features(
         present=np.ones(n, dtype=bool),
     )
     return arrays, removed
+
+
+def _inside_kept(f: Features, keep: np.ndarray) -> np.ndarray:
+    """(total tokens,) bool: cut tokens with tokens kept before and after them in their line.
+
+    A template is whole lines, or a line's start or end (a site's name after a title); a
+    phrase that many pages of a host share inside their own sentences ("free shipping", a
+    man page's wording) is content there, and a copy on another host keeps it.
+    """
+    if keep.all():
+        return np.zeros(len(keep), dtype=bool)
+    line = np.cumsum(f.starts) - 1
+    k = keep.astype(np.int64)
+    before = np.cumsum(k) - k  # kept tokens before each token, over the whole batch
+    first = np.flatnonzero(f.starts)
+    before -= before[first][line]  # ... within its line
+    total = np.bincount(line, weights=k, minlength=len(first)).astype(np.int64)
+    after = total[line] - before - k
+    return ~keep & (before > 0) & (after > 0)
 
 
 def _guarded(
