@@ -582,11 +582,13 @@ def fingerprint_features(
 
 
 def _inside_kept(f: Features, keep: np.ndarray) -> np.ndarray:
-    """(total tokens,) bool: cut tokens with tokens kept before and after them in their line.
+    """(total tokens,) bool: cut tokens that are content where they stand: with tokens kept
+    before and after them in their line, or in a line (not a document's first) that is then
+    mostly kept.
 
-    A template is whole lines, or a line's start or end (a site's name after a title); a
-    phrase that many pages of a host share inside their own sentences ("free shipping", a
-    man page's wording) is content there, and a copy on another host keeps it.
+    A template is whole lines, or a title's end (a site's name after it); a phrase that many
+    pages of a host share inside their own sentences ("free shipping", a man page's wording)
+    is content there, and a copy on another host keeps it.
     """
     if keep.all():
         return np.zeros(len(keep), dtype=bool)
@@ -597,7 +599,13 @@ def _inside_kept(f: Features, keep: np.ndarray) -> np.ndarray:
     before -= before[first][line]  # ... within its line
     total = np.bincount(line, weights=k, minlength=len(first)).astype(np.int64)
     after = total[line] - before - k
-    return ~keep & (before > 0) & (after > 0)
+    inside = ~keep & (before > 0) & (after > 0)
+    # a line mostly kept so keeps its ends too, but for a title (a site's name after it)
+    size = np.diff(np.append(first, len(keep)))
+    mostly = 2 * (total + np.bincount(line[inside], minlength=len(first))) > size
+    lengths = np.asarray(f.lengths, dtype=np.int64)
+    mostly[line[(np.cumsum(lengths) - lengths)[lengths > 0]]] = False
+    return inside | (~keep & mostly[line])
 
 
 def _guarded(

@@ -15,7 +15,9 @@ from indexer.boilerplate import (
     BoilerplateConfig,
     HostModel,
     Learner,
+    _inside_kept,
     doc_shingle_sets,
+    features,
     fingerprint_excluding,
 )
 from indexer.boilerplate_store import load_models, save_models
@@ -179,3 +181,33 @@ def test_a_stored_model_keeps_its_slot_heads(es: Elasticsearch, index_name: str)
         assert got.simhash_hashes.tolist() == [3, 9] and got.pages == 40
     finally:
         es.options(ignore_status=404).indices.delete(index=store)
+
+
+def test_furniture_inside_a_line_of_content_is_content() -> None:
+    """Of the tokens a host model covers, those with the line's own words before and after
+    them come back, and so do a line's last ones when the line is then mostly its own; a
+    title's end (a site's name) and a line mostly furniture stay cut."""
+    own = "built of atoms and small molecules,"
+    texts = [
+        "Atomix 6.4 | Gadget Store\n"
+        "Atomix is a puzzle game, free shipping within two days, by Ann\n"
+        f"{own} free shipping within two days\n"
+        "atoms, free shipping within two days"
+    ]
+    f = features(texts, FingerprintParams())
+    lines = [f.tokens[0][f.line_no == i] for i in range(4)]
+    assert [len(x) for x in lines] == [5, 12, 11, 6]  # tokens per line
+    shared = 5  # "free shipping within two days"
+    cut = [
+        [False] * 3 + [True] * 2,  # "gadget store"
+        [False] * 5 + [True] * shared + [False] * 2,
+        [False] * 6 + [True] * shared,
+        [False] * 1 + [True] * shared,
+    ]
+    keep = ~np.concatenate([np.array(c) for c in cut])
+    back = _inside_kept(f, keep)
+    by_line = [back[f.line_no == i].tolist() for i in range(4)]
+    assert by_line[0] == [False] * 5  # a title's end
+    assert by_line[1] == cut[1]  # inside a line
+    assert by_line[2] == cut[2]  # the end of a line of mostly its own words
+    assert by_line[3] == [False] * 6  # a line mostly furniture

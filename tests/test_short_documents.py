@@ -477,31 +477,40 @@ def test_a_page_a_host_holds_under_several_paths_keeps_its_own_lines() -> None:
 
 
 def test_a_listings_wording_that_its_shop_repeats_stays_content() -> None:
-    """A shop's listings share their wording inside their own line ("genuine goods, returns
-    within seven days", "tax included, free shipping"), so the shop's model learns those
-    phrases: they are cut only where a line starts or ends with them, never from inside a line
-    that keeps words around them. A listing republished by another site (its template, a
-    source line) then still verifies with the shop's page; another listing of the shop does
-    not."""
+    """A shop's listings share wording inside and at the end of their own line ("genuine
+    goods, returns within seven days", "tax included, shipped within 48 hours"), so the shop's
+    model learns those phrases. They stay in a line that keeps words around them or keeps most
+    of its words (``boilerplate._inside_kept``). A listing republished by another site (its
+    template, a source line, with or without the site's name after its title) then still
+    verifies with the shop's page; another listing of the shop does not."""
     rng = random.Random(57)
     p = FingerprintParams()
     shop_head, shop_foot = _site("数码商城", 3)
     news_head, news_foot = _site("科技日报", 4)
     listings = [
-        f"{_zh(rng, 6)} {rng.randint(1, 9)}.{rng.randint(0, 9)}：{_zh(rng, 10)}"
-        f"本店商品均为正品行货，支持七天无理由退货，全国联保，下单后四十八小时内发货。{_zh(rng, 6)}"
-        f"容量{rng.choice((16, 32, 64))}GB、价格{rng.randint(900, 30000)}元（含税）、包邮。"
+        f"{_zh(rng, 6)} {rng.randint(1, 9)}.{rng.randint(0, 9)}：{_zh(rng, 8)}"
+        "本店商品均为正品行货，支持七天无理由退货。"
+        f"容量{rng.choice((16, 32, 64))}GB、价格{rng.randint(900, 30000)}元（含税）、"
+        "全国联保，下单后四十八小时内发货。"
         for _ in range(30)
     ]
-    docs = [("shop.example", f"{shop_head}\n{x[:8]}\n{x}\n{shop_foot}") for x in listings]
-    docs += [("news.example", f"{news_head}\n{_zh(rng, 200)}\n{news_foot}") for _ in range(30)]
-    copy = f"{listings[0][:8]}\n{listings[0]}（来源：数码商城）"
-    docs.append(("news.example", f"{news_head}\n{copy}\n{news_foot}"))
+
+    def page(title: str, site: str, head: str, text: str, foot: str) -> str:
+        return f"{title}{site}\n{head}\n{title}\n{text}\n{foot}"
+
+    docs = [("shop", page(x[:8], "｜数码商城", shop_head, x, shop_foot)) for x in listings]
+    for _ in range(30):
+        docs.append(("news", page(_zh(rng, 10), "｜科技日报", news_head, _zh(rng, 200), news_foot)))
+    copy = f"{listings[0]}（来源：数码商城）"
+    docs.append(("news", page(listings[0][:8], "｜科技日报", news_head, copy, news_foot)))
+    docs.append(("news", page(listings[0][:8], "", news_head, copy, news_foot)))
     texts = [t for _, t in docs]
     learner = Learner(BoilerplateConfig())
     for (host, _), sets in zip(docs, doc_shingle_sets(texts, p), strict=True):
         learner.add(host, sets)
     models = learner.models()
     modelled, _ = fingerprint_excluding(texts, p, [models[h] for h, _ in docs])
+    syndicated, untitled = len(texts) - 2, len(texts) - 1
     assert modelled.token_count[0] < NO_WORDS  # a short document once its template is cut
-    assert verifies(texts, [(0, len(texts) - 1), (0, 1)], modelled) == [True, False]
+    assert verifies(texts, [(0, syndicated), (0, 1)], modelled) == [True, False]
+    assert verifies(texts, [(0, untitled), (syndicated, untitled)], modelled) == [True, True]
