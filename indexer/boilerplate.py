@@ -641,7 +641,7 @@ def _content_texts(f: Features, keep: np.ndarray, applied: np.ndarray) -> list[s
         line = f.line_no[a:b]
         total = np.bincount(line)
         cut = np.bincount(line, weights=~keep[a:b], minlength=len(total))
-        drop = np.flatnonzero((2 * cut >= total) & (total > 0))
+        drop = np.flatnonzero((2 * cut > total) & (total > 0))
         if len(drop):
             lines = texts[d].split("\n")
             for i in drop.tolist():

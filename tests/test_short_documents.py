@@ -514,3 +514,31 @@ def test_a_listings_wording_that_its_shop_repeats_stays_content() -> None:
     assert modelled.token_count[0] < NO_WORDS  # a short document once its template is cut
     assert verifies(texts, [(0, syndicated), (0, 1)], modelled) == [True, False]
     assert verifies(texts, [(0, untitled), (syndicated, untitled)], modelled) == [True, True]
+
+
+def test_a_price_on_a_line_of_the_shops_wording_is_read() -> None:
+    """A copy that breaks a listing's line before its price ("售价 ¥1579元，包邮。", half of it
+    the shop's wording) still has the price read: a near-miss with another price stays apart
+    from it, as from the listing."""
+    rng = random.Random(58)
+    p = FingerprintParams()
+    head, foot = _site("数码商城", 5)
+
+    def listing(name: str, price: int) -> str:
+        cap = rng.choice((64, 128, 256))
+        return f"{name} 2.1 专业版：{_zh(rng, 12)}存储容量 {cap}GB，售价 ¥{price} 元，包邮。"
+
+    names = [_zh(rng, 4) for _ in range(30)]
+    pages = [listing(n, rng.randint(900, 9000)) for n in names]
+    first = f"{names[0]} 2.1 专业版：{_zh(rng, 12)}存储容量 256GB，"
+    original = f"{first}售价 ¥1579 元，包邮。"
+    wrapped = f"{first}\n售价 ¥1579元，包邮。"
+    near_miss = f"{first}售价 ¥1709 元，包邮。"
+    texts = [f"{names[0]}\n{head}\n{x}\n{foot}" for x in [*pages, original, wrapped, near_miss]]
+    learner = Learner(BoilerplateConfig())
+    for sets in doc_shingle_sets(texts, p):
+        learner.add("shop.example", sets)
+    model = learner.models()["shop.example"]
+    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    a, b, c = len(texts) - 3, len(texts) - 2, len(texts) - 1
+    assert verifies(texts, [(a, b), (a, c), (b, c)], modelled) == [True, False, False]
