@@ -9,13 +9,14 @@ byline; :func:`line_heads`). A token of a page is furniture when a shingle of th
 what is left (its token count: content in words, so a short text inside a long template is a
 short document). A page with at least ``features.NO_WORDS`` words of its own is fingerprinted
 from its own shingles: those of the full text that are not the model's (no shingle joins the
-text before a template block to the text after it; under ``SLOT_WHOLE_WORDS`` words, none
-touching a slot line either). A shorter page is fingerprinted from its other tokens, in
-order, as if they were its whole text, so that it is fingerprinted like the same text
-without a template (the words it adds, ``features.with_words``); furniture inside a line,
-with the line's own tokens before and after it, is kept there (a phrase a host's pages share
-inside their own sentences, which a copy on another host keeps). The number sketch reads the
-page's lines less those mostly cut. The exact key stays that of the full text.
+text before a template block to the text after it; under ``SLOT_WHOLE_WORDS`` words, or
+distinct shingles away from its slot lines, none touching a slot line either). A shorter
+page is fingerprinted from its other tokens, in order, as if they were its whole text, so
+that it is fingerprinted like the same text without a template (the words it adds,
+``features.with_words``); furniture inside a line, with the line's own tokens before and
+after it, is kept there (a phrase a host's pages share inside their own sentences, which a
+copy on another host keeps). The number sketch reads the page's lines less those mostly cut.
+The exact key stays that of the full text.
 
 The literal rule removes content too (a host of license texts, where the shared text IS the
 content; common wording on a host with few pages), so it is guarded:
@@ -214,7 +215,8 @@ SLOT_MAX_REPEATED = 0.2
 SLOT_MAX_WORDS = 200
 #: Lines of at most this many words are a slot's from ``BoilerplateConfig.slot_share``.
 SLOT_SHORT_WORDS = 12
-#: Documents with this much content of their own (words) keep their slot lines' shingles.
+#: Documents with this much content of their own (words, and distinct shingles away from their
+#: slot lines) keep their slot lines' shingles.
 SLOT_WHOLE_WORDS = 2 * NO_WORDS
 
 
@@ -553,6 +555,9 @@ def fingerprint_features(
         own_m = whole[mdoc] & ~furniture_m
         # a shorter text's slot lines are a large part of it: their shingles go too
         sparse = whole & (units < SLOT_WHOLE_WORDS)
+        if slotted.any():
+            wordy = whole & ~sparse & (units < 4 * SLOT_WHOLE_WORDS)  # not longer: never so
+            sparse |= _repetitive(f, wordy, slotted, own_m, mdoc, lengths, params)
         if sparse.any() and slotted.any():
             cut_slots = slotted & sparse[tdoc]
             own_s &= ~_touching(cut_slots, f.scounts, lengths, params.shingle)
@@ -684,6 +689,31 @@ def _slot_lines(
         return np.cumsum(edges[:total]) > 0
 
     return tokens(at), tokens(wide)
+
+
+def _repetitive(
+    f: Features,
+    docs: np.ndarray,
+    slotted: np.ndarray,
+    own_m: np.ndarray,
+    mdoc: np.ndarray,
+    lengths: np.ndarray,
+    params: FingerprintParams,
+) -> np.ndarray:
+    """(n,) bool: of ``docs`` (with slot lines), those whose own MinHash shingles away from
+    their slot lines number fewer distinct values than ``SLOT_WHOLE_WORDS``: a text that
+    repeats itself (a man page's long title again as its heading) has fewer distinct
+    shingles than words, and a slot line is then as large a part of it as of a short one."""
+    n = len(f)
+    tdoc = np.repeat(np.arange(n), lengths)
+    docs = docs & (np.bincount(tdoc[slotted], minlength=n) > 0)
+    if not docs.any():
+        return docs
+    near = slotted & docs[tdoc]
+    rest = own_m & docs[mdoc] & ~_touching(near, f.mcounts, lengths, params.minhash_shingle)
+    d = mdoc[rest].astype(np.uint64)
+    _, first = np.unique(f.mh[rest] ^ fmix64(d + np.uint64(1)), return_index=True)
+    return docs & (np.bincount(mdoc[rest][first], minlength=n) < SLOT_WHOLE_WORDS)
 
 
 def _touching(tokens: np.ndarray, counts: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
