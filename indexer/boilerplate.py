@@ -489,52 +489,37 @@ def fingerprint_features(
     n = len(f)
     lengths = np.asarray(f.lengths, dtype=np.int64)
     tdoc = np.repeat(np.arange(n), lengths)
-    keep = np.ones(len(tdoc), dtype=bool)
-    removed = np.zeros(n)
-    # one membership test per model over all of its documents' shingles (not per document)
     by_model: dict[int, tuple[HostModel, list[int]]] = {}
     for i, model in enumerate(models):
         if model is not None and len(model) and f.scounts[i]:
             by_model.setdefault(id(model), (model, []))[1].append(i)
     weights = f.tokens[2]
-    applied = np.zeros(n, dtype=bool)
-    furniture_s = np.zeros(len(f.sh), dtype=bool)  # the model's shingles, per family
-    furniture_m = np.zeros(len(f.mh), dtype=bool)
+    stamped = _stamp_lines(f, [i for _, docs in by_model.values() for i in docs], tdoc)
+    if len(by_model) <= 1:
+        cut = _cut(f, list(by_model.values()), stamped, params, max_removed, min_remaining)
+    else:  # each model's passes over its own pages only, not over the whole batch
+        cut = _Cut.none(f)
+        tstart = np.cumsum(lengths) - lengths
+        sstart = np.cumsum(f.scounts) - f.scounts
+        mstart = np.cumsum(f.mcounts) - f.mcounts
+        for model, docs in by_model.values():
+            d = np.asarray(docs)
+            t = _ranges(tstart[d], lengths[d])
+            sh, mh = _ranges(sstart[d], f.scounts[d]), _ranges(mstart[d], f.mcounts[d])
+            sub = Features(
+                f.sh[sh], f.scounts[d], f.mh[mh], f.mcounts[d], [f.exact_keys[i] for i in docs],
+                f.token_count[d], f.tokens[:, t], lengths[d], f.line_no[t],
+                [f.texts[i] for i in docs],
+            )  # fmt: skip
+            part = _cut(sub, [(model, list(range(len(docs))))], stamped[t], params, max_removed,
+                        min_remaining)  # fmt: skip
+            cut.keep[t], cut.slotted[t] = part.keep, part.slotted
+            cut.removed[d], cut.applied[d] = part.removed, part.applied
+            cut.furniture_s[sh], cut.furniture_m[mh] = part.furniture_s, part.furniture_m
+    keep, slotted, removed, applied = cut.keep, cut.slotted, cut.removed, cut.applied
+    furniture_s, furniture_m = cut.furniture_s, cut.furniture_m
     sdoc = np.repeat(np.arange(n), f.scounts)
     mdoc = np.repeat(np.arange(n), f.mcounts)
-    lines = line_heads(f) if any(len(m.slot_heads) for m, _ in by_model.values()) else None
-    stamped = _stamp_lines(f, [i for _, docs in by_model.values() for i in docs], tdoc)
-    slotted = np.zeros(len(tdoc), dtype=bool)  # tokens of template slots' and stamps' lines
-    for model, docs in by_model.values():
-        mine = np.zeros(n, dtype=bool)
-        mine[docs] = True
-        frame = stamped & mine[tdoc]
-        gone = _furniture(f, model, mine, params.shingle, tdoc) | frame
-        share, apply = _guarded(gone, mine, tdoc, lengths, weights, max_removed, min_remaining)
-        if lines is not None and len(model.slot_heads):
-            # the slot lines too, unless that leaves a page too little of its own: then only
-            # those of heads on most pages (a short line's head on a few pages may be the
-            # page's own, on copies of it), else the template's literal lines alone
-            cut_as = np.zeros(n, dtype=bool)
-            for slots in _slot_lines(model, mine, lines, len(tdoc)):
-                share_s, apply_s = _guarded(
-                    gone | slots, mine & ~cut_as, tdoc, lengths, weights, max_removed,
-                    min_remaining,
-                )  # fmt: skip
-                with_slots = slots & apply_s[tdoc]
-                gone |= with_slots
-                frame |= with_slots
-                share = np.where(apply_s, share_s, share)
-                cut_as |= apply_s
-            apply |= cut_as
-        keep &= ~(gone & apply[tdoc])
-        slotted |= frame & apply[tdoc]
-        removed[apply] = share[apply]
-        applied |= apply
-        at = np.flatnonzero(apply[sdoc])
-        furniture_s[at[_member(f.sh[at], model.simhash_hashes)]] = True
-        at = np.flatnonzero(apply[mdoc])
-        furniture_m[at[_member(f.mh[at], model.minhash_hashes)]] = True
     # a page's content in words counts the tokens left; its features and its number sketch
     # also keep the phrases inside its lines that the host's pages share
     units = content_units(np.where(keep, weights, 0), lengths)
@@ -611,6 +596,87 @@ def _inside_kept(f: Features, keep: np.ndarray) -> np.ndarray:
     lengths = np.asarray(f.lengths, dtype=np.int64)
     mostly[line[(np.cumsum(lengths) - lengths)[lengths > 0]]] = False
     return inside | (~keep & mostly[line])
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``starts[i] .. starts[i] + counts[i] - 1`` for every i, concatenated."""
+    counts = np.asarray(counts, dtype=np.int64)
+    return np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+
+
+@dataclass
+class _Cut:
+    """What the host models cut from a batch: tokens kept, tokens of slot and stamp lines,
+    per document the share removed and whether a cut applied, and the shingles (per
+    family) that are a model's."""
+
+    keep: np.ndarray
+    slotted: np.ndarray
+    removed: np.ndarray
+    applied: np.ndarray
+    furniture_s: np.ndarray
+    furniture_m: np.ndarray
+
+    @staticmethod
+    def none(f: Features) -> _Cut:
+        tokens, n = len(f.line_no), len(f)
+        return _Cut(
+            np.ones(tokens, dtype=bool), np.zeros(tokens, dtype=bool), np.zeros(n),
+            np.zeros(n, dtype=bool), np.zeros(len(f.sh), dtype=bool),
+            np.zeros(len(f.mh), dtype=bool),
+        )  # fmt: skip
+
+
+def _cut(
+    f: Features,
+    by_model: list[tuple[HostModel, list[int]]],
+    stamped: np.ndarray,
+    params: FingerprintParams,
+    max_removed: float,
+    min_remaining: int,
+) -> _Cut:
+    """The cut of each model's documents (``by_model``) of ``f``; ``stamped``: the tokens of
+    their stamp lines. One membership test per model over all of its documents' shingles."""
+    n = len(f)
+    lengths = np.asarray(f.lengths, dtype=np.int64)
+    tdoc = np.repeat(np.arange(n), lengths)
+    out = _Cut.none(f)
+    keep, slotted, removed, applied = out.keep, out.slotted, out.removed, out.applied
+    weights = f.tokens[2]
+    sdoc = np.repeat(np.arange(n), f.scounts)
+    mdoc = np.repeat(np.arange(n), f.mcounts)
+    lines = line_heads(f) if any(len(m.slot_heads) for m, _ in by_model) else None
+    for model, docs in by_model:
+        mine = np.zeros(n, dtype=bool)
+        mine[docs] = True
+        frame = stamped & mine[tdoc]
+        gone = _furniture(f, model, mine, params.shingle, tdoc) | frame
+        share, apply = _guarded(gone, mine, tdoc, lengths, weights, max_removed, min_remaining)
+        if lines is not None and len(model.slot_heads):
+            # the slot lines too, unless that leaves a page too little of its own: then only
+            # those of heads on most pages (a short line's head on a few pages may be the
+            # page's own, on copies of it), else the template's literal lines alone
+            cut_as = np.zeros(n, dtype=bool)
+            for slots in _slot_lines(model, mine, lines, len(tdoc)):
+                share_s, apply_s = _guarded(
+                    gone | slots, mine & ~cut_as, tdoc, lengths, weights, max_removed,
+                    min_remaining,
+                )  # fmt: skip
+                with_slots = slots & apply_s[tdoc]
+                gone |= with_slots
+                frame |= with_slots
+                share = np.where(apply_s, share_s, share)
+                cut_as |= apply_s
+            apply |= cut_as
+        keep &= ~(gone & apply[tdoc])
+        slotted |= frame & apply[tdoc]
+        removed[apply] = share[apply]
+        applied |= apply
+        at = np.flatnonzero(apply[sdoc])
+        out.furniture_s[at[_member(f.sh[at], model.simhash_hashes)]] = True
+        at = np.flatnonzero(apply[mdoc])
+        out.furniture_m[at[_member(f.mh[at], model.minhash_hashes)]] = True
+    return out
 
 
 def _guarded(

@@ -211,3 +211,26 @@ def test_furniture_inside_a_line_of_content_is_content() -> None:
     assert by_line[1] == cut[1]  # inside a line
     assert by_line[2] == cut[2]  # the end of a line of mostly its own words
     assert by_line[3] == [False] * 6  # a line mostly furniture
+
+
+def test_a_batch_of_several_hosts_gives_each_page_its_own_hosts_values() -> None:
+    """Fingerprinting a batch that mixes hosts (each with its model) gives every page the
+    values it gets in a batch of its own host's pages alone."""
+    docs = corpus()
+    hosts = [d["url"].split("/")[2] for d in docs]
+    p = FingerprintParams()
+    texts = [d["body"] for d in docs]
+    learner = Learner(BoilerplateConfig())
+    for host, sets in zip(hosts, doc_shingle_sets(texts, p), strict=True):
+        learner.add(host, sets)
+    models = learner.models()
+    assert len(models) == 3
+    mixed, removed = fingerprint_excluding(texts, p, [models[h] for h in hosts])
+    for host, model in models.items():
+        mine = [i for i, h in enumerate(hosts) if h == host]
+        alone, cut = fingerprint_excluding([texts[i] for i in mine], p, [model] * len(mine))
+        assert (mixed.simhash[mine] == alone.simhash).all(), host
+        assert (mixed.minhash[mine] == alone.minhash).all(), host
+        assert (mixed.numbers[mine] == alone.numbers).all(), host
+        assert (mixed.token_count[mine] == alone.token_count).all(), host
+        assert np.allclose(removed[mine], cut), host
