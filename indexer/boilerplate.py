@@ -542,7 +542,7 @@ def fingerprint_features(
         sparse = whole & (units < SLOT_WHOLE_WORDS)
         if slotted.any():
             wordy = whole & ~sparse & (units < 4 * SLOT_WHOLE_WORDS)  # not longer: never so
-            sparse |= _repetitive(f, wordy, slotted, own_m, mdoc, lengths, params)
+            sparse |= _repetitive(f, wordy, slotted, own_m, tdoc, mdoc, params)
         if sparse.any() and slotted.any():
             cut_slots = slotted & sparse[tdoc]
             own_s &= ~_touching(cut_slots, f.scounts, lengths, params.shingle)
@@ -762,8 +762,8 @@ def _repetitive(
     docs: np.ndarray,
     slotted: np.ndarray,
     own_m: np.ndarray,
+    tdoc: np.ndarray,
     mdoc: np.ndarray,
-    lengths: np.ndarray,
     params: FingerprintParams,
 ) -> np.ndarray:
     """(n,) bool: of ``docs`` (with slot lines), those whose own MinHash shingles away from
@@ -771,12 +771,11 @@ def _repetitive(
     repeats itself (a man page's long title again as its heading) has fewer distinct
     shingles than words, and a slot line is then as large a part of it as of a short one."""
     n = len(f)
-    tdoc = np.repeat(np.arange(n), lengths)
     docs = docs & (np.bincount(tdoc[slotted], minlength=n) > 0)
     if not docs.any():
         return docs
     near = slotted & docs[tdoc]
-    rest = own_m & docs[mdoc] & ~_touching(near, f.mcounts, lengths, params.minhash_shingle)
+    rest = own_m & docs[mdoc] & ~_touching(near, f.mcounts, f.lengths, params.minhash_shingle)
     d = mdoc[rest].astype(np.uint64)
     _, first = np.unique(f.mh[rest] ^ fmix64(d + np.uint64(1)), return_index=True)
     return docs & (np.bincount(mdoc[rest][first], minlength=n) < SLOT_WHOLE_WORDS)
