@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import click
 
 from indexer import __version__
 from indexer.fingerprints.params import HASH_NAMES
+from indexer.grouping import DEFAULT_THRESHOLDS
 
 
 @click.group()
@@ -72,6 +74,20 @@ def _read_inputs(texts: tuple[str, ...], files: tuple[Path, ...]) -> list[str]:
     help="MinHash shingle length in words [default: same as --shingle].",
 )
 @click.option("--compare", is_flag=True, help="Compare exactly two texts.")
+@click.option(
+    "--max-distance",
+    type=click.IntRange(0, 64),
+    default=DEFAULT_THRESHOLDS.max_distance,
+    show_default=True,
+    help="With --compare: largest SimHash Hamming distance (the proxy's default).",
+)
+@click.option(
+    "--min-similarity",
+    type=click.FloatRange(0, 1),
+    default=DEFAULT_THRESHOLDS.min_similarity,
+    show_default=True,
+    help="With --compare: smallest MinHash similarity (the proxy's default).",
+)
 def fingerprint(
     texts: tuple[str, ...],
     files: tuple[Path, ...],
@@ -81,17 +97,21 @@ def fingerprint(
     weights: str,
     blocks: str,
     compare: bool,
+    max_distance: int,
+    min_similarity: float,
 ) -> None:
     """Print the fingerprint record of a text (from --text, FILES or stdin) as JSON.
 
     With --compare and two texts, print their Hamming distance, the MinHash similarity
     estimate and the exact Jaccard of their --shingle word shingle sets (what the MinHash
-    estimates when --minhash-shingle is left at its default).
+    estimates when --minhash-shingle is left at its default), and the grouping rule's verdict:
+    whether the proxy folds one behind the other, and which condition decided.
     """
     import numpy as np
 
     from indexer.fingerprints import FingerprintParams, fingerprint_batch, hamming, similarity
     from indexer.fingerprints.record import pack_minhash
+    from indexer.lookup import verdict
     from indexer.text import jaccard
 
     for f in files:
@@ -110,7 +130,10 @@ def fingerprint(
         if len(records) != 2:
             raise click.UsageError(f"--compare needs exactly two texts, got {len(records)}")
         a, b = records
+        t = replace(DEFAULT_THRESHOLDS, max_distance=max_distance, min_similarity=min_similarity)
         out: dict[str, Any] = {
+            **verdict(a, b, t).model_dump(),
+            "token_count": [a.token_count, b.token_count],
             "hamming": int(hamming(a.simhash, b.simhash)),
             "similarity": round(float(similarity(np.array(a.minhash), np.array(b.minhash))), 4),
             "jaccard": round(jaccard(inputs[0], inputs[1], params.shingle), 4),

@@ -5,7 +5,9 @@ upstream) do the same steps, all here and free of I/O: the text and host of a do
 (:func:`text_and_host`); the text's fingerprint as ingestion stores it, with the host's
 boilerplate model left out (:func:`lookup_record`, the model read from the store by each
 caller); the candidates' search (:func:`search_body`); their verification by the grouping rule
-at one set of defaults (:data:`indexer.grouping.DEFAULT_THRESHOLDS`; :func:`matches`).
+at one set of defaults (:data:`indexer.grouping.DEFAULT_THRESHOLDS`; :func:`matches`). The
+same rule's verdict on two texts, with the condition that decided it, is :func:`verdict`
+(``indexer fingerprint --compare``).
 
 Candidates share a probe key of the index's scheme (MinHash band or SimHash block,
 :mod:`indexer.hits`) or the exact key with the text (:func:`indexer.candidates.candidates_query`:
@@ -26,6 +28,7 @@ from indexer.candidates import candidates_query
 from indexer.documents import TextFields, document_text, host_of
 from indexer.fingerprints import FingerprintRecord
 from indexer.fingerprints.minhash import value_dtype
+from indexer.fingerprints.numbers import agree
 from indexer.grouping import DEFAULT_THRESHOLDS, Prints, Thresholds, verify
 from indexer.hits import DEFAULT_PROBE, FINGERPRINT_FIELD, decode, key_code, probe_keys
 from indexer.prepare import PrepareConfig
@@ -33,10 +36,13 @@ from indexer.prepare import PrepareConfig
 __all__ = [
     "LookupMatch",
     "LookupResult",
+    "Verdict",
     "lookup_record",
     "matches",
+    "prints_of",
     "search_body",
     "text_and_host",
+    "verdict",
 ]
 
 
@@ -96,18 +102,66 @@ def search_body(
     }
 
 
+def prints_of(records: list[FingerprintRecord]) -> Prints:
+    """The grouping rule's input for fingerprint records of one version, in order."""
+    bits = records[0].params.minhash_bits if records else 8
+    return Prints(
+        np.array([r.simhash for r in records], dtype=np.uint64),
+        np.array([r.minhash for r in records], dtype=value_dtype(bits)),
+        np.array([key_code(r.exact_key) for r in records], dtype=np.int64),
+        np.array([r.token_count for r in records], dtype=np.int64),
+        np.ones(len(records), dtype=bool),
+        np.array([r.numbers for r in records], dtype=np.uint32).reshape(len(records), -1),
+    )
+
+
+class Verdict(BaseModel):
+    """Whether two texts are near-duplicates by the grouping rule, and the condition that
+    decided it (``reason``): what the proxy does with them as two hits of one window."""
+
+    near_duplicate: bool
+    reason: str
+    similarity_needed: float | None = None
+    numbers_agree: bool
+
+
+def verdict(
+    a: FingerprintRecord, b: FingerprintRecord, t: Thresholds = DEFAULT_THRESHOLDS
+) -> Verdict:
+    """The rule of :mod:`indexer.grouping` on one pair (the same :func:`verify` call), its
+    conditions read in the rule's order to say which one decided."""
+    p = prints_of([a, b])
+    zero, one = np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64)
+    ok, ham, sim = verify(p, zero, p, one, t)
+    numbers = bool(agree(p.numbers[:1], p.numbers[1:])[0])
+    shorter = min(a.token_count, b.token_count)
+    long_enough = shorter >= max(t.min_tokens, 1)
+    needed = round(float(t.similarity_for(np.array([shorter]))[0]), 4)
+    if a.exact_key == b.exact_key and shorter > 0:
+        reason = "equal exact keys (the same normalised text)"
+    elif not long_enough:
+        reason = f"{shorter} words of content, below min_tokens {t.min_tokens}: exact key only"
+    elif int(ham[0]) > t.max_distance:
+        reason = f"SimHash {int(ham[0])} bits apart, more than max_distance {t.max_distance}"
+    elif float(sim[0]) < needed:
+        reason = f"MinHash similarity {float(sim[0]):.4f} below the {needed} this length needs"
+    elif not numbers:
+        reason = "their numbers conflict (a number or name differs in the same context)"
+    else:
+        reason = "SimHash and MinHash within the thresholds, numbers agree"
+    return Verdict(
+        near_duplicate=bool(ok[0]),
+        reason=reason,
+        similarity_needed=needed if long_enough else None,
+        numbers_agree=numbers,
+    )
+
+
 def matches(
     record: FingerprintRecord, hits: list[dict[str, Any]], t: Thresholds = DEFAULT_THRESHOLDS
 ) -> LookupResult:
     """Verify candidate hits against ``record`` with the grouping rule; closest first."""
-    query = Prints(
-        np.array([record.simhash], dtype=np.uint64),
-        np.array([record.minhash], dtype=value_dtype(record.params.minhash_bits)),
-        np.array([key_code(record.exact_key)], dtype=np.int64),
-        np.array([record.token_count], dtype=np.int64),
-        np.ones(1, dtype=bool),
-        np.array([record.numbers], dtype=np.uint32),
-    )
+    query = prints_of([record])
     found: list[LookupMatch] = []
     if hits:
         cand = decode(hits, t.min_tokens, version=record.version).prints
