@@ -216,3 +216,48 @@ def test_a_name_changed_near_miss_stays_apart_through_the_proxy(
         "lennon": ["lennon-copy"],
         "saunders": [],
     }
+
+
+ONE_LINE = "“The only thing we have to fear is fear itself, nameless, unreasoning terror.”"
+ZH_LINE = "钓水，逸事也，尚持生杀之柄；弈棋，清戏也，且动战争之心。可见喜事不如省事之为适。"
+
+
+@pytest.mark.parametrize(
+    ("text", "same", "other"),
+    [
+        # a one-line quote, its credit after the closing quote
+        (ONE_LINE + " — Franklin D. Roosevelt", ONE_LINE + " -- F. D. Roosevelt",
+         ONE_LINE + " — Winston Churchill"),
+        # the credit moved onto a line of its own by a copy; a source after a comma
+        (ONE_LINE + " — Franklin D. Roosevelt", ONE_LINE + "\n— Franklin D. Roosevelt",
+         ONE_LINE + "\n— Winston Churchill"),
+        (ONE_LINE + " — Franklin D. Roosevelt, first inaugural address",
+         ONE_LINE + " — Franklin D. Roosevelt",
+         ONE_LINE + " — Winston Churchill, first inaugural address"),
+        (ZH_LINE + "——洪应明《菜根谭》", ZH_LINE + "\n—— 洪应明《菜根谭》", ZH_LINE + "——论语"),
+    ],
+)  # fmt: skip
+def test_a_credit_at_the_end_of_a_line_is_an_attribution(text: str, same: str, other: str) -> None:
+    """A credit inside the last line (after a sentence's end or a closing quote) keeps its
+    copies together and a quote credited to someone else apart; so does a source after a
+    comma, which is left out of the name."""
+    assert folds_with_first([text, same, other]) == [True, False]
+    assert folds_with_first([text, same, other], names=False) == [True, True]
+
+
+def test_a_dash_inside_a_sentence_is_no_credit() -> None:
+    """Only a dash after a sentence's end or a closing quote starts a credit, and not one that
+    ends a sentence itself."""
+    assert not _cells("Q", ["Ships free in two days — limited offer"]).any()
+    assert not _cells("Q", ["It rained. — And then it stopped!"]).any()
+    # a dialogue on one line (a joke's question and answer) is no credit
+    assert not _cells("Q", ["Как добиться, чтобы глаза загорелись? - Посветить в ухо."]).any()
+    assert not _cells("Q", ["Пошли. - Ладно."]).any()
+    # the words after a comma leave a credit's name, not its length: still no credit
+    long_line = "- Как добиться, чтобы у блондинки загорелись глаза? - Посветить фонариком в ухо."
+    assert not _cells("Q", [long_line]).any()
+    assert _cells("Q", ["Fear itself. — Franklin D. Roosevelt Jr."])[0, 6:].any()  # an abbreviation
+    assert _cells("Q", ["It rained all day. — Weather Desk"])[0, 6:].any()
+    # a one-line text: its only line is the title and its credit
+    one = name_cells([ONE_LINE], [ONE_LINE + " — Roosevelt"], np.ones(1, dtype=bool))
+    assert (one[0, 6:] > 0).sum() == 1 and not one[0, :6].any()

@@ -13,12 +13,17 @@ reader sees another document. Two places in a short text say what it is, in ever
   additions ("Explained:") or a site's name after the title are parts of their own that no
   line starts with, and a new headline that the text does not repeat gives no subject;
 * its *attribution*: the last line that starts with a dash (``-- Mark Twain``, ``—— 苏轼``,
-  ``― 夏目漱石``), bracketed remarks left out (a source added after the name), if its name
-  has at most :data:`MAX_ATTRIBUTION` words (a character of a script written without spaces
-  counts half a word, as in a document's word count, and a quoted work's title one word:
+  ``― 夏目漱石``), bracketed remarks and what follows a comma left out (a source added
+  after the name: ``-- F. D. Roosevelt, first inaugural address``), if its name has at most
+  :data:`MAX_ATTRIBUTION` words (a character of a script written without spaces counts half
+  a word, as in a document's word count, and a quoted work's title one word:
   ``—— 晏殊《采桑子·时光只解催人老》`` is two); when several lines start with a dash (a list,
-  a dialogue), only if no text follows it. With a quoted work (``《…》``, ``«…»``, ``“…”``),
-  the name's first words and the work's share the part's cells.
+  a dialogue), only if no text follows it. Without such a line, a credit at the end of the
+  text's last line, after a full stop or a closing quote (``… itself.” — F. D.
+  Roosevelt``, ``…之全真。——洪应明``), not itself ending a sentence (``. ! ? 。``, but for an
+  initial: a dialogue's next line ``- Why? - Because.`` is none).
+  With a quoted work (``《…》``, ``«…»``, ``“…”``), the name's first words and the work's
+  share the part's cells.
 
 Words are maximal runs of letters, case folded (digits belong to the number sketch); each
 character of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is a word
@@ -82,6 +87,15 @@ _WORK = re.compile(
     r'《[^《》]*》|〈[^〈〉]*〉|«[^«»]*»|『[^『』]*』|「[^「」]*」|“[^“”]*”|„[^„“”]*[“”]|"[^"]*"'
 )
 _ANY_DASHED = re.compile(r"(?m)^\s*(?:-|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
+#: A credit inside a line: a dash after a sentence's end or a closing quote or bracket.
+_INLINE = re.compile(
+    r"[.…。”’»」』\"')）]\s*(?:-{1,2}(?=\s)|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d]{1,2})\s*"
+)
+#: Where a credit's name ends and what it says of the source begins (``Mark Twain, 1876``).
+_NAME_END = re.compile(r"[,，、;；]")
+#: Text after an inline dash that ends a sentence is not a credit (a dialogue's next line),
+#: unless its last word is an initial or an abbreviation (``F.``, ``Jr.``).
+_SENTENCE = re.compile(r"(?<!\b\w)(?<!\b\w\w)[.!?…。！？]\s*$")
 
 
 def _words(line: str) -> list[str]:
@@ -127,26 +141,39 @@ def _subject(lines: list[str], title: str) -> list[str]:
     return best
 
 
-def _attribution(lines: list[str]) -> list[str]:
-    """The words an attribution is compared by: of the last line that starts with a dash,
-    bracketed remarks left out (a source added after the name), if its name has at most
-    :data:`MAX_ATTRIBUTION` words (a dense-script character counting half, a quoted work's
-    title one). With a quoted work (``《…》``, ``«…»``, ``“…”`` ...), the first half of the
-    cells go to the name and the rest to the work, so that the same author credited with
+def _attribution(lines: list[str], last: str) -> list[str]:
+    """The words an attribution is compared by: of the last of ``lines`` that starts with a
+    dash, else of a credit inside ``last`` (the text's last line, the title too when it is the
+    only one), bracketed remarks left out (a source added after the name), if its name has
+    at most :data:`MAX_ATTRIBUTION` words (a dense-script character counting half, a quoted
+    work's title one). With a quoted work (``《…》``, ``«…»``, ``“…”`` ...), the first half of
+    the cells go to the name and the rest to the work, so that the same author credited with
     another work, or a long work's title, is still seen. When several lines start with a dash
     (a list, a dialogue), only a last line of the text is a credit."""
     dashed = [(i, m.end()) for i, m in enumerate(map(_DASH.match, lines)) if m is not None]
-    if not dashed:
+    if dashed:
+        at, start = dashed[-1]
+        if len(dashed) > 1 and any(line.strip() for line in lines[at + 1 :]):
+            return []
+        return _credit(lines[at][start:])
+    inline = None
+    for inline in _INLINE.finditer(last):  # noqa: B007 (the last one)
+        continue
+    if inline is None or _SENTENCE.search(last, inline.end()):
         return []
-    last, start = dashed[-1]
-    if len(dashed) > 1 and any(line.strip() for line in lines[last + 1 :]):
-        return []
-    credit = _REMARK.sub(" ", lines[last][start:])
+    return _credit(last[inline.end() :])
+
+
+def _credit(text: str) -> list[str]:
+    """An attribution's words (:func:`_attribution`) from the text after its dash."""
+    credit = _REMARK.sub(" ", text)
     works = _WORK.findall(credit)
-    name = _words(_WORK.sub(" ", credit))
+    unquoted = _WORK.sub(" ", credit)
+    name = _words(unquoted)
     dense = sum(1 for w in name if _DENSE_CHAR.fullmatch(w))
     if len(name) - dense / 2 + len(works) > MAX_ATTRIBUTION:
         return []
+    name = _words(_NAME_END.split(unquoted, 1)[0]) or name
     titles = _words(" ".join(works))
     if not (name and titles):
         return name or titles
@@ -173,8 +200,9 @@ def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -
     number sketch reads it (folded, frame lines blanked), whose first line is skipped."""
     out = np.zeros((len(texts), NAME_CELLS), dtype=np.uint32)
     for i in np.flatnonzero(short).tolist():
-        lines = texts[i].split("\n")[1:]
-        for part, words in enumerate((_subject(lines, titles[i]), _attribution(lines))):
+        first, *lines = texts[i].split("\n")
+        last = next((line for line in reversed(lines) if line.strip()), first)
+        for part, words in enumerate((_subject(lines, titles[i]), _attribution(lines, last))):
             hs = _hashes(words)
             out[i, part * PER_PART : part * PER_PART + len(hs)] = hs
     return out
