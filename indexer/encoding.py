@@ -11,7 +11,7 @@ A page is read with the first of these that fits:
 4. the declared encoding: the XML declaration (``<?xml ... encoding="..."?>``), then the first
    ``<meta charset>`` or ``<meta http-equiv="Content-Type" content="...; charset=...">`` in the
    first :data:`PRESCAN_BYTES` bytes (comments skipped), when the page decodes with it without
-   error;
+   error — unless that reading is mojibake and the detected one is not (below);
 5. the encoding uchardet detects (through resiliparse), when the page decodes with it
    without error;
 6. of the declared, detected and windows-1252 readings, the one with the fewest undecodable
@@ -23,6 +23,16 @@ x-sjis as Shift_JIS (with Microsoft's extensions when plain Shift_JIS fails), bi
 windows-950; a ``<meta>`` naming UTF-16 means UTF-8 (the declaration was readable as ASCII).
 A declaration that does not fit the bytes is passed over without a word.
 
+A single-byte declaration (windows-1252, ISO-8859-*, KOI8-R, windows-1251 ...) decodes any
+bytes, so a page that lies with one is not caught by errors: its reading is *mojibake* when at
+least :data:`MOJIBAKE` of its words with a non-ASCII character, and :data:`MOJIBAKE_WORDS`,
+look broken: a lower-case letter followed by a capital inside the word (``оНЦНДЮ``:
+windows-1251 read as KOI8-R), capitals only (``ЯРН``: ``сто`` so read), letters and symbols run together (``ÌìÆøÔ¤±¨``: GBK read as
+windows-1252) or three accented Latin-1 letters in a row (``Ïîãîäà``: windows-1251 read as
+windows-1252). Such a page is read by the detected encoding instead when that reading decodes
+without error and has at most a quarter of the share of broken words. A page that tells the
+truth has next to none, and is not sent to detection.
+
 A page is rejected (:class:`NotTextError`) only when even its best reading is not text: more
 than :data:`MAX_NOT_TEXT` of its characters are control characters (other than whitespace)
 or undecodable bytes, as in a binary file.
@@ -32,6 +42,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from itertools import pairwise
 
 __all__ = ["MAX_NOT_TEXT", "PRESCAN_BYTES", "NotTextError", "decode_html"]
 
@@ -40,6 +51,12 @@ PRESCAN_BYTES = 4096
 
 MAX_NOT_TEXT = 0.05
 """Largest share of control characters and undecodable bytes in a page read as text."""
+
+MOJIBAKE = 0.25
+"""Share of broken words (module docstring) from which a declared reading is mojibake."""
+
+MOJIBAKE_WORDS = 4
+"""... and how many at least: a few odd words in a short page say nothing."""
 
 
 class NotTextError(ValueError):
@@ -71,6 +88,15 @@ _META = re.compile(r"<meta[\s/]([^>]*)>", re.IGNORECASE)
 _ATTRIBUTE = re.compile(r"""([^\s=/>]+)\s*(?:=\s*("[^"]*"|'[^']*'|[^\s>]+))?""")
 _CONTENT_CHARSET = re.compile(r"""charset\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s;"']+))""", re.I)
 _NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")  # C0 controls but \t \n \f \r
+# A word as the mojibake test reads it: a run of anything but spaces and ASCII non-letters.
+_NON_ASCII_WORD = re.compile(r"[^\s\x00-\x40\x5b-\x60\x7b-\x7f]+")
+# Three letters of the Latin-1 block in a row (``Ïîãîäà``: windows-1251 read as Latin-1).
+_LATIN1_RUN = re.compile(r"[\xc0-\xd6\xd8-\xf6\xf8-\xff]{3}")
+# A letter beside a symbol of the Latin-1 block (¤ ± ¨ £ ¬ ½ × ...) or a box-drawing one.
+_LETTER_SYMBOL = re.compile(
+    r"[^\W\d_][\xa2-\xa9\xac-\xaf\xb1\xb4\xb6-\xb8\xbc-\xbe\xd7\xf7\u2500-\u257f]"
+    r"|[\xa2-\xa9\xac-\xaf\xb1\xb4\xb6-\xb8\xbc-\xbe\xd7\xf7\u2500-\u257f][^\W\d_]"
+)
 
 
 def decode_html(data: bytes) -> str:
@@ -89,11 +115,49 @@ def decode_html(data: bytes) -> str:
         return _checked(*utf8)
     declared = _declared(data)
     if declared and (text := _strict(data, declared)) is not None:
-        return _checked(text, 0)
+        return _checked(_unless_mojibake(data, text, declared), 0)
     detected = _detected(data)
     if detected and (text := _strict(data, detected)) is not None:
         return _checked(text, 0)
     return _checked(*_best(data, (*declared, *detected, "cp1252")))
+
+
+def _unless_mojibake(data: bytes, text: str, declared: tuple[str, ...]) -> str:
+    """``text`` (the declared reading), or the detected reading when ``text`` is mojibake and
+    that one is clearly not (module docstring)."""
+    broken, words = _broken(text)
+    if broken < MOJIBAKE_WORDS or broken < MOJIBAKE * words:
+        return text
+    detected = tuple(c for c in _detected(data) if c not in declared)
+    other = _strict(data, detected) if detected else None
+    if other is not None:
+        other_broken, other_words = _broken(other)
+        if other_words and other_broken * 4 * words <= broken * other_words:
+            return other
+    return text
+
+
+def _broken(text: str) -> tuple[int, int]:
+    """How many words with a non-ASCII character look broken (module docstring), of how
+    many."""
+    words = [w for w in _NON_ASCII_WORD.findall(text) if not w.isascii()]
+    broken = sum(
+        1
+        for w in words
+        if _case_flip(w) or _LETTER_SYMBOL.search(w) or _LATIN1_RUN.search(w) or _capitals(w)
+    )
+    return broken, len(words)
+
+
+def _capitals(word: str) -> bool:
+    """A word of two or more letters, all of them capitals (rare in text, most words of a
+    Cyrillic page read in the other Cyrillic encoding)."""
+    return word.isupper() and sum(c.isalpha() for c in word) >= 2
+
+
+def _case_flip(word: str) -> bool:
+    """A lower-case letter followed by a capital inside ``word``."""
+    return any(a.islower() and b.isupper() for a, b in pairwise(word))
 
 
 def _checked(text: str, errors: int) -> str:

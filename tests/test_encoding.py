@@ -196,6 +196,40 @@ def test_a_page_declaring_a_legacy_encoding_in_utf8_reads_as_utf8(declaration: s
         assert decode_html(html.encode("utf-8")) == html, label
 
 
+@pytest.mark.parametrize("declaration", DECLARATIONS)
+@pytest.mark.parametrize(
+    ("label", "codec", "paragraphs"),
+    [
+        ("KOI8-R", "cp1251", RUSSIAN),
+        ("windows-1251", "koi8_r", RUSSIAN),
+        ("ISO-8859-1", "cp1251", RUSSIAN),
+        ("windows-1252", "gbk", CHINESE),
+        ("ISO-8859-1", "shift_jis", JAPANESE),
+        ("windows-1252", "euc_jp", JAPANESE),
+        ("ISO-8859-1", "big5", TRADITIONAL_CHINESE),
+        ("windows-1252", "euc_kr", KOREAN),
+    ],
+)
+def test_a_page_lying_with_a_single_byte_declaration_reads_as_its_text(
+    label: str, codec: str, paragraphs: list[str], declaration: str
+) -> None:
+    """A single-byte declaration decodes any bytes: a page in another encoding that makes
+    mojibake of it is read by detection instead."""
+    html = page(paragraphs, declaration, label)
+    assert decode_html(html.encode(codec)) == html
+
+
+def test_a_truthful_single_byte_page_with_odd_words_keeps_its_declaration() -> None:
+    """Symbols beside letters and all-capital words in a Western page are not mojibake enough
+    to doubt its declaration; neither is a short page with a few odd words."""
+    odd = ["Prix : 4 € ±2 °C, 3×4 m², ÉCOLE ÄÖÜ McDonald’s", *WESTERN, *LATIN_1]
+    for label, codec in (("windows-1252", "cp1252"), ("ISO-8859-15", "iso8859_15")):
+        html = page([p.replace("’", "'").replace("€", "EUR") for p in odd], "meta-charset", label)
+        assert decode_html(html.encode(codec)) == html, label
+    short = page(["ÄÖÜ ÆØÅ ÞÐÆ"], "meta-charset", "ISO-8859-1")
+    assert decode_html(short.encode("latin-1")) == short
+
+
 def test_a_page_declaring_shift_jis_in_euc_jp_reads_as_euc_jp() -> None:
     html = page(JAPANESE, "meta-charset", "Shift_JIS")
     assert decode_html(html.encode("euc_jp")) == html
