@@ -27,11 +27,12 @@ A single-byte declaration (windows-1252, ISO-8859-*, KOI8-R, windows-1251 ...) d
 bytes, so a page that lies with one is not caught by errors: its reading is *mojibake* when at
 least :data:`MOJIBAKE` of its words with a non-ASCII character, and :data:`MOJIBAKE_WORDS`,
 look broken: a lower-case letter followed by a capital inside the word (``оНЦНДЮ``:
-windows-1251 read as KOI8-R), capitals only (``ЯРН``: ``сто`` so read), letters and symbols run together (``ÌìÆøÔ¤±¨``: GBK read as
-windows-1252) or three accented Latin-1 letters in a row (``Ïîãîäà``: windows-1251 read as
-windows-1252). Such a page is read by the detected encoding instead when that reading decodes
-without error and has at most a quarter of the share of broken words. A page that tells the
-truth has next to none, and is not sent to detection.
+windows-1251 read as KOI8-R), capitals only (``ЯРН``: ``сто`` so read), letters and symbols
+run together (``ÌìÆøÔ¤±¨``: GBK read as windows-1252) or three accented Latin-1 letters in a
+row (``Ïîãîäà``: windows-1251 read as windows-1252). Such a page is read by the detected
+encoding instead when that reading decodes without error and has at most a quarter of the
+share of broken words. A page that tells the truth has next to none, and is not sent to
+detection.
 
 A page is rejected (:class:`NotTextError`) only when even its best reading is not text: more
 than :data:`MAX_NOT_TEXT` of its characters are control characters (other than whitespace)
