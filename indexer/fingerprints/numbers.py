@@ -799,7 +799,7 @@ def agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     x -= np.uint32(1)
     ok = np.minimum.reduce(x, axis=-1) >= 255
     names_a, names_b = a[:, NUMBER_CELLS:], b[:, NUMBER_CELLS:]
-    if names_a.any() and names_b.any():  # most pages have no name cells at all
+    if np.count_nonzero(names_a) and np.count_nonzero(names_b):  # most pages have no names
         k = np.flatnonzero(names_a.any(axis=1) & names_b.any(axis=1) & ok)
         ok[k] = names_agree(names_a[k], names_b[k])
     return ok

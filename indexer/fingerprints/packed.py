@@ -253,7 +253,7 @@ def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked
     reading = _reading(params)
     records, present = _read(values, reading)
     codes = (records["key_head"] >> np.uint64(4)).astype(np.int64)
-    if not present.all():
+    if np.count_nonzero(present) < len(present):
         records = records.copy()  # the fast read's records are read-only
         records[~present] = np.zeros(1, dtype=reading.dtype)[0]
         codes[~present] = -1
