@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from indexer import __version__
+from indexer.commands.common import thresholds, thresholds_options
 from indexer.fingerprints.params import HASH_NAMES
-from indexer.grouping import DEFAULT_THRESHOLDS
 
 
 @click.group()
@@ -74,20 +73,7 @@ def _read_inputs(texts: tuple[str, ...], files: tuple[Path, ...]) -> list[str]:
     help="MinHash shingle length in words [default: same as --shingle].",
 )
 @click.option("--compare", is_flag=True, help="Compare exactly two texts.")
-@click.option(
-    "--max-distance",
-    type=click.IntRange(0, 64),
-    default=DEFAULT_THRESHOLDS.max_distance,
-    show_default=True,
-    help="With --compare: largest SimHash Hamming distance (the proxy's default).",
-)
-@click.option(
-    "--min-similarity",
-    type=click.FloatRange(0, 1),
-    default=DEFAULT_THRESHOLDS.min_similarity,
-    show_default=True,
-    help="With --compare: smallest MinHash similarity (the proxy's default).",
-)
+@thresholds_options
 def fingerprint(
     texts: tuple[str, ...],
     files: tuple[Path, ...],
@@ -130,9 +116,8 @@ def fingerprint(
         if len(records) != 2:
             raise click.UsageError(f"--compare needs exactly two texts, got {len(records)}")
         a, b = records
-        t = replace(DEFAULT_THRESHOLDS, max_distance=max_distance, min_similarity=min_similarity)
         out: dict[str, Any] = {
-            **verdict(a, b, t).model_dump(),
+            **verdict(a, b, thresholds(max_distance, min_similarity)).model_dump(),
             "token_count": [a.token_count, b.token_count],
             "hamming": int(hamming(a.simhash, b.simhash)),
             "similarity": round(float(similarity(np.array(a.minhash), np.array(b.minhash))), 4),

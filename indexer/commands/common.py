@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import click
@@ -10,6 +11,7 @@ from elasticsearch import Elasticsearch
 
 from indexer.documents import TextFields
 from indexer.es import DEFAULT_ES_URL, ClusterUnavailable, connect
+from indexer.grouping import DEFAULT_THRESHOLDS, Thresholds
 
 __all__ = [
     "EXIT_FATAL",
@@ -23,6 +25,8 @@ __all__ = [
     "no_text_warning",
     "text_field_option",
     "text_fields_given",
+    "thresholds",
+    "thresholds_options",
 ]
 
 EXIT_OK = 0
@@ -50,6 +54,30 @@ def es_url_option(fn: F) -> F:
         show_default=True,
         help="Elasticsearch URL(s), comma-separated [env ES_URL].",
     )(fn)
+
+
+def thresholds_options(fn: F) -> F:
+    """``--max-distance`` and ``--min-similarity``: the grouping rule's thresholds, the proxy's
+    defaults unless given (:func:`thresholds` makes them one value)."""
+    fn = click.option(
+        "--min-similarity",
+        type=click.FloatRange(0, 1),
+        default=DEFAULT_THRESHOLDS.min_similarity,
+        show_default=True,
+        help="Smallest MinHash similarity (the proxy's default).",
+    )(fn)
+    return click.option(
+        "--max-distance",
+        type=click.IntRange(0, 64),
+        default=DEFAULT_THRESHOLDS.max_distance,
+        show_default=True,
+        help="Largest SimHash Hamming distance (the proxy's default).",
+    )(fn)
+
+
+def thresholds(max_distance: int, min_similarity: float) -> Thresholds:
+    """The rule's thresholds of :func:`thresholds_options`' values."""
+    return replace(DEFAULT_THRESHOLDS, max_distance=max_distance, min_similarity=min_similarity)
 
 
 def client(es_url: str) -> Elasticsearch:

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from indexer.boilerplate_store import load_models
-from indexer.commands.common import client, es_url_option
+from indexer.commands.common import client, es_url_option, thresholds, thresholds_options
 from indexer.documents import DocumentError
-from indexer.grouping import DEFAULT_THRESHOLDS
 from indexer.hits import DEFAULT_PROBE
 from indexer.lookup import lookup_record, matches, search_body, text_and_host
 from indexer.mapping import FieldsConflict, recorded_probes, text_fields_for
@@ -32,20 +30,7 @@ __all__ = ["lookup_command"]
     help="A JSON document (its text: the fields the index records, default title and "
     "body/text; its url).",
 )
-@click.option(
-    "--max-distance",
-    type=click.IntRange(0, 64),
-    default=DEFAULT_THRESHOLDS.max_distance,
-    show_default=True,
-    help="Largest SimHash Hamming distance (the proxy's default).",
-)
-@click.option(
-    "--min-similarity",
-    type=click.FloatRange(0, 1),
-    default=DEFAULT_THRESHOLDS.min_similarity,
-    show_default=True,
-    help="Smallest MinHash similarity (the proxy's default).",
-)
+@thresholds_options
 @click.option(
     "--size",
     type=click.IntRange(1, 10_000),
@@ -95,6 +80,5 @@ def lookup_command(
         hits = es.search(index=index, **search_body(record, size, probes)).body["hits"]["hits"]
     finally:
         es.close()
-    t = replace(DEFAULT_THRESHOLDS, max_distance=max_distance, min_similarity=min_similarity)
-    result = matches(record, hits, t)
+    result = matches(record, hits, thresholds(max_distance, min_similarity))
     click.echo(result.model_dump_json(indent=2))
