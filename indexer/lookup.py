@@ -28,7 +28,8 @@ from indexer.candidates import candidates_query
 from indexer.documents import TextFields, document_text, host_of
 from indexer.fingerprints import FingerprintRecord
 from indexer.fingerprints.minhash import value_dtype
-from indexer.fingerprints.numbers import agree
+from indexer.fingerprints.numbers import WRITING_CELL, agree
+from indexer.fingerprints.writing import writings_agree
 from indexer.grouping import DEFAULT_THRESHOLDS, Prints, Thresholds, verify
 from indexer.hits import DEFAULT_PROBE, FINGERPRINT_FIELD, decode, key_code, probe_keys
 from indexer.prepare import PrepareConfig
@@ -145,6 +146,8 @@ def verdict(
         reason = f"SimHash {int(ham[0])} bits apart, more than max_distance {t.max_distance}"
     elif float(sim[0]) < needed:
         reason = f"MinHash similarity {float(sim[0]):.4f} below the {needed} this length needs"
+    elif not writings_agree(p.numbers[:1, WRITING_CELL], p.numbers[1:, WRITING_CELL])[0]:
+        reason = "one is written in Simplified, the other in Traditional Chinese: a translation"
     elif not numbers:
         reason = "their numbers conflict (a number or name differs in the same context)"
     else:

@@ -13,7 +13,7 @@ from indexer import grouping
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
 from indexer.fingerprints.names import PER_PART
-from indexer.fingerprints.numbers import CELLS, NUMBER_CELLS
+from indexer.fingerprints.numbers import CELLS, NUMBER_CELLS, WRITING_CELL
 from indexer.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 
 T = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=50)
@@ -198,6 +198,10 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
         shared = len(x & y)
         if x and y and (shared == 0 if part == 0 else 2 * shared <= min(len(x), len(y))):
             agree = False
+    # the writing: both known (Simplified, Traditional) and different
+    wa, wb = int(a.numbers[i, WRITING_CELL]), int(b.numbers[r, WRITING_CELL])
+    if wa and wb and wa != wb:
+        agree = False
     close = both and long_enough and d <= t.max_distance and s >= _needed(t, words) and agree
     return bool(same_key or close)
 
@@ -242,6 +246,7 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
             at = NUMBER_CELLS + part * PER_PART
             words = rng.choice(np.arange(1, 6, dtype=np.uint32), rng.integers(0, 4), replace=False)
             f[at : at + len(words)] = words
+        f[WRITING_CELL] = rng.integers(0, 3)  # unknown, Simplified or Traditional
     simhashes, sketches, keys, tokens, present, numbers = [], [], [], [], [], []
     for offset, centre, family, short in hits:
         bits = [b % 64 for b in range(offset, offset + offset % 12)]

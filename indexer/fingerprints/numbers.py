@@ -77,6 +77,7 @@ import numpy as np
 
 from indexer.fingerprints.features import NO_WORDS
 from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, names_agree
+from indexer.fingerprints.writing import writing_codes, writings_agree
 from indexer.text import normalize, sub_urls
 
 __all__ = [
@@ -85,6 +86,7 @@ __all__ = [
     "NUMBER_CELLS",
     "ROWS",
     "SIDES_BELOW",
+    "WRITING_CELL",
     "agree",
     "cells_from_bytes",
     "cells_to_bytes",
@@ -102,9 +104,11 @@ BUCKETS = 24
 SIDES_BELOW = NO_WORDS
 #: Cells of the number sketch proper.
 NUMBER_CELLS = ROWS * BUCKETS
+#: Where the writing cell (:mod:`indexer.fingerprints.writing`) is, after the name cells.
+WRITING_CELL = NUMBER_CELLS + NAME_CELLS
 #: Cells stored in all (one ``uint32`` each, 3 bytes packed): the number sketch's, then the
-#: name cells (:mod:`indexer.fingerprints.names`).
-CELLS = NUMBER_CELLS + NAME_CELLS
+#: name cells (:mod:`indexer.fingerprints.names`), then the writing cell.
+CELLS = WRITING_CELL + 1
 
 _19, _20 = ord("1") * 256 + ord("9"), ord("2") * 256 + ord("0")
 #: Units of measure (folded, as the sketch reads them) that stay with a number when spaced.
@@ -261,7 +265,8 @@ def number_sketches(
     titles: Sequence[str] | None = None,
 ) -> np.ndarray:
     """(n, :data:`CELLS`) uint32: the number sketch of each text (module docstring), then its
-    name cells (:mod:`indexer.fingerprints.names`). ``units``: each text's words of content,
+    name cells (:mod:`indexer.fingerprints.names`) and its writing cell
+    (:mod:`indexer.fingerprints.writing`). ``units``: each text's words of content,
     which decide the short documents' rules (none given: the long documents' rule, no names);
     ``folded``: the texts are already :func:`indexer.text.fold`-ed; ``titles``: each text's
     first line as written, when ``texts`` has frame lines blanked (default: their own)."""
@@ -274,7 +279,10 @@ def number_sketches(
             heads = [t.split("\n", 1)[0] for t in mine]
         else:
             heads = [titles[i] if folded else normalize(titles[i]) for i in named]
-        out[named, NUMBER_CELLS:] = name_cells(heads, mine, np.ones(len(named), dtype=bool))
+        out[named, NUMBER_CELLS:WRITING_CELL] = name_cells(
+            heads, mine, np.ones(len(named), dtype=bool)
+        )
+    out[:, WRITING_CELL] = writing_codes(texts)
     return out
 
 
@@ -792,13 +800,15 @@ def conflicts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(k,) bool: ``~conflicts(a, b)`` (the verification's hot path): no number cell's XOR is
-    in 1..255 (uint32 wraps 0 - 1 above 254), and the name cells agree where either has any."""
+    in 1..255 (uint32 wraps 0 - 1 above 254), the writing cells agree, and the name cells
+    agree where either has any."""
     if not len(a):
         return np.ones(0, dtype=bool)
     x = np.bitwise_xor(a[:, :NUMBER_CELLS], b[:, :NUMBER_CELLS])
     x -= np.uint32(1)
     ok = np.minimum.reduce(x, axis=-1) >= 255
-    names_a, names_b = a[:, NUMBER_CELLS:], b[:, NUMBER_CELLS:]
+    ok &= writings_agree(a[:, WRITING_CELL], b[:, WRITING_CELL])
+    names_a, names_b = a[:, NUMBER_CELLS:WRITING_CELL], b[:, NUMBER_CELLS:WRITING_CELL]
     if np.count_nonzero(names_a) and np.count_nonzero(names_b):  # most pages have no names
         k = np.flatnonzero(names_a.any(axis=1) & names_b.any(axis=1) & ok)
         ok[k] = names_agree(names_a[k], names_b[k])

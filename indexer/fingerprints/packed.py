@@ -12,9 +12,10 @@ searches or collapses on, derived from the same values (``indexer.fingerprints.r
     12      4      token_count, uint32
     16      32     exact_key, the sha256 digest (its 64 hex digits as bytes)
     48      M      the MinHash sketch, values of ``minhash_bits`` bits (M = size x bits / 8)
-    48 + M  180    the number sketch and the name cells (:mod:`~indexer.fingerprints.numbers`,
-                   :mod:`~indexer.fingerprints.names`): 60 cells of 24 bits, 3 bytes each
-    228 + M 0-2    zero bytes: the record is a multiple of 3 bytes
+    48 + M  183    the number sketch, the name cells and the writing cell
+                   (:mod:`~indexer.fingerprints.numbers`, :mod:`~indexer.fingerprints.names`,
+                   :mod:`~indexer.fingerprints.writing`): 61 cells of 24 bits, 3 bytes each
+    231 + M 1-2    zero bytes: the record is a multiple of 3 bytes
 
 then standard base64. A multiple of 3 bytes has no base64 padding, so the base64 of n records
 joined is the base64 of their bytes joined: a batch encodes (:func:`pack_many`) and decodes
