@@ -23,6 +23,7 @@ from indexer.fingerprints.numbers import (
 )
 from indexer.fingerprints.record import FingerprintRecord, decode_many
 from indexer.grouping import Prints, Thresholds, verify
+from indexer.lookup import verdict
 from tests.proxy_support import create_index, index_docs
 from tests.test_proxy_search import search
 
@@ -229,6 +230,41 @@ def test_frame_dates_in_every_script_do_not_conflict(a: str, b: str) -> None:
         "会议于2026年10月{}日在北京举行，讨论了新版本的发布计划和后续的维护安排，与会者一致同意。"
     )
     assert conflict(f"{a}\n{held.format(11)}", f"{a}\n{held.format(12)}")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "Bring your own cup, the coffee is on us.\nThe next meeting is on 2026-03-18.",
+            "Bring your own cup, the coffee is on us.\nThe next meeting is on 2026-03-19.",
+        ),
+        (
+            "Wer zuletzt lacht, denkt zu langsam.\nDas nächste Treffen ist am 18. März 2026.",
+            "Wer zuletzt lacht, denkt zu langsam.\nDas nächste Treffen ist am 19. März 2026.",
+        ),
+        (
+            "Кто рано встаёт, тому Бог подаёт.\nСледующая встреча 18 марта 2026 г.",
+            "Кто рано встаёт, тому Бог подаёт.\nСледующая встреча 18 марта 2027 г.",
+        ),
+        (
+            "早起的鸟儿有虫吃，晚起的虫儿被鸟吃。\n下次会议定于2026年3月18日举行。",
+            "早起的鸟儿有虫吃，晚起的虫儿被鸟吃。\n下次会议定于2026年3月19日举行。",
+        ),
+        (
+            "Apple to hold its autumn product event\non September 12, 2026",
+            "Apple to hold its autumn product event\non September 13, 2026",
+        ),
+    ],
+)
+def test_a_short_documents_dates_are_its_own(a: str, b: str) -> None:
+    """Under ``SIDES_BELOW`` words every date is content: a quote's or a headline's date
+    changed on a short line conflicts, where a long document's short line is its frame's."""
+    assert conflict_short(a, b) and conflict_short(b, a)
+    assert not conflict(a, b)  # the long documents' rule: a dateline
+    va, vb = fingerprint(a), fingerprint(b)
+    assert va.token_count < SIDES_BELOW
+    assert "numbers conflict" in verdict(va, vb).reason
 
 
 def test_a_cut_or_a_repeated_number_does_not_conflict() -> None:

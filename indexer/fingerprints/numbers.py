@@ -19,7 +19,10 @@ ends a run (``版本2`` is ``版本`` then ``2``):
 * a date or time stamp (3 or more runs of digits only, one a year 19xx or 20xx:
   ``2026-03-18 10:55``; or digits beside a month's name written in ASCII: ``11 October
   2026``) on a line with fewer than :data:`_MIN_LINE` bytes of other words (a dateline, a
-  "printed from <url> on <date>" line: a URL counts as one word) is the frame's, and left out;
+  "printed from <url> on <date>" line: a URL counts as one word) is the frame's, and left out
+  — but in a document under :data:`SIDES_BELOW` words of content (a listing, a quote, a
+  headline) no date is the frame's: its short lines are its content ("The next meeting is on
+  18 March 2026."), and a copy with another date is another document;
 * its *context* is the word run right before it and the one right after it, over spaces and
   line breaks (a line break only stops a number); the start or end of the text counts as no
   run. Of a non-ASCII run only the 6 bytes next to the number count (2 CJK or 3 Cyrillic
@@ -613,6 +616,8 @@ def _sketches_of_buf_numpy(
         lo = np.searchsorted(bounds, starts[holding])
         hi = np.searchsorted(bounds, ends[holding] - 1)
         stamp[stamp] = _frame_lines(kind, bounds, runs, first[stamp], lo, hi)
+        if sides is not None:
+            stamp &= ~sides[doc]  # a short document's dates are its own
     if stamps is not None and stamp.any():
         breaks = np.concatenate(([0], np.cumsum(a == _NL)))
         at = bounds[first[stamp]]

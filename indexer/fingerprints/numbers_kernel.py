@@ -317,6 +317,8 @@ def _sketch_cut(
                 if weight[ln] > 0:
                     wordy_lines += 1
         frame = weight[line_of[first[c]]] < min_line2 and wordy_lines > 1
+        if use_sides and sides[d]:
+            frame = False  # a short document's dates are its own
         stamp[c] = frame
         if frame:
             breaks = 0
