@@ -78,7 +78,7 @@ class Thresholds:
 
     max_distance: int
     min_similarity: float
-    min_tokens: int = 10
+    min_tokens: int = 9
     short_similarity: float | None = None
 
     def similarity_for(self, tokens: np.ndarray) -> np.ndarray:
@@ -90,7 +90,7 @@ class Thresholds:
 
 #: The thresholds the proxy collapses with and lookups verify with, unless configured otherwise
 #: (how they were chosen: docs/quality.md).
-DEFAULT_THRESHOLDS = Thresholds(max_distance=24, min_similarity=0.45, min_tokens=10)
+DEFAULT_THRESHOLDS = Thresholds(max_distance=24, min_similarity=0.45, min_tokens=9)
 
 
 @dataclass(frozen=True)

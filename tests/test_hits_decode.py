@@ -23,7 +23,7 @@ from indexer.hits import (
 )
 from tests.test_ingest import prose
 
-MIN_TOKENS = 10
+MIN_TOKENS = FingerprintParams().min_tokens
 PROBES_BOTH = frozenset({"bands", "blocks"})
 MAIN = FingerprintParams()
 OTHER = FingerprintParams(minhash_size=64, minhash_bits=16)

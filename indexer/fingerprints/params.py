@@ -40,7 +40,7 @@ class FingerprintParams(BaseModel):
     minhash_size: int = Field(128, description="MinHash sketch values (power of two, 8..1024)")
     minhash_bits: Literal[8, 16, 32] = Field(8, description="bits kept per MinHash value")
     minhash_shingle: int = Field(4, ge=1, le=64, description="MinHash k-word shingle length")
-    min_tokens: int = Field(10, ge=0, description="below this, documents group by exact key only")
+    min_tokens: int = Field(9, ge=0, description="below this, documents group by exact key only")
 
     @field_validator("blocks")
     @classmethod
@@ -72,7 +72,7 @@ class FingerprintParams(BaseModel):
         )
 
     @classmethod
-    def from_version(cls, version: str, *, min_tokens: int = 10) -> FingerprintParams:
+    def from_version(cls, version: str, *, min_tokens: int = 9) -> FingerprintParams:
         """Rebuild the parameters from a stored version string (ValueError if unknown)."""
         m = _VERSION.match(version)
         if m is None or m["alg"] != ALGORITHM:

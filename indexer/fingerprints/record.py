@@ -151,7 +151,7 @@ class FingerprintRecord(BaseModel):
         return doc
 
     @classmethod
-    def from_es(cls, doc: dict[str, Any], *, min_tokens: int = 10) -> FingerprintRecord:
+    def from_es(cls, doc: dict[str, Any], *, min_tokens: int = 9) -> FingerprintRecord:
         """Rebuild a record from a stored ``collapse_fp`` object: its ``packed`` value, checked
         against the fields derived from it that the object holds (``band`` aside); ValueError
         if malformed or they disagree."""
