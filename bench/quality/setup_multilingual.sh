@@ -2,7 +2,8 @@
 # Install the Debian packages the multilingual quality corpus is built from (build_multilingual.py).
 # Usage: bench/quality/setup_multilingual.sh        (as root; a no-op when all are installed)
 # Translated man pages (zh_CN/zh_TW, ja, ru, de), the Debian Reference in Simplified and
-# Traditional Chinese, Japanese, German and English, and fortune files (en, de, ru, zh).
+# Traditional Chinese, Japanese, German and English, fortune files (en, de, ru, zh), and
+# OpenCC (bench/writing_standards.py converts Simplified texts to Traditional with it).
 # Nothing else is downloaded: the translated package summaries come from the AppStream data
 # apt already keeps under /var/lib/apt/lists (refreshed by `apt-get update`).
 set -euo pipefail
@@ -11,6 +12,7 @@ PKGS=(
   debian-reference-zh-cn debian-reference-zh-tw debian-reference-ja
   debian-reference-de debian-reference-en
   fortunes fortunes-de fortunes-ru fortunes-zh
+  opencc
   groff-base
 )
 missing=()
