@@ -11,7 +11,7 @@ from elasticsearch import Elasticsearch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.fingerprints import fingerprint, fingerprint_arrays
+from indexer.fingerprints import fingerprint, fingerprint_arrays, numbers
 from indexer.fingerprints.numbers import (
     CELLS,
     SIDES_BELOW,
@@ -66,10 +66,28 @@ RELEASE = "The team announced that version {v} of the compiler was released toda
             "Die Version 2.1 erschien am 14.03.2026 und kostet im Handel 199 Euro pro Lizenz.",
             "Die Version 2.1 erschien am 14.03.2025 und kostet im Handel 199 Euro pro Lizenz.",
         ),
+        # numbers written in CJK numerals
+        ("这本书的第二章讲述了他在北京的三年生活。", "这本书的第三章讲述了他在北京的三年生活。"),
+        ("这本书的第二章讲述了他在北京的三年生活。", "这本书的第二章讲述了他在北京的五年生活。"),
+        ("赭袍一万红巾，前殿群臣深殿女。", "赭袍三万红巾，前殿群臣深殿女。"),
+        ("二十三岁那年他第一次出国。", "二十五岁那年他第一次出国。"),
+        ("会期定于十二月十三日，地点不变。", "会期定于十二月十四日，地点不变。"),
+        ("三人で一週間の旅行に出かけた。", "四人で一週間の旅行に出かけた。"),
     ],
 )
 def test_a_changed_number_conflicts(a: str, b: str) -> None:
     assert conflict(a, b) and conflict(b, a)
+
+
+def test_numbers_in_cjk_numerals_read_as_their_values() -> None:
+    """A run of numerals is the number it writes; a numeral inside a word stays with its
+    context, so a copy that changes the words around it does not conflict."""
+    assert numbers._cjk_numerals("第二章，二〇二六年，一百零五，二十三万，十三") == (
+        "第2章，2026年，105，230000，13"
+    )
+    said = "他说统一的标准能让一些团队少走弯路，{}。"
+    assert not conflict(said.format("大家都同意"), said.format("很多人都同意"))
+    assert not conflict("统一的标准让一些团队受益。", "统一的规范让一些团队受益匪浅。")
 
 
 def test_an_identifier_with_an_underscore_is_no_number() -> None:

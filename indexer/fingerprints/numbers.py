@@ -32,6 +32,9 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   changed the word beside a number still has the number's other neighbour, so a number
   changed there too still conflicts (the entry with both neighbours keeps a short document
   comparable with a longer one).
+* a run of CJK numerals (第二章, 三天, 一百零五, 二〇二六年) is the number it writes, in ASCII
+  digits (2, 3, 105, 2026): Chinese and Japanese texts write their numbers so as often as in
+  digits (a numeral inside a word, 统一, 一些, is a number too: its context stays with it);
 * a URL is the word ``url``; on a line of content (by the same weight) its numeric runs
   follow it as one number, between ``url`` and ``url`` (a link's ``posix_1003.1e`` is not
   ``posix_1003.2e``), while the URL of a short line (each host's "printed from <url>") has none.
@@ -299,9 +302,49 @@ def _bytes_of(text: str, folded: bool = False) -> bytes:
 
 
 def _text_of(text: str, folded: bool) -> str:
-    """:func:`_bytes_of` before its bytes: dates spelt out and URLs as words."""
-    norm = text if text.isascii() else _dates_spelt_out(text if folded else normalize(text))
+    """:func:`_bytes_of` before its bytes: numbers written in CJK numerals and dates spelt
+    out, URLs as words."""
+    if text.isascii():
+        norm = text
+    else:
+        norm = _dates_spelt_out(_cjk_numerals(text if folded else normalize(text)))
     return _urls(norm) if "://" in norm else norm
+
+
+#: Numbers written in CJK numerals: digits, and the multipliers that follow them.
+_NUMERAL_RUN = re.compile("[〇零一二两兩三四五六七八九十百千万萬亿億]+")
+_DIGIT_OF = {
+    c: d
+    for d, cs in enumerate(("〇零", "一", "二两兩", "三", "四", "五", "六", "七", "八", "九"))
+    for c in cs
+}
+_SMALL = {"十": 10, "百": 100, "千": 1000}
+_LARGE = {"万": 10_000, "萬": 10_000, "亿": 100_000_000, "億": 100_000_000}
+
+
+def _numeral(m: re.Match[str]) -> str:
+    """A run of CJK numerals as its value in ASCII digits: digits alone read digit by digit
+    (二〇二六 2026), with multipliers as counted (十三 13, 二十 20, 一百零五 105, 三万 30000)."""
+    run = m.group()
+    if not any(c in _SMALL or c in _LARGE for c in run):
+        return "".join(str(_DIGIT_OF[c]) for c in run)
+    total = section = digit = 0
+    for c in run:
+        if c in _DIGIT_OF:
+            digit = _DIGIT_OF[c]
+        elif c in _SMALL:
+            section += (digit or 1) * _SMALL[c]
+            digit = 0
+        else:
+            total = (total + section + digit) * _LARGE[c]
+            section = digit = 0
+    return str(total + section + digit)
+
+
+def _cjk_numerals(norm: str) -> str:
+    """Runs of CJK numerals (第二章, 三天, 二〇二六年) as their values in ASCII digits
+    (:func:`_numeral`), so that a number written so is a number of the sketch."""
+    return _NUMERAL_RUN.sub(_numeral, norm) if _NUMERAL_RUN.search(norm) else norm
 
 
 def _joined_bytes(texts: Sequence[str], folded: bool) -> tuple[bytes, np.ndarray]:
