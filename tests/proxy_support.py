@@ -143,3 +143,15 @@ def index_docs(es: Elasticsearch, index: str, docs: list[dict[str, Any]]) -> Non
         actions.append({"_index": index, **doc})
     ok, errors = helpers.bulk(es, actions, refresh="wait_for")
     assert (ok, errors) == (len(docs), [])
+
+
+def index_texts(es: Elasticsearch, index: str, texts: dict[str, str]) -> None:
+    """A new index holding one document per text (``_id`` its key, ``body`` the text, ``n`` its
+    place in ``texts`` to sort on), fingerprinted by the indexer."""
+    create_index(es, index)
+    fps = fingerprints(list(texts.values()))
+    docs = [
+        {"_id": i, "n": k, "body": t, "collapse_fp": fp}
+        for k, ((i, t), fp) in enumerate(zip(texts.items(), fps, strict=True))
+    ]
+    index_docs(es, index, docs)

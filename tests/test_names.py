@@ -14,7 +14,7 @@ from indexer.fingerprints import fingerprint_arrays
 from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, names_agree
 from indexer.fingerprints.numbers import NUMBER_CELLS
 from indexer.grouping import Prints, Thresholds, verify
-from tests.proxy_support import create_index, index_docs
+from tests.proxy_support import index_texts
 from tests.test_proxy_search import search
 
 T = Thresholds(24, 0.45)
@@ -197,14 +197,7 @@ def test_a_name_changed_near_miss_stays_apart_through_the_proxy(
         "lennon-copy": QUOTE.format(title="Life is what happens…", credit="— John Lennon"),
         "saunders": QUOTE.format(title="Life is what happens…", credit="-- Allen Saunders"),
     }
-    ids = list(texts)
-    records = fingerprint_arrays([texts[i] for i in ids]).records()
-    docs = [
-        {"_id": i, "n": k, "body": texts[i], "collapse_fp": r.to_es(i)}
-        for k, (i, r) in enumerate(zip(ids, records, strict=True))
-    ]
-    create_index(es, index_name)
-    index_docs(es, index_name, docs)
+    index_texts(es, index_name, texts)
     body = {"query": {"match_all": {}}, "sort": [{"n": "asc"}], "size": 10}
     out = search(proxy_url, index_name, body, collapse_members=10)
     groups = {

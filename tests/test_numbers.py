@@ -24,7 +24,7 @@ from indexer.fingerprints.numbers import (
 from indexer.fingerprints.record import FingerprintRecord, decode_many
 from indexer.grouping import Prints, Thresholds, verify
 from indexer.lookup import verdict
-from tests.proxy_support import create_index, index_docs
+from tests.proxy_support import index_texts
 from tests.test_proxy_search import search
 
 
@@ -423,14 +423,7 @@ def test_a_number_changed_near_miss_stays_apart_through_the_proxy(
         "v30": notes.format(v="3.0", price=49),
         "v21-price": notes.format(v="2.1", price=59),
     }
-    ids = list(docs_text)
-    records = fingerprint_arrays([docs_text[i] for i in ids]).records()
-    docs = [
-        {"_id": i, "n": k, "body": docs_text[i], "collapse_fp": r.to_es(i)}
-        for k, (i, r) in enumerate(zip(ids, records, strict=True))
-    ]
-    create_index(es, index_name)
-    index_docs(es, index_name, docs)
+    index_texts(es, index_name, docs_text)
     body = {"query": {"match": {"body": "release notes"}}, "sort": [{"n": "asc"}], "size": 10}
     out = search(es_proxy := proxy_url, index_name, body, collapse_members=10)
     hits = out["hits"]["hits"]

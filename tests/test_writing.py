@@ -8,12 +8,12 @@ from elasticsearch import Elasticsearch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.fingerprints import fingerprint, fingerprint_arrays
+from indexer.fingerprints import fingerprint
 from indexer.fingerprints.han_forms import SIMPLIFIED_ONLY, TRADITIONAL_ONLY
 from indexer.fingerprints.numbers import WRITING_CELL
 from indexer.fingerprints.writing import SIMPLIFIED, TRADITIONAL, writing_codes, writings_agree
 from indexer.lookup import verdict
-from tests.proxy_support import create_index, index_docs
+from tests.proxy_support import index_texts
 from tests.test_proxy_search import search
 
 # A listing and a news paragraph, each in Simplified and character for character in Traditional.
@@ -89,8 +89,9 @@ def test_without_the_cell_the_conversion_would_fold() -> None:
 
 _S = st.sampled_from(SIMPLIFIED_ONLY)
 _T = st.sampled_from(TRADITIONAL_ONLY)
-_OTHER = st.sampled_from(
-    "的一是了我不在人有他中大上个们到说时要就出会也你对生能而子那得于着下自之年过"
+_COMMON = "的一是了我不在人有他中大上个们到说时要就出会也你对生能而子那得于着下自之年过"
+_OTHER = st.sampled_from(  # characters both standards write
+    [c for c in _COMMON if c not in SIMPLIFIED_ONLY and c not in TRADITIONAL_ONLY]
 )
 
 
@@ -127,14 +128,7 @@ def test_the_traditional_rendering_stays_apart_through_the_proxy(
         "tw": traditional,
         "tw-copy": traditional.replace("官方標配", "官方標準配置") + "（來源：PChome）",
     }
-    ids = list(docs_text)
-    records = fingerprint_arrays([docs_text[i] for i in ids]).records()
-    docs = [
-        {"_id": i, "n": k, "body": docs_text[i], "collapse_fp": r.to_es(i)}
-        for k, (i, r) in enumerate(zip(ids, records, strict=True))
-    ]
-    create_index(es, index_name)
-    index_docs(es, index_name, docs)
+    index_texts(es, index_name, docs_text)
     body = {"query": {"match": {"body": "Lenovo"}}, "sort": [{"n": "asc"}], "size": 10}
     hits = search(proxy_url, index_name, body, collapse_members=10)["hits"]["hits"]
     assert [h["_id"] for h in hits] == ["cn", "tw"]
