@@ -130,6 +130,7 @@ class Features:
     lengths: np.ndarray  # tokens per text
     line_no: np.ndarray  # (total tokens,) int32: the token's line in its text
     texts: list[str]  # the texts, folded (number sketches are read once the furniture is known)
+    written: list[str]  # the texts as given (the names inside sentences are read from them)
 
     @property
     def starts(self) -> np.ndarray:
@@ -156,6 +157,7 @@ class Features:
             self.lengths[keep],
             self.line_no[np.repeat(keep, self.lengths)],
             [t for t, ok in zip(self.texts, keep.tolist(), strict=True) if ok],
+            [t for t, ok in zip(self.written, keep.tolist(), strict=True) if ok],
         )
 
 
@@ -170,8 +172,9 @@ def features(texts: Sequence[str], p: FingerprintParams) -> Features:
     units = content_units(weights, lengths)
     stacked = np.stack([sim_tok, min_tok, weights, sample, digits]).astype(np.uint64, copy=False)
     return Features(
-        sh, scounts, mh, mcounts, keys, units, stacked, lengths, tokens.line_no, tokens.folded
-    )
+        sh, scounts, mh, mcounts, keys, units, stacked, lengths, tokens.line_no, tokens.folded,
+        list(texts),
+    )  # fmt: skip
 
 
 def _split(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
@@ -509,7 +512,7 @@ def fingerprint_features(
             sub = Features(
                 f.sh[sh], f.scounts[d], f.mh[mh], f.mcounts[d], [f.exact_keys[i] for i in docs],
                 f.token_count[d], f.tokens[:, t], lengths[d], f.line_no[t],
-                [f.texts[i] for i in docs],
+                [f.texts[i] for i in docs], [f.written[i] for i in docs],
             )  # fmt: skip
             part = _cut(sub, [(model, list(range(len(docs))))], stamped[t], params, max_removed,
                         min_remaining)  # fmt: skip
@@ -523,6 +526,7 @@ def fingerprint_features(
     # a page's content in words counts the tokens left; its features and its number sketch
     # also keep the phrases inside its lines that the host's pages share
     units = content_units(np.where(keep, weights, 0), lengths)
+    own = keep  # the tokens no host model cut (a line holding any other gives no names)
     keep = keep | _inside_kept(f, keep)
     sim_tok, min_tok, _, sample = f.tokens[:4, keep] if not keep.all() else f.tokens[:4]
     new_lengths = np.bincount(tdoc[keep], minlength=n)
@@ -563,6 +567,7 @@ def fingerprint_features(
             folded=True,
             units=units,
             titles=[t.split("\n", 1)[0] for t in f.texts],
+            written=_content_texts(f, own, applied, f.written, partly=True),
         ),
         exact_keys=list(f.exact_keys),
         token_count=units,
@@ -698,27 +703,36 @@ def _guarded(
     return share, mine & (cut > 0) & (share <= max_removed) & (kept >= min_remaining)
 
 
-def _content_texts(f: Features, keep: np.ndarray, applied: np.ndarray) -> list[str]:
-    """Each text, less the lines (of the documents ``applied``) whose tokens are mostly cut:
-    what the number sketch reads, so that numbers of the host's frame neither block true
-    copies nor hide a changed number among their own."""
-    texts = list(f.texts)
+def _content_texts(
+    f: Features,
+    keep: np.ndarray,
+    applied: np.ndarray,
+    texts: Sequence[str] | None = None,
+    partly: bool = False,
+) -> list[str]:
+    """Each text (``texts``, default ``f.texts``), less the lines (of the documents
+    ``applied``) whose tokens are mostly cut: what the number sketch reads, so that numbers of
+    the host's frame neither block true copies nor hide a changed number among their own.
+    ``partly``: less the lines with any token cut (what the names inside sentences are read
+    from: a frame's line with the site's name in it, around a slot of the page's own)."""
+    out = list(f.texts if texts is None else texts)
     docs = np.flatnonzero(applied)
     if not len(docs):
-        return texts
+        return out
     starts = np.cumsum(f.lengths) - f.lengths
     for d in docs.tolist():
         a, b = int(starts[d]), int(starts[d] + f.lengths[d])
         line = f.line_no[a:b]
         total = np.bincount(line)
         cut = np.bincount(line, weights=~keep[a:b], minlength=len(total))
-        drop = np.flatnonzero((2 * cut > total) & (total > 0))
+        drop = np.flatnonzero(((cut > 0) if partly else (2 * cut > total)) & (total > 0))
         if len(drop):
-            lines = texts[d].split("\n")
+            lines = out[d].split("\n")
             for i in drop.tolist():
-                lines[i] = ""
-            texts[d] = "\n".join(lines)
-    return texts
+                if i < len(lines):
+                    lines[i] = ""
+            out[d] = "\n".join(lines)
+    return out
 
 
 def _stamp_lines(f: Features, docs: list[int], tdoc: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from indexer import grouping
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
 from indexer.fingerprints.names import PER_PART
-from indexer.fingerprints.numbers import CELLS, NUMBER_CELLS, WRITING_CELL
+from indexer.fingerprints.numbers import CELLS, NAMES_AT, SKETCH_CELLS, WRITING_CELL
 from indexer.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 
 T = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=50)
@@ -188,11 +188,11 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
     # the numbers: no cell with the same contexts (top 16 bits) holding other values (low 8)
     agree = not any(
         int(x) >> 8 == int(y) >> 8 and int(x) != int(y)
-        for x, y in zip(a.numbers[i, :NUMBER_CELLS], b.numbers[r, :NUMBER_CELLS], strict=True)
+        for x, y in zip(a.numbers[i, :SKETCH_CELLS], b.numbers[r, :SKETCH_CELLS], strict=True)
     )
     # the names: the subject not disjoint, at most half of the smaller attribution not shared
     for part in range(2):
-        cols = slice(NUMBER_CELLS + part * PER_PART, NUMBER_CELLS + (part + 1) * PER_PART)
+        cols = slice(NAMES_AT + part * PER_PART, NAMES_AT + (part + 1) * PER_PART)
         x = {int(v) for v in a.numbers[i, cols] if v}
         y = {int(v) for v in b.numbers[r, cols] if v}
         shared = len(x & y)
@@ -241,9 +241,9 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
     families = [rng.integers(0, 2**16, 64, dtype=np.uint16) for _ in range(3)]
     figures = [rng.integers(0, 2**24, CELLS, dtype=np.uint32) for _ in range(3)]
     for f in figures:  # name cells: a few words of a small vocabulary, or none
-        f[NUMBER_CELLS:] = 0
+        f[NAMES_AT:] = 0
         for part in range(2):
-            at = NUMBER_CELLS + part * PER_PART
+            at = NAMES_AT + part * PER_PART
             words = rng.choice(np.arange(1, 6, dtype=np.uint32), rng.integers(0, 4), replace=False)
             f[at : at + len(words)] = words
         f[WRITING_CELL] = rng.integers(0, 3)  # unknown, Simplified or Traditional

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from indexer.fingerprints import fingerprint_arrays
 from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, names_agree
-from indexer.fingerprints.numbers import NUMBER_CELLS
+from indexer.fingerprints.numbers import NAMES_AT
 from indexer.grouping import Prints, Thresholds, verify
 from tests.proxy_support import index_texts
 from tests.test_proxy_search import search
@@ -42,7 +42,7 @@ def _prints(texts: list[str], names: bool = True) -> Prints:
     a = fingerprint_arrays(texts)
     numbers = a.numbers.copy()
     if not names:
-        numbers[:, NUMBER_CELLS:] = 0
+        numbers[:, NAMES_AT:] = 0
     keys = np.arange(len(texts), dtype=np.int64)  # no two exact keys equal
     return Prints(a.simhash, a.minhash, keys, a.token_count, a.present, numbers)
 
@@ -113,8 +113,8 @@ def test_long_documents_have_no_name_cells() -> None:
     reprint under another headline, credited otherwise, is still a copy."""
     body = " ".join(f"word{i % 7} line{i} text" for i in range(NAMED_BELOW))
     a = fingerprint_arrays([f"Atomix\nAtomix {body}\n-- Ann Lee", "Atomix\nAtomix is\n-- Ann Lee"])
-    assert a.token_count[0] >= NAMED_BELOW and not a.numbers[0, NUMBER_CELLS:].any()
-    assert a.numbers[1, NUMBER_CELLS:].any()
+    assert a.token_count[0] >= NAMED_BELOW and not a.numbers[0, NAMES_AT:].any()
+    assert a.numbers[1, NAMES_AT:].any()
 
 
 def _cells(title: str, lines: list[str]) -> np.ndarray:

@@ -129,9 +129,9 @@ def test_frame_lines_of_the_stamped_documents_equal_the_whole_batchs(docs: list[
 def test_a_batch_sketches_each_text_as_alone(docs: list[str]) -> None:
     """Stamps, units and names found over a batch are each document's own."""
     units = np.array([len(t.split()) for t in docs], dtype=np.int64)
-    together = number_sketches(docs, units=units)
+    together = number_sketches(docs, units=units, written=docs)
     for i, t in enumerate(docs):
-        alone = number_sketches([t], units=units[i : i + 1])
+        alone = number_sketches([t], units=units[i : i + 1], written=[t])
         assert together[i].tolist() == alone[0].tolist()
     assert not together[units >= max(SIDES_BELOW, names.NAMED_BELOW), NUMBER_CELLS:].any()
 

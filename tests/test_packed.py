@@ -129,23 +129,23 @@ def test_round_trip_and_layout(p: FingerprintParams) -> None:
 def test_default_size_and_worked_example() -> None:
     p = FingerprintParams()
     assert (
-        record_bytes(p) == 360
+        record_bytes(p) == 450
         and tag_of(p.version)
-        == hashlib.blake2b(b"sh7-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
+        == hashlib.blake2b(b"sh8-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
     )
     key = "0123456789abcdef" * 4
     sketch = np.arange(128, dtype=np.uint8)[None, :]
-    numbers = (np.arange(61, dtype=np.uint32) * 0x010203)[None, :]
+    numbers = (np.arange(CELLS, dtype=np.uint32) * 0x010203)[None, :]
     (value,) = pack_many(
         p, np.array([2**64 - 1], dtype=np.uint64), np.array([600]), [key], sketch, numbers
     )
     raw = base64.b64decode(value)
-    assert len(value) == 480 and raw[:4] == tag_of(p.version)
+    assert CELLS == 91 and len(value) == 600 and raw[:4] == tag_of(p.version)
     assert raw[4:12] == b"\xff" * 8 and raw[12:16] == (600).to_bytes(4, "little")
     assert raw[16:48] == bytes.fromhex(key) and raw[48:176] == bytes(range(128))
     assert raw[176:179] == b"\0\0\0" and raw[179:182] == b"\x03\x02\x01"  # cell 1: 0x010203
-    assert raw[176:359] == b"".join((k * 0x010203).to_bytes(3, "little") for k in range(61))
-    assert raw[359:] == b"\0"
+    assert raw[176:449] == b"".join((k * 0x010203).to_bytes(3, "little") for k in range(91))
+    assert raw[449:] == b"\0"
 
 
 def test_exact_keys_must_be_digests() -> None:

@@ -282,9 +282,7 @@ def test_ingest_names_the_fields_of_a_new_index_and_html_fills_the_first(
 def test_changing_the_fields_refingerprints_on_backfill(
     es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
 ) -> None:
-    docs = [
-        {"id": str(i), "body": prose(i, 100), "summary": prose(50 + i, 100)} for i in range(6)
-    ]
+    docs = [{"id": str(i), "body": prose(i, 100), "summary": prose(50 + i, 100)} for i in range(6)]
     src = tmp_path / "d.jsonl"
     src.write_text("".join(json.dumps(d) + "\n" for d in docs))
     code, out = ingest(es_url, index_name, tmp_path, src)

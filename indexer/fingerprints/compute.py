@@ -317,7 +317,7 @@ def fingerprint_arrays(
             sim_tok, min_tok, sample, lengths, units, params
         )
         keys += tokens.keys
-        numbers[a:b] = number_sketches(tokens.folded, folded=True, units=units)
+        numbers[a:b] = number_sketches(tokens.folded, folded=True, units=units, written=texts[a:b])
         token_count[a:b] = units
     return FingerprintArrays(
         params=params,

@@ -39,12 +39,14 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   follow it as one number, between ``url`` and ``url`` (a link's ``posix_1003.1e`` is not
   ``posix_1003.2e``), while the URL of a short line (each host's "printed from <url>") has none.
 
-Every (context, value) occurrence is an *entry*. The sketch has :data:`CELLS` cells,
+Every (context, value) occurrence is an *entry*. The sketch has :data:`NUMBER_CELLS` cells,
 :data:`ROWS` rows of :data:`BUCKETS`: an entry falls in one cell of each row (by a hash of its
 context of the row's own), which holds two sums over its entries: 16 bits of context hashes
 and 8 bits of entry hashes. Stored as one ``uint32`` per cell, ``context_sum << 8 |
-value_sum``, packed as 3 little-endian bytes (:func:`cells_to_bytes`): 144 bytes. The name
-cells (:mod:`indexer.fingerprints.names`) follow them in the stored value.
+value_sum``, packed as 3 little-endian bytes (:func:`cells_to_bytes`): 144 bytes. The names
+inside sentences (:mod:`indexer.fingerprints.sentence_names`: their own entries, in cells of
+the same form and rule), the name cells (:mod:`indexer.fingerprints.names`) and the writing
+cell follow them in the stored value (:data:`CELLS` in all).
 
 **Conflict** (:func:`conflicts`): some cell of the two documents has equal context sums and
 different value sums: the cell holds the same contexts in both, as often, with other values.
@@ -83,15 +85,19 @@ import numpy as np
 
 from indexer.fingerprints.features import NO_WORDS
 from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, names_agree
+from indexer.fingerprints.sentence_names import KINDS, name_entries
 from indexer.fingerprints.writing import writing_codes, writings_agree
 from indexer.text import normalize, sub_urls
 
 __all__ = [
     "BUCKETS",
     "CELLS",
+    "NAMES_AT",
+    "NAME_BUCKETS",
     "NUMBER_CELLS",
     "ROWS",
     "SIDES_BELOW",
+    "SKETCH_CELLS",
     "WRITING_CELL",
     "agree",
     "cells_from_bytes",
@@ -110,10 +116,17 @@ BUCKETS = 24
 SIDES_BELOW = NO_WORDS
 #: Cells of the number sketch proper.
 NUMBER_CELLS = ROWS * BUCKETS
+#: Cells per kind of entry of the sketch of names inside sentences, after the number sketch's.
+NAME_BUCKETS = 10
+#: Cells compared by the sketch's rule: the number sketch's, then the names inside sentences'
+#: (:mod:`indexer.fingerprints.sentence_names`, a row per kind of entry).
+SKETCH_CELLS = NUMBER_CELLS + len(KINDS) * NAME_BUCKETS
+#: Where the name cells (:mod:`indexer.fingerprints.names`) are.
+NAMES_AT = SKETCH_CELLS
 #: Where the writing cell (:mod:`indexer.fingerprints.writing`) is, after the name cells.
-WRITING_CELL = NUMBER_CELLS + NAME_CELLS
-#: Cells stored in all (one ``uint32`` each, 3 bytes packed): the number sketch's, then the
-#: name cells (:mod:`indexer.fingerprints.names`), then the writing cell.
+WRITING_CELL = NAMES_AT + NAME_CELLS
+#: Cells stored in all (one ``uint32`` each, 3 bytes packed): the number sketch's, the names
+#: inside sentences', the name cells, then the writing cell.
 CELLS = WRITING_CELL + 1
 
 _19, _20 = ord("1") * 256 + ord("9"), ord("2") * 256 + ord("0")
@@ -269,13 +282,16 @@ def number_sketches(
     folded: bool = False,
     units: np.ndarray | None = None,
     titles: Sequence[str] | None = None,
+    written: Sequence[str] | None = None,
 ) -> np.ndarray:
     """(n, :data:`CELLS`) uint32: the number sketch of each text (module docstring), then its
     name cells (:mod:`indexer.fingerprints.names`) and its writing cell
     (:mod:`indexer.fingerprints.writing`). ``units``: each text's words of content,
     which decide the short documents' rules (none given: the long documents' rule, no names);
     ``folded``: the texts are already :func:`indexer.text.fold`-ed; ``titles``: each text's
-    first line as written, when ``texts`` has frame lines blanked (default: their own)."""
+    first line as written, when ``texts`` has frame lines blanked (default: their own);
+    ``written``: the texts as written (case kept), whose names inside sentences
+    (:mod:`indexer.fingerprints.sentence_names`) short documents enter as numbers."""
     sides = None if units is None else units < SIDES_BELOW
     out = _sketches_of_buf(*_joined_bytes(texts, folded), sides=sides)
     named = None if units is None else np.flatnonzero(units < NAMED_BELOW).tolist()
@@ -285,11 +301,31 @@ def number_sketches(
             heads = [t.split("\n", 1)[0] for t in mine]
         else:
             heads = [titles[i] if folded else normalize(titles[i]) for i in named]
-        out[named, NUMBER_CELLS:WRITING_CELL] = name_cells(
-            heads, mine, np.ones(len(named), dtype=bool)
-        )
+        out[named, NAMES_AT:WRITING_CELL] = name_cells(heads, mine, np.ones(len(named), dtype=bool))
+        if written is not None:
+            _add_names(out, written, texts, named)
     out[:, WRITING_CELL] = writing_codes(texts)
     return out
+
+
+def _add_names(
+    out: np.ndarray, written: Sequence[str], content: Sequence[str], named: list[int]
+) -> None:
+    """Fills the sketch of the names inside sentences (:data:`NUMBER_CELLS` to
+    :data:`SKETCH_CELLS`) of the documents ``named``: one row of :data:`NAME_BUCKETS` cells
+    per kind of entry (both neighbours, the word before, the word after), so that a name
+    changed with nothing else is the only difference among its kind's contexts."""
+    doc, kind, ctx, value = name_entries(written, content, named)
+    if not len(doc):
+        return
+    with np.errstate(over="ignore"):
+        pair = _fmix(ctx ^ _fmix(value + _Q))
+    for k in range(len(KINDS)):
+        at = NUMBER_CELLS + k * NAME_BUCKETS
+        mine = kind == k
+        out[:, at : at + NAME_BUCKETS] = _sums(
+            doc[mine], ctx[mine], pair[mine], len(out), NAME_BUCKETS, rows=1
+        )
 
 
 def _bytes_of(text: str, folded: bool = False) -> bytes:
@@ -824,19 +860,30 @@ def _punctuation_is_space(buf: bytes, cls: np.ndarray) -> None:
 
 def _cells(doc: np.ndarray, ctx: np.ndarray, pair: np.ndarray, n: int) -> np.ndarray:
     """(n, CELLS) sketches from every number occurrence's document, context hash and pair
-    hash: per row, a bucket and a 16-bit context sum from a hash of the context of the row's
-    own, an 8-bit value sum from a hash of the pair of its own."""
+    hash (:func:`_sums` in the number sketch's cells)."""
     out = np.zeros((n, CELLS), dtype=np.uint32)
-    for r in range(ROWS):
+    out[:, :NUMBER_CELLS] = _sums(doc, ctx, pair, n, BUCKETS)
+    return out
+
+
+def _sums(
+    doc: np.ndarray, ctx: np.ndarray, pair: np.ndarray, n: int, buckets: int, rows: int = ROWS
+) -> np.ndarray:
+    """(n, rows * buckets) cells from every entry's document, context hash and pair hash: per
+    row, a bucket and a 16-bit context sum from a hash of the context of the row's own, an
+    8-bit value sum from a hash of the pair of its own."""
+    width = rows * buckets
+    out = np.zeros((n, width), dtype=np.uint32)
+    for r in range(rows):
         with np.errstate(over="ignore"):
             salt = _U64(r) * _Q
             hc, hp = _fmix(ctx + salt), _fmix(pair + salt)
-        cell = doc * NUMBER_CELLS + r * BUCKETS + (hc % _U64(BUCKETS)).astype(np.int64)
-        csum = np.bincount(cell, (hc >> _U64(48)).astype(np.float64), n * NUMBER_CELLS)
-        vsum = np.bincount(cell, (hp & _U64(0xFF)).astype(np.float64), n * NUMBER_CELLS)
-        cols = slice(r * BUCKETS, (r + 1) * BUCKETS)
+        cell = doc * width + r * buckets + (hc % _U64(buckets)).astype(np.int64)
+        csum = np.bincount(cell, (hc >> _U64(48)).astype(np.float64), n * width)
+        vsum = np.bincount(cell, (hp & _U64(0xFF)).astype(np.float64), n * width)
+        cols = slice(r * buckets, (r + 1) * buckets)
         cells = (csum.astype(np.int64) % 65536) << 8 | (vsum.astype(np.int64) % 256)
-        out[:, cols] = cells.reshape(n, NUMBER_CELLS)[:, cols]
+        out[:, cols] = cells.reshape(n, width)[:, cols]
     return out
 
 
@@ -847,16 +894,16 @@ def conflicts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(k,) bool: ``~conflicts(a, b)`` (the verification's hot path): no number cell's XOR is
-    in 1..255 (uint32 wraps 0 - 1 above 254), the writing cells agree, and the name cells
-    agree where either has any."""
+    """(k,) bool: ``~conflicts(a, b)`` (the verification's hot path): no cell of the number
+    sketch and the names inside sentences has an XOR in 1..255 (uint32 wraps 0 - 1 above 254),
+    the writing cells agree, and the name cells agree where either has any."""
     if not len(a):
         return np.ones(0, dtype=bool)
-    x = np.bitwise_xor(a[:, :NUMBER_CELLS], b[:, :NUMBER_CELLS])
+    x = np.bitwise_xor(a[:, :SKETCH_CELLS], b[:, :SKETCH_CELLS])
     x -= np.uint32(1)
     ok = np.minimum.reduce(x, axis=-1) >= 255
     ok &= writings_agree(a[:, WRITING_CELL], b[:, WRITING_CELL])
-    names_a, names_b = a[:, NUMBER_CELLS:WRITING_CELL], b[:, NUMBER_CELLS:WRITING_CELL]
+    names_a, names_b = a[:, NAMES_AT:WRITING_CELL], b[:, NAMES_AT:WRITING_CELL]
     if np.count_nonzero(names_a) and np.count_nonzero(names_b):  # most pages have no names
         k = np.flatnonzero(names_a.any(axis=1) & names_b.any(axis=1) & ok)
         ok[k] = names_agree(names_a[k], names_b[k])

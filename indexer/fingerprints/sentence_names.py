@@ -1,0 +1,184 @@
+"""Names inside sentences: a sketch of the number sketch's form, so that a short text that names
+another person or place ("… met John Smith in London" → "… met Peter Jones in Paris") stays
+apart from its original.
+
+A name in running text is, to SimHash and MinHash, one word like any other: a one-word copy
+and a text about someone else look alike. Scripts with letter case (Latin, Cyrillic, Greek ...)
+mark names: a capitalised word where a sentence does not start. Each is an *entry* as a number
+is in the number sketch (:mod:`indexer.fingerprints.numbers`): *its value the name's initial*,
+*its context the words around it*, so the sketch's guarantee carries over: the same words
+around a name of another initial conflict; a name whose words around it one text only has (a
+site's frame, a cut sentence, a name dropped or added) never does.
+
+Definitions, on a text as written (NFKC-normalised, each run of spaces one, not case
+folded), for documents under :data:`NAMED_BELOW` words of content:
+
+* a *word* is a run of letters of a script with case (Latin, Greek, Cyrillic, Armenian),
+  with inner apostrophes and hyphens (``O'Brien``, ``Jean-Luc``); other characters (a Han
+  character, a digit) are no words; a word is *capitalised* when its first letter is upper
+  case and it has two letters or more (``I`` and initials are not names);
+* a *name* is a capitalised word that does not start a sentence: it follows a word on its
+  line with nothing between them but spaces, commas, quotes or brackets (a sentence starts
+  at the line's start, after ``. ! ? … : ;``, a dash, a bullet or a character of another
+  script). Each word of a name of several words is one (``John``, then ``Smith``);
+* its *value* is its initial, case folded: a typo inside a name (``Jonh``, ``Хаймяа``) keeps
+  it, a name of another initial changes it (two different names share one about one time in
+  fifteen, and then fold);
+* its *contexts*, each an entry of its own kind, in a row of cells of its own (so that a name
+  changed where nothing else changed is the only difference among its kind's contexts): the
+  word before and the word after it together (the word after: on its line, in its sentence;
+  none at their ends); the word before alone; the word after alone, when it is no name. A
+  name's next word (``Smith`` of ``John Smith``) has only the first kind (the first word's
+  entries see a whole name replaced), and so does the text's last word when nothing follows
+  it (a copy cut at a character count ends in half a word: ``Springf``);
+* lines that give no names: the first line when the text has more than one and the next
+  does not go on with a lower-case letter (a title: the name cells' subject, and a new
+  headline is a copy; a text wrapped at a width goes on), lines whose words are all
+  capitalised (a heading, a menu, a shouting line), or more than three in four of more than
+  six words (a title-case heading), and lines of the frame (blank in the content text given
+  beside; in the host models' path, lines with any token of the host's frame); texts that
+  capitalise nouns (German: :func:`_capitalises_nouns`) give none, since there every noun
+  would be a name.
+
+Not seen: a name at a sentence's start ("John said …" → "Peter said …") or on a text's first
+line, a name replaced by one of the same initial, a name changed together with both its
+neighbours, names in scripts without case (Chinese, Japanese), German texts.
+Costs: a frame's sentence naming the site ("More news from Lakeside Sentinel every
+morning.") makes two copies in two sites' frames conflict, unless a host model cut the line
+(measured in docs/fingerprints.md, "Names inside sentences").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from hashlib import blake2b
+
+import numpy as np
+
+__all__ = ["KINDS", "NAMED_BELOW", "name_entries"]
+
+from indexer.fingerprints.names import NAMED_BELOW
+
+#: Letters of the scripts with case (Latin, Greek, Cyrillic, Armenian).
+_CASED = (
+    "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0370-\u03ff\u0400-\u052f\u0531-\u058f"
+    "\u1e00-\u1fff"
+)
+_WORD = re.compile(f"[{_CASED}]+(?:['’\\-][{_CASED}]+)*")
+_SPACES = re.compile(r"[^\S\n]+")
+#: What may stand between a word and the name after it, the sentence going on.
+_GOING_ON = re.compile(r"[\s,\"'“”‘’«»„()\[\]]*")
+#: Words of German (not English) that are among its most frequent: a text holding them
+#: capitalises its nouns.
+_GERMAN = frozenset(
+    re.findall(
+        r"\S+",
+        "der und ist nicht eine einen einem sich auf für dem des wird sind auch werden oder "
+        "wenn nach bei ich wir sie das noch nur wie kann dass daß über zum zur ein vom wurde "
+        "sein aber weil dann kein keine sehr immer mein dein alle bin bist habe hast durch "
+        "gegen ohne unter zwischen diese dieser jetzt heute gibt muss soll viel mehr nichts "
+        "etwas wer warum denn uns euch beim ins nein schon doch",
+    )
+)
+
+
+def _capitalises_nouns(words: Sequence[str]) -> bool:
+    """Whether a text's words are German's (two of its frequent words and one in twenty of the
+    text's, or one in a text of at most twenty words): its nouns are capitalised, and would
+    all be names."""
+    hits = sum(1 for w in words if w.lower() in _GERMAN)
+    return (hits >= 2 and 20 * hits >= len(words)) or (hits == 1 and len(words) <= 20)
+
+
+def _capitalised(word: str) -> bool:
+    return len(word) > 1 and word[0].isupper()
+
+
+_Name = tuple[str, str, str | None, bool, bool]
+
+
+def _line_names(line: str, last: bool = False) -> list[_Name]:
+    """(word before, name, word after, whether the word before is a name too, whether the
+    word after is a context alone: not a name) of each name on a line (module docstring),
+    folded; ``last``: the text's last line, whose last word, if nothing follows it, has the
+    word after it ``None`` (it may be half a word: :func:`name_entries`)."""
+    words = [m.group() for m in _WORD.finditer(line)]
+    caps = [_capitalised(w) for w in words]
+    n = sum(caps)
+    if not n or n == len(words) or (4 * n > 3 * len(words) and len(words) > 6):
+        return []  # none, or a heading, a menu, a shouting line
+    ends = [m.end() for m in _WORD.finditer(line)]
+    starts = [e - len(w) for e, w in zip(ends, words, strict=True)]
+    out: list[_Name] = []
+    named = [False] * len(words)
+    for i in range(1, len(words)):
+        if caps[i] and _GOING_ON.fullmatch(line, ends[i - 1], starts[i]):
+            named[i] = True
+            alone = False
+            after: str | None = ""  # the line's or the sentence's end
+            if i + 1 < len(words) and _GOING_ON.fullmatch(line, ends[i], starts[i + 1]):
+                after = words[i + 1].casefold()
+                alone = not caps[i + 1]  # a name's next word is no context alone
+            elif last and not line[ends[i] :].strip():
+                after = None  # the text's end: a cut may have halved the word
+            out.append((words[i - 1].casefold(), words[i].casefold(), after, named[i - 1], alone))
+    return out
+
+
+def _hash(kind: bytes, text: str) -> int:
+    digest = blake2b(text.encode("utf-8"), digest_size=8, person=kind).digest()
+    return int.from_bytes(digest, "little")
+
+
+#: The kinds of entries (each in cells of its own): both neighbours, the word before, the
+#: word after.
+KINDS = (b"name-both", b"name-left", b"name-right")
+
+
+def name_entries(
+    written: Sequence[str], content: Sequence[str] | None, named: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The entries (document, kind: an index into :data:`KINDS`, context hash, value hash) of
+    the names inside sentences of the documents ``named`` (indices into ``written``, the texts as
+    written). ``content``: the texts with frame lines blanked (lines blank there give no
+    names when the two have as many lines); None: every line is content."""
+    docs: list[int] = []
+    kinds: list[int] = []
+    ctxs: list[int] = []
+    values: list[int] = []
+    for d in named:
+        text = _SPACES.sub(" ", unicodedata.normalize("NFKC", written[d]))
+        if not text:
+            continue
+        lines = text.split("\n")
+        if content is not None:
+            kept = content[d].split("\n")
+            if len(kept) == len(lines):
+                lines = [line if k.strip() else "" for line, k in zip(lines, kept, strict=True)]
+        body = [line for line in lines if line.strip()]
+        if len(body) > 1 and not body[1].lstrip()[:1].islower():
+            body = body[1:]  # a title (not the first line of a sentence that goes on)
+        found = [t for k, line in enumerate(body, 1 - len(body)) for t in _line_names(line, k == 0)]
+        if not found or _capitalises_nouns(_WORD.findall(" ".join(body))):
+            continue
+        for before, name, after, going_on, alone in found:
+            value = _hash(b"name-value", name[0])  # its initial: a typo rarely changes it
+            sides = [(0, f"{before} {after}")]
+            if not going_on:  # a name's first word: the words beside it are contexts alone
+                if after is not None:  # not the text's last word: it is whole
+                    sides.append((1, before))
+                if after and alone:  # not the line's or the name's end
+                    sides.append((2, after))
+            for kind, ctx in sides:
+                docs.append(d)
+                kinds.append(kind)
+                ctxs.append(_hash(KINDS[kind], ctx))
+                values.append(value)
+    return (
+        np.asarray(docs, dtype=np.int64),
+        np.asarray(kinds, dtype=np.int64),
+        np.asarray(ctxs, dtype=np.uint64),
+        np.asarray(values, dtype=np.uint64),
+    )

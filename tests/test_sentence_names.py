@@ -1,0 +1,165 @@
+"""Names inside sentences keep their meaning (indexer.fingerprints.sentence_names): a short text
+that names another person or place stays apart, offline and through the proxy; copies that
+change anything else still fold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from elasticsearch import Elasticsearch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer.fingerprints import fingerprint_arrays
+from indexer.fingerprints.numbers import NUMBER_CELLS, number_sketches
+from indexer.fingerprints.sentence_names import _line_names, name_entries
+from indexer.text import fold
+from tests.proxy_support import index_texts
+from tests.test_names import folds_with_first
+from tests.test_proxy_search import search
+
+EN = (
+    "Yesterday the city council met with {name} to discuss the budget for the coming year "
+    "and the plans for the new library building downtown, which opens in {city} next spring."
+)
+RU = (
+    "Вчера городской совет встретился с {name}, чтобы обсудить бюджет на следующий год и "
+    "планы строительства новой библиотеки, которая откроется в {city} следующей весной."
+)
+DE = (
+    "Gestern hat sich der Stadtrat mit {name} getroffen, um den Haushalt für das kommende "
+    "Jahr und die Pläne für die neue {thing} zu besprechen, die im Frühjahr öffnet."
+)
+
+
+@pytest.mark.parametrize(
+    ("template", "name", "city", "other_name", "other_city"),
+    [
+        (EN, "John Smith", "London", "Peter Jones", "Paris"),
+        (RU, "Иваном Петровым", "Москве", "Сергеем Ивановым", "Казани"),
+    ],
+)
+def test_another_name_in_a_sentence_stays_apart(
+    template: str, name: str, city: str, other_name: str, other_city: str
+) -> None:
+    """Another person or another place in the same sentence: another document. A word changed
+    elsewhere, a name dropped, a typo inside a name (its initial kept), punctuation, a new
+    headline: copies."""
+    text = template.format(name=name, city=city)
+    first = text.split(" ", 1)
+    assert folds_with_first(
+        [
+            text,
+            template.format(name=other_name, city=city),  # another person
+            template.format(name=name, city=other_city),  # another place
+            template.format(name=other_name, city=other_city),
+        ]
+    ) == [False, False, False]
+    assert (
+        folds_with_first(
+            [
+                text,
+                text.replace(" the ", " a ", 1),  # one word changed elsewhere
+                template.format(name="him", city=city),  # the name dropped for a pronoun
+                text.replace(city, city[0] + city[2] + city[1] + city[3:]),  # a typo in a name
+                f"{first[0]}  {first[1]}".replace(",", ";"),  # punctuation and spacing
+                f"Breaking: Council Meets {other_name}\n{text}",  # a headline with another name
+            ]
+        )
+        == [True, True, True, True, True]
+    )
+
+
+def test_a_name_that_ends_the_text() -> None:
+    """A name that ends the text still conflicts when replaced; a copy cut at a character
+    count, in the middle of a name, still folds."""
+    text = EN.format(name="John Smith", city="Springfield")
+    ends = text.replace(" next spring.", "")
+    assert folds_with_first([ends, ends.replace("Springfield", "Greenville")]) == [False]
+    halved = text[: text.index("Springfield") + 7]
+    assert folds_with_first([text, halved]) == [True]
+
+
+def test_german_nouns_are_not_names() -> None:
+    """German capitalises every noun: a noun changed there is a one-word edit, not a name."""
+    text = DE.format(name="Hans Müller", thing="Bibliothek")
+    assert folds_with_first([text, DE.format(name="Hans Müller", thing="Schwimmhalle")]) == [True]
+    assert name_entries([text], None, [0])[0].size == 0
+
+
+@pytest.mark.parametrize(
+    ("line", "names"),
+    [
+        ("Yesterday we met John Smith in New York City.", ["john", "smith", "new", "york", "city"]),
+        ("John said this. Then Mary left for Rome.", ["mary", "rome"]),  # no sentence start
+        ("I think I saw him, and I mean it.", []),  # "I" is no name
+        ("The Quick Brown Fox Jumps Over The Lazy Dog", []),  # a title-case line
+        ("a talk by “Alan Turing” on machines", ["alan", "turing"]),  # quotes inside a sentence
+        ("使用 Linux 系统", []),  # after another script: a start
+        ("see the iPhone and the iPad: Apple makes them", []),  # after a colon: a start
+    ],
+)
+def test_names_are_found_inside_sentences_only(line: str, names: list[str]) -> None:
+    assert [found[1] for found in _line_names(line)] == names
+
+
+def test_the_title_and_frame_lines_give_no_names() -> None:
+    """A text's first line (a headline) gives no names, unless the sentence goes on in the
+    next line; nor does a line the frame holds (blank in the content text), so a copy under
+    another site's frame still folds."""
+    body = "The council met with John Smith at noon."
+    # John: both neighbours and the word before (the word after is a name); Smith: both
+    assert name_entries([f"Council meets Peter Jones\n{body}"], None, [0])[0].size == 3
+    goes_on = f"The council met Peter Jones\nand t{body[1:]}"
+    assert name_entries([goes_on], None, [0])[0].size == 6
+    framed = f"Council meets Peter Jones\n{body}\nMore from Daily News here."
+    content = [fold(framed).rsplit("\n", 1)[0] + "\n"]
+    assert name_entries([framed], None, [0])[0].size == 6
+    assert name_entries([framed], content, [0])[0].size == 3
+
+
+_LOWER = ["the", "a", "of", "and", "council", "met", "budget", "city", "library"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(_LOWER), min_size=12, max_size=40))
+def test_texts_without_names_have_the_sketch_they_had(words: list[str]) -> None:
+    """A text without capitalised words inside its sentences gets the number sketch it had
+    without the rule: nothing is added where there is no name."""
+    text = "Minutes\n" + " ".join(words) + " in 2026."
+    units = np.array([len(words)])
+    with_names = number_sketches([fold(text)], folded=True, units=units, written=[text])
+    without = number_sketches([fold(text)], folded=True, units=units)
+    assert np.array_equal(with_names, without)
+
+
+def test_long_documents_enter_no_names() -> None:
+    """A long document (the name cells' :data:`NAMED_BELOW` words and more) keeps the number
+    sketch of its numbers: names there are not compared."""
+    long = " ".join([EN.format(name="John Smith", city="London")] * 8)
+    other = long.replace("London", "Paris")
+    a = fingerprint_arrays([long, other])
+    assert np.array_equal(a.numbers[0, :NUMBER_CELLS], a.numbers[1, :NUMBER_CELLS])
+
+
+@pytest.mark.es
+def test_a_name_changed_in_a_sentence_stays_apart_through_the_proxy(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    """A short news item's copies fold behind it; the same item about another person, and
+    the Russian one about another city, stay results of their own."""
+    texts = {
+        "smith": EN.format(name="John Smith", city="London"),
+        "smith-copy": EN.format(name="John Smith", city="London").replace("the new", "a new"),
+        "jones": EN.format(name="Peter Jones", city="London"),
+        "moscow": RU.format(name="Иваном Петровым", city="Москве"),
+        "moscow-copy": "Новости\n" + RU.format(name="Иваном Петровым", city="Москве"),
+        "kazan": RU.format(name="Иваном Петровым", city="Казани"),
+    }
+    index_texts(es, index_name, texts)
+    body = {"query": {"match_all": {}}, "sort": [{"n": "asc"}], "size": 10}
+    out = search(proxy_url, index_name, body, collapse_members=10)
+    groups = {
+        h["_id"]: sorted(m["_id"] for m in h["_collapse"]["members"]) for h in out["hits"]["hits"]
+    }
+    assert groups == {"smith": ["smith-copy"], "jones": [], "moscow": ["moscow-copy"], "kazan": []}
