@@ -84,7 +84,7 @@ def test_german_nouns_are_not_names() -> None:
     """German capitalises every noun: a noun changed there is a one-word edit, not a name."""
     text = DE.format(name="Hans Müller", thing="Bibliothek")
     assert folds_with_first([text, DE.format(name="Hans Müller", thing="Schwimmhalle")]) == [True]
-    assert name_entries([text], None, [0])[0].size == 0
+    assert name_entries([text], None, [0], [0])[0].size == 0
 
 
 @pytest.mark.parametrize(
@@ -108,14 +108,14 @@ def test_the_title_and_frame_lines_give_no_names() -> None:
     next line; nor does a line the frame holds (blank in the content text), so a copy under
     another site's frame still folds."""
     body = "The council met with John Smith at noon."
-    # John: both neighbours and the word before (the word after is a name); Smith: both
-    assert name_entries([f"Council meets Peter Jones\n{body}"], None, [0])[0].size == 3
+    # John: both neighbours ("with … at"), each alone; Smith: both ("john … at")
+    assert name_entries([f"Council meets Peter Jones\n{body}"], None, [0], [0])[0].size == 4
     goes_on = f"The council met Peter Jones\nand t{body[1:]}"
-    assert name_entries([goes_on], None, [0])[0].size == 6
+    assert name_entries([goes_on], None, [0], [0])[0].size == 2 + 1 + 4  # a line's end
     framed = f"Council meets Peter Jones\n{body}\nMore from Daily News here."
     content = [fold(framed).rsplit("\n", 1)[0] + "\n"]
-    assert name_entries([framed], None, [0])[0].size == 6
-    assert name_entries([framed], content, [0])[0].size == 3
+    assert name_entries([framed], None, [0], [0])[0].size == 8
+    assert name_entries([framed], content, [0], [0])[0].size == 4
 
 
 _LOWER = ["the", "a", "of", "and", "council", "met", "budget", "city", "library"]
@@ -131,6 +131,22 @@ def test_texts_without_names_have_the_sketch_they_had(words: list[str]) -> None:
     with_names = number_sketches([fold(text)], folded=True, units=units, written=[text])
     without = number_sketches([fold(text)], folded=True, units=units)
     assert np.array_equal(with_names, without)
+
+
+def test_a_longer_short_document_compares_names_by_both_neighbours() -> None:
+    """From 50 words of content, a name's entry has both its neighbours (one word is too
+    common a context there): another person in the same words still conflicts, another person
+    whose neighbour changed too does not."""
+    more = (
+        " The members agreed that the reading room should stay open until late in the evening "
+        "during the week, and that the children's corner should get new shelves and chairs."
+    )
+    text = EN.format(name="John Smith", city="London") + more
+    units = fingerprint_arrays([text]).token_count[0]
+    assert 50 <= units < 100
+    other = text.replace("John Smith", "Peter Jones")
+    moved = text.replace("with John Smith", "alongside Peter Jones")
+    assert folds_with_first([text, other, moved]) == [False, True]
 
 
 def test_long_documents_enter_no_names() -> None:

@@ -303,19 +303,25 @@ def number_sketches(
             heads = [titles[i] if folded else normalize(titles[i]) for i in named]
         out[named, NAMES_AT:WRITING_CELL] = name_cells(heads, mine, np.ones(len(named), dtype=bool))
         if written is not None:
-            _add_names(out, written, texts, named)
+            short = [] if sides is None else np.flatnonzero(sides).tolist()
+            _add_names(out, written, texts, named, short)
     out[:, WRITING_CELL] = writing_codes(texts)
     return out
 
 
 def _add_names(
-    out: np.ndarray, written: Sequence[str], content: Sequence[str], named: list[int]
+    out: np.ndarray,
+    written: Sequence[str],
+    content: Sequence[str],
+    named: list[int],
+    sides: list[int],
 ) -> None:
     """Fills the sketch of the names inside sentences (:data:`NUMBER_CELLS` to
-    :data:`SKETCH_CELLS`) of the documents ``named``: one row of :data:`NAME_BUCKETS` cells
+    :data:`SKETCH_CELLS`) of the documents ``named`` (those ``sides`` also with each
+    neighbour alone): one row of :data:`NAME_BUCKETS` cells
     per kind of entry (both neighbours, the word before, the word after), so that a name
     changed with nothing else is the only difference among its kind's contexts."""
-    doc, kind, ctx, value = name_entries(written, content, named)
+    doc, kind, ctx, value = name_entries(written, content, named, sides)
     if not len(doc):
         return
     with np.errstate(over="ignore"):

@@ -27,10 +27,15 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
 * its *contexts*, each an entry of its own kind, in a row of cells of its own (so that a name
   changed where nothing else changed is the only difference among its kind's contexts): the
   word before and the word after it together (the word after: on its line, in its sentence;
-  none at their ends); the word before alone; the word after alone, when it is no name. A
-  name's next word (``Smith`` of ``John Smith``) has only the first kind (the first word's
-  entries see a whole name replaced), and so does the text's last word when nothing follows
-  it (a copy cut at a character count ends in half a word: ``Springf``);
+  for a name's first word, the word after the whole name: ``met John Smith in`` gives ``John``
+  the context ``met … in``; at the sentence's end, the two words before it: ``delays in
+  London.`` gives ``delays in …``, since "by …." alone is too common); and, in the documents
+  given as ``sides`` (the number sketch's shortest, under 50 words), the word before alone and
+  the word after alone. A name's next word (``Smith`` of ``John Smith``) has only the first
+  kind (the first word's entries see a whole name replaced), and so does the text's last word
+  when nothing follows it (a copy cut at a character count ends in half a word: ``Springf``).
+  One word of context is common ("manage", "by"): in longer documents a cut and a correction
+  elsewhere could leave one such context as often in both, with names of other initials;
 * lines that give no names: the first line when the text has more than one and the next
   does not go on with a lower-case letter (a title: the name cells' subject, and a new
   headline is a copy; a text wrapped at a width goes on), lines whose words are all
@@ -96,34 +101,43 @@ def _capitalised(word: str) -> bool:
     return len(word) > 1 and word[0].isupper()
 
 
-_Name = tuple[str, str, str | None, bool, bool]
+_Name = tuple[str, str, str | None, bool]
 
 
 def _line_names(line: str, last: bool = False) -> list[_Name]:
-    """(word before, name, word after, whether the word before is a name too, whether the
-    word after is a context alone: not a name) of each name on a line (module docstring),
-    folded; ``last``: the text's last line, whose last word, if nothing follows it, has the
+    """(word before, name, word after, whether the word before is a name too) of each name
+    on a line (module docstring), folded: the word after a name's first word is the one
+    after the whole name, and where none is (the sentence's end), the word before is the
+    two; ``last``: the text's last line, whose last word, if nothing follows it, has the
     word after it ``None`` (it may be half a word: :func:`name_entries`)."""
     words = [m.group() for m in _WORD.finditer(line)]
     caps = [_capitalised(w) for w in words]
-    n = sum(caps)
-    if not n or n == len(words) or (4 * n > 3 * len(words) and len(words) > 6):
+    n, k = len(words), sum(caps)
+    if not k or k == n or (4 * k > 3 * n and n > 6):
         return []  # none, or a heading, a menu, a shouting line
     ends = [m.end() for m in _WORD.finditer(line)]
     starts = [e - len(w) for e, w in zip(ends, words, strict=True)]
+    going_on = [
+        i > 0 and _GOING_ON.fullmatch(line, ends[i - 1], starts[i]) for i in range(len(words))
+    ]
+    named = [c and bool(g) for c, g in zip(caps, going_on, strict=True)]
     out: list[_Name] = []
-    named = [False] * len(words)
     for i in range(1, len(words)):
-        if caps[i] and _GOING_ON.fullmatch(line, ends[i - 1], starts[i]):
-            named[i] = True
-            alone = False
-            after: str | None = ""  # the line's or the sentence's end
-            if i + 1 < len(words) and _GOING_ON.fullmatch(line, ends[i], starts[i + 1]):
-                after = words[i + 1].casefold()
-                alone = not caps[i + 1]  # a name's next word is no context alone
-            elif last and not line[ends[i] :].strip():
-                after = None  # the text's end: a cut may have halved the word
-            out.append((words[i - 1].casefold(), words[i].casefold(), after, named[i - 1], alone))
+        if not named[i]:
+            continue
+        j = i  # a name's first word has the word after the whole name as its next
+        while not named[i - 1] and j + 1 < len(words) and named[j + 1]:
+            j += 1
+        after: str | None = ""  # the line's or the sentence's end
+        if j + 1 < len(words) and going_on[j + 1]:
+            after = words[j + 1].casefold()
+        elif last and not line[ends[j] :].strip():
+            after = None  # the text's end: a cut may have halved the word
+        if not after:  # the sentence's end: the two words before it are its context
+            before = " ".join(words[max(0, i - 2) : i]).casefold()
+        else:
+            before = words[i - 1].casefold()
+        out.append((before, words[i].casefold(), after, named[i - 1]))
     return out
 
 
@@ -138,12 +152,18 @@ KINDS = (b"name-both", b"name-left", b"name-right")
 
 
 def name_entries(
-    written: Sequence[str], content: Sequence[str] | None, named: Sequence[int]
+    written: Sequence[str],
+    content: Sequence[str] | None,
+    named: Sequence[int],
+    sides: Sequence[int] = (),
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The entries (document, kind: an index into :data:`KINDS`, context hash, value hash) of
     the names inside sentences of the documents ``named`` (indices into ``written``, the texts as
     written). ``content``: the texts with frame lines blanked (lines blank there give no
-    names when the two have as many lines); None: every line is content."""
+    names when the two have as many lines); None: every line is content. ``sides``: the
+    documents whose names are also entered with each neighbour alone (the shortest: the number
+    sketch's :data:`~indexer.fingerprints.numbers.SIDES_BELOW`)."""
+    alone_too = set(sides)
     docs: list[int] = []
     kinds: list[int] = []
     ctxs: list[int] = []
@@ -163,15 +183,15 @@ def name_entries(
         found = [t for k, line in enumerate(body, 1 - len(body)) for t in _line_names(line, k == 0)]
         if not found or _capitalises_nouns(_WORD.findall(" ".join(body))):
             continue
-        for before, name, after, going_on, alone in found:
+        for before, name, after, going_on in found:
             value = _hash(b"name-value", name[0])  # its initial: a typo rarely changes it
-            sides = [(0, f"{before} {after}")]
-            if not going_on:  # a name's first word: the words beside it are contexts alone
+            contexts = [(0, f"{before} {after or ''}")]
+            if not going_on and d in alone_too:  # a name's first word: its neighbours alone
                 if after is not None:  # not the text's last word: it is whole
-                    sides.append((1, before))
-                if after and alone:  # not the line's or the name's end
-                    sides.append((2, after))
-            for kind, ctx in sides:
+                    contexts.append((1, before.rsplit(" ", 1)[-1]))
+                if after:  # not the line's or the sentence's end
+                    contexts.append((2, after))
+            for kind, ctx in contexts:
                 docs.append(d)
                 kinds.append(kind)
                 ctxs.append(_hash(KINDS[kind], ctx))
