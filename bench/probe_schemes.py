@@ -141,9 +141,10 @@ def run(es: str, corpus_dir: Path, rounds: int, limit: int | None) -> dict[str, 
     os.environ["COLLAPSE_MAX_WINDOW"] = str(REFERENCE)  # the proxy's environment is ours
     proxy = Proxy(es, work / "probe-schemes-proxy.log")
     try:
-        with httpx.Client(base_url=proxy.url, timeout=60) as px, httpx.Client(
-            base_url=es, timeout=60
-        ) as direct:
+        with (
+            httpx.Client(base_url=proxy.url, timeout=60) as px,
+            httpx.Client(base_url=es, timeout=60) as direct,
+        ):
             for q in queries:
                 for s in SCHEMES:
                     _one(px, direct, index[s], s, q["text"], group, stats[s])

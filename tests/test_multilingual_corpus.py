@@ -18,6 +18,7 @@ from bench.quality.build_multilingual import (
     MBase,
     assemble,
     change_name,
+    change_name_inside,
     change_number,
     make_hosts,
     one_word,
@@ -112,6 +113,29 @@ def test_change_name() -> None:
     assert new in ("Denemo", "Kalzium") and text == TEXTS["ja"].replace("Gobby", new)
     assert change_name(TEXTS["ja"], "Absent", pool, rng) is None
     assert change_name("Gobby und Denemo", "Gobby", ["Gobby", "Denemo"], rng) is None
+
+
+def test_change_name_inside() -> None:
+    """A capitalised word inside a sentence becomes a word of another person's name; sentence
+    starts, German and scripts without case are left alone."""
+    text = "Yesterday we met Smith in London. Then we left."
+    seen = set()
+    for seed in range(20):
+        got = change_name_inside(text, PROFILES["en"], random.Random(seed))
+        assert got is not None
+        before, after = text.split(), got.split()
+        changed = [i for i, (x, y) in enumerate(zip(before, after, strict=True)) if x != y]
+        assert len(changed) == 1 and changed[0] in (3, 5)  # Smith or London(.), never Then
+        seen.add(changed[0])
+    assert seen == {3, 5}
+    assert change_name_inside("Вчера мы видели Ивана.", PROFILES["ru"], random.Random(0)) != (
+        "Вчера мы видели Ивана."
+    )
+    assert (
+        change_name_inside("Er traf den Arzt in Berlin.", PROFILES["de"], random.Random(0)) is None
+    )
+    assert change_name_inside(TEXTS["zh"], PROFILES["zh"], random.Random(0)) is None
+    assert change_name_inside("all lower case here.", PROFILES["en"], random.Random(0)) is None
 
 
 def _bases() -> list[MBase]:

@@ -36,7 +36,9 @@ Hard negatives, each its own group, labelled so the runner can score them apart:
 
 * ``near_miss: number`` — a copy of a short base with exactly one number changed (a capacity
   128 GB → 256 GB, a price, a version, a year); ``near_miss: name`` — one name changed (the
-  product, the quoted author); ``near_miss_of`` names the group it imitates;
+  product, the quoted author, or since 2026-12-03 a capitalised word inside a sentence of a
+  Russian or English text: ``change_name_inside``); ``near_miss_of`` names the group it
+  imitates;
 * translations — a ``zh-Hant`` base and the ``zh`` base it translates share ``parallel``;
 * pages of one site (``host``) and pages of one family (``family``: a man-page family, a
   Debian Reference chapter, a fortune file, the listings of one language).
@@ -78,6 +80,7 @@ __all__ = [
     "Profile",
     "build",
     "change_name",
+    "change_name_inside",
     "change_number",
     "main",
     "one_word",
@@ -1023,6 +1026,29 @@ def change_name(
     return text.replace(name, new), new
 
 
+_NAME_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def change_name_inside(text: str, prof: Profile, rng: random.Random) -> str | None:
+    """A capitalised word inside a sentence (a name, most often: "… visited Paris", "… сказал
+    Иван") replaced by one word of another person's name of the language (``prof.names``);
+    None when the text has none. Not for German, which capitalises every noun, nor for
+    scripts without case."""
+    if prof.cjk or prof.lang == "de":
+        return None
+    spans = []
+    for m in _NAME_WORD.finditer(text):
+        w = m.group()
+        before = text[: m.start()].rstrip(" \t,“”\"'«»")
+        if w[0].isupper() and w[1:].islower() and before and before[-1].isalpha():
+            spans.append(m.span())
+    if not spans:
+        return None
+    a, b = rng.choice(spans)
+    pool = sorted({w for n in prof.names for w in n.split() if w != text[a:b]})
+    return text[:a] + rng.choice(pool) + text[b:]
+
+
 def corrected(paras: list[str], prof: Profile, rng: random.Random) -> list[str]:
     """Long texts: one to three sentences corrected (words or characters replaced, a clause
     dropped, neighbours swapped); half get the language's correction note."""
@@ -1634,6 +1660,11 @@ def assemble(bases: list[MBase], hosts: dict[str, list[MHost]], rng: random.Rand
             got = change_name(content, b.name, names[b.lang, bool(b.listing)], rng)
             if got:
                 misses.append(("name", got[0], b.title.replace(b.name, got[1])))
+        inside = random.Random(f"{group}/name-inside")  # its own draws: the rest stays as built
+        if not b.listing and inside.random() < 0.5:
+            changed = change_name_inside(content, prof, inside)
+            if changed:
+                misses.append(("name", changed, b.title))
         for what, text, title in misses:
             near += 1
             g = f"n{near:05d}"
