@@ -96,6 +96,8 @@ def test_german_nouns_are_not_names() -> None:
         ("The Quick Brown Fox Jumps Over The Lazy Dog", []),  # a title-case line
         ("a talk by “Alan Turing” on machines", ["alan", "turing"]),  # quotes inside a sentence
         ("使用 Linux 系统", []),  # after another script: a start
+        ("Home News Sports Weather", []),  # a menu: all capitalised
+        ("\t-- George Bernard Shaw", ["bernard", "shaw"]),  # a credit: names, all of them
         ("see the iPhone and the iPad: Apple makes them", []),  # after a colon: a start
     ],
 )

@@ -36,13 +36,14 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   when nothing follows it (a copy cut at a character count ends in half a word: ``Springf``).
   One word of context is common ("manage", "by"): in longer documents a cut and a correction
   elsewhere could leave one such context as often in both, with names of other initials;
-* lines that give no names: the first line when the text has more than one and the next
-  does not go on with a lower-case letter (a title: the name cells' subject, and a new
-  headline is a copy; a text wrapped at a width goes on), lines whose words are all
-  capitalised (a heading, a menu, a shouting line), or more than three in four of more than
-  six words (a title-case heading), and lines of the frame (blank in the content text given
-  beside; in the host models' path, lines with any token of the host's frame); texts that
-  capitalise nouns (German: :func:`_capitalises_nouns`) give none, since there every noun
+* lines that give no names: the first line when the text has more than one and the next does
+  not go on with a lower-case letter (a title: the name cells' subject, and a new headline is
+  a copy; a text wrapped at a width goes on), lines whose words are all capitalised (a
+  heading, a menu, a shouting line), or more than three in four of more than six words (a
+  title-case heading), but for a line starting with a dash (a credit: ``-- George Bernard
+  Shaw`` gives ``Bernard``, then ``Shaw``), and lines of the frame (blank in the content text
+  given beside; in the host models' path, lines with any token of the host's frame); texts
+  that capitalise nouns (German: :func:`_capitalises_nouns`) give none, since there every noun
   would be a name.
 
 Not seen: a name at a sentence's start ("John said …" → "Peter said …") or on a text's first
@@ -73,6 +74,8 @@ _CASED = (
 )
 _WORD = re.compile(f"[{_CASED}]+(?:['’\\-][{_CASED}]+)*")
 _SPACES = re.compile(r"[^\S\n]+")
+#: A line that credits someone: it starts with a dash (as :mod:`.names` reads an attribution).
+_CREDIT = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
 #: What may stand between a word and the name after it, the sentence going on.
 _GOING_ON = re.compile(r"[\s,\"'“”‘’«»„()\[\]]*")
 #: Words of German (not English) that are among its most frequent: a text holding them
@@ -113,7 +116,8 @@ def _line_names(line: str, last: bool = False) -> list[_Name]:
     words = [m.group() for m in _WORD.finditer(line)]
     caps = [_capitalised(w) for w in words]
     n, k = len(words), sum(caps)
-    if not k or k == n or (4 * k > 3 * n and n > 6):
+    credit = _CREDIT.match(line) is not None  # "-- George Bernard Shaw": names, all of them
+    if not k or (not credit and (k == n or (4 * k > 3 * n and n > 6))):
         return []  # none, or a heading, a menu, a shouting line
     ends = [m.end() for m in _WORD.finditer(line)]
     starts = [e - len(w) for e, w in zip(ends, words, strict=True)]
