@@ -58,7 +58,7 @@ from indexer.fingerprints.features import (
     content_units,
     fmix64,
 )
-from indexer.fingerprints.names import dashed_lines
+from indexer.fingerprints.names import NAMED_BELOW, dashed_lines
 from indexer.fingerprints.numbers import frame_stamp_lines, number_sketches
 
 __all__ = [
@@ -567,7 +567,7 @@ def fingerprint_features(
             folded=True,
             units=units,
             titles=[t.split("\n", 1)[0] for t in f.texts],
-            written=_content_texts(f, own, applied, f.written, partly=True),
+            written=_content_texts(f, own, applied & (units < NAMED_BELOW), f.written, True),
         ),
         exact_keys=list(f.exact_keys),
         token_count=units,

@@ -15,7 +15,7 @@ from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, name
 from indexer.fingerprints.numbers import NAMES_AT
 from indexer.grouping import Prints, Thresholds, verify
 from tests.proxy_support import index_texts
-from tests.test_proxy_search import search
+from tests.test_proxy_search import folded_groups
 
 T = Thresholds(24, 0.45)
 
@@ -199,11 +199,7 @@ def test_a_name_changed_near_miss_stays_apart_through_the_proxy(
     }
     index_texts(es, index_name, texts)
     body = {"query": {"match_all": {}}, "sort": [{"n": "asc"}], "size": 10}
-    out = search(proxy_url, index_name, body, collapse_members=10)
-    groups = {
-        h["_id"]: sorted(m["_id"] for m in h["_collapse"]["members"]) for h in out["hits"]["hits"]
-    }
-    assert groups == {
+    assert folded_groups(proxy_url, index_name, body) == {
         "atomix": ["atomix-headline", "atomix-site"],
         "mines": [],
         "lennon": ["lennon-copy"],

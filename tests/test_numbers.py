@@ -25,7 +25,7 @@ from indexer.fingerprints.record import FingerprintRecord, decode_many
 from indexer.grouping import Prints, Thresholds, verify
 from indexer.lookup import verdict
 from tests.proxy_support import index_texts
-from tests.test_proxy_search import search
+from tests.test_proxy_search import folded_groups, search
 
 
 def conflict(a: str, b: str) -> bool:
@@ -433,9 +433,7 @@ def test_a_number_changed_near_miss_stays_apart_through_the_proxy(
     assert hits[1]["_collapse"]["folded"] == 0 and hits[2]["_collapse"]["folded"] == 0
     # without the 2.1 notes in the page, the 3.0 notes do not take their copies either
     only = {**body, "query": {"bool": {"must_not": {"ids": {"values": ["v21"]}}}}}
-    out = search(es_proxy, index_name, only, collapse_members=10)
-    groups = {h["_id"]: sorted(m["_id"] for m in h["_collapse"]["members"])
-              for h in out["hits"]["hits"]}  # fmt: skip
+    groups = folded_groups(es_proxy, index_name, only)
     assert groups["v21-syndicated"] == ["v21-corrected", "v21-printer"]
     assert groups["v30"] == [] and groups["v21-price"] == []
 

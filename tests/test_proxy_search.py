@@ -43,6 +43,14 @@ def search(proxy_url: str, index: str, body: dict[str, Any], **params: Any) -> d
     return answer.json()
 
 
+def folded_groups(proxy_url: str, index: str, body: dict[str, Any]) -> dict[str, list[str]]:
+    """Each result of a collapsed search (up to 10 members shown) and its members' ids."""
+    out = search(proxy_url, index, body, collapse_members=10)
+    return {
+        h["_id"]: sorted(m["_id"] for m in h["_collapse"]["members"]) for h in out["hits"]["hits"]
+    }
+
+
 SORTED = {"query": {"match": {"body": "earthquake"}}, "sort": [{"n": "asc"}]}
 
 
