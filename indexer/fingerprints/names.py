@@ -51,6 +51,7 @@ from itertools import islice
 import numpy as np
 
 __all__ = [
+    "CREDIT_DASH",
     "MAX_ATTRIBUTION",
     "NAMED_BELOW",
     "NAME_CELLS",
@@ -81,7 +82,8 @@ _WORD = re.compile(rf"[{_DENSE}]|[^\W\d_{_DENSE}]+")  # a dense character, or a 
 _DENSE_CHAR = re.compile(f"[{_DENSE}]")
 _TITLE_SEPARATORS = re.compile(r"\s-{1,2}\s|\s[\u2012-\u2015]\s|[|｜:：·•【】\[\]「」]")
 _REMARK = re.compile(r"\([^()]*\)|（[^（）]*）|\[[^\[\]]*\]")
-_DASH = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
+#: A line's start that makes it an attribution (also read by :mod:`.sentence_names`).
+CREDIT_DASH = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
 #: A work's title in an attribution: the quotes and brackets that mark one in each script.
 _WORK = re.compile(
     r'《[^《》]*》|〈[^〈〉]*〉|«[^«»]*»|『[^『』]*』|「[^「」]*」|“[^“”]*”|„[^„“”]*[“”]|"[^"]*"'
@@ -150,7 +152,7 @@ def _attribution(lines: list[str], last: str) -> list[str]:
     the cells go to the name and the rest to the work, so that the same author credited with
     another work, or a long work's title, is still seen. When several lines start with a dash
     (a list, a dialogue), only a last line of the text is a credit."""
-    dashed = [(i, m.end()) for i, m in enumerate(map(_DASH.match, lines)) if m is not None]
+    dashed = [(i, m.end()) for i, m in enumerate(map(CREDIT_DASH.match, lines)) if m is not None]
     if dashed:
         at, start = dashed[-1]
         if len(dashed) > 1 and any(line.strip() for line in lines[at + 1 :]):
@@ -191,7 +193,7 @@ def dashed_lines(text: str) -> set[int]:
     attribution: ``boilerplate`` learns no template slot from them."""
     if _ANY_DASHED.search(text) is None:  # most texts: no line to look at
         return set()
-    return {i for i, line in enumerate(text.split("\n")) if _DASH.match(line)}
+    return {i for i, line in enumerate(text.split("\n")) if CREDIT_DASH.match(line)}
 
 
 def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -> np.ndarray:

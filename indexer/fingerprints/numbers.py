@@ -317,10 +317,10 @@ def _add_names(
     sides: list[int],
 ) -> None:
     """Fills the sketch of the names inside sentences (:data:`NUMBER_CELLS` to
-    :data:`SKETCH_CELLS`) of the documents ``named`` (those ``sides`` also with each
-    neighbour alone): one row of :data:`NAME_BUCKETS` cells
-    per kind of entry (both neighbours, the word before, the word after), so that a name
-    changed with nothing else is the only difference among its kind's contexts."""
+    :data:`SKETCH_CELLS`) of the documents ``named`` (those ``sides`` also with each neighbour
+    alone): one row of :data:`NAME_BUCKETS` cells per kind of entry (both neighbours, the word
+    before, the word after), so that a name changed with nothing else is the only difference
+    among its kind's contexts."""
     doc, kind, ctx, value = name_entries(written, content, named, sides)
     if not len(doc):
         return

@@ -63,9 +63,9 @@ from hashlib import blake2b
 
 import numpy as np
 
-__all__ = ["KINDS", "NAMED_BELOW", "name_entries"]
+from indexer.fingerprints.names import CREDIT_DASH, NAMED_BELOW
 
-from indexer.fingerprints.names import NAMED_BELOW
+__all__ = ["KINDS", "NAMED_BELOW", "name_entries"]
 
 #: Letters of the scripts with case (Latin, Greek, Cyrillic, Armenian).
 _CASED = (
@@ -74,8 +74,6 @@ _CASED = (
 )
 _WORD = re.compile(f"[{_CASED}]+(?:['’\\-][{_CASED}]+)*")
 _SPACES = re.compile(r"[^\S\n]+")
-#: A line that credits someone: it starts with a dash (as :mod:`.names` reads an attribution).
-_CREDIT = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
 #: What may stand between a word and the name after it, the sentence going on.
 _GOING_ON = re.compile(r"[\s,\"'“”‘’«»„()\[\]]*")
 #: Words of German (not English) that are among its most frequent: a text holding them
@@ -116,7 +114,7 @@ def _line_names(line: str, last: bool = False) -> list[_Name]:
     words = [m.group() for m in _WORD.finditer(line)]
     caps = [_capitalised(w) for w in words]
     n, k = len(words), sum(caps)
-    credit = _CREDIT.match(line) is not None  # "-- George Bernard Shaw": names, all of them
+    credit = CREDIT_DASH.match(line) is not None  # "-- George Bernard Shaw": names, all of them
     if not k or (not credit and (k == n or (4 * k > 3 * n and n > 6))):
         return []  # none, or a heading, a menu, a shouting line
     ends = [m.end() for m in _WORD.finditer(line)]
