@@ -131,7 +131,7 @@ def test_default_size_and_worked_example() -> None:
     assert (
         record_bytes(p) == 450
         and tag_of(p.version)
-        == hashlib.blake2b(b"sh8-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
+        == hashlib.blake2b(b"sh9-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
     )
     key = "0123456789abcdef" * 4
     sketch = np.arange(128, dtype=np.uint8)[None, :]

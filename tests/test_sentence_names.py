@@ -120,6 +120,45 @@ def test_the_title_and_frame_lines_give_no_names() -> None:
     assert name_entries([framed], content, [0], [0])[0].size == 4
 
 
+@pytest.mark.parametrize(
+    ("header", "footer"),
+    [
+        ("Welcome to the online edition of {site}.", "More news from {site} every morning."),
+        ("Новости дня — {site}", "Подписывайтесь на {site}, чтобы не пропустить новое."),
+    ],
+)
+def test_a_story_under_two_sites_frames_folds_without_host_models(header: str, footer: str) -> None:
+    """A short story syndicated by two sites whose header and footer paragraphs name them in a
+    sentence folds, even before any host model has learnt those frames; a name changed in the
+    story itself, framed alike, still stays apart."""
+    story = EN.format(name="John Smith", city="London").replace("budget", "budget\nand")
+    lowered = "the " + story[0].lower() + story[1:]  # a story that starts in lower case
+
+    def framed(site: str, text: str, parts: str = "hf") -> str:
+        return "\n\n".join(
+            ([header.format(site=site)] if "h" in parts else [])
+            + [text]
+            + ([footer.format(site=site)] if "f" in parts else [])
+        )
+
+    sites = ("Lakeside Sentinel", "Harbor Gazette")
+    for parts in ("hf", "h", "f"):
+        for text in (story, lowered):
+            pair = [framed(sites[0], text, parts), framed(sites[1], text, parts)]
+            assert folds_with_first(pair) == [True], (parts, text[:20])
+    other = EN.format(name="Peter Jones", city="London").replace("budget", "budget\nand")
+    assert folds_with_first([framed(sites[0], story), framed(sites[1], other)]) == [False]
+    # one paragraph under a heading (no sentence; one cut short with an ellipsis) is the
+    # story, not a footer
+    one_line = story.replace("\n", " ")
+    for heading in ("Council budget talks", "Yesterday the city council met with…"):
+        headed = [f"{heading}\n\n{text}" for text in (one_line, other.replace("\n", " "))]
+        assert folds_with_first(headed) == [False], heading
+    # a credit that ends the text is no footer: its names count
+    quote = f"{story}\n\n-- {{}}"
+    assert folds_with_first([quote.format("Mark Twain"), quote.format("Mark Hamill")]) == [False]
+
+
 _LOWER = ["the", "a", "of", "and", "council", "met", "budget", "city", "library"]
 
 

@@ -36,22 +36,25 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   when nothing follows it (a copy cut at a character count ends in half a word: ``Springf``).
   One word of context is common ("manage", "by"): in longer documents a cut and a correction
   elsewhere could leave one such context as often in both, with names of other initials;
-* lines that give no names: the first line when the text has more than one and the next does
-  not go on with a lower-case letter (a title: the name cells' subject, and a new headline is
-  a copy; a text wrapped at a width goes on), lines whose words are all capitalised (a
-  heading, a menu, a shouting line), or more than three in four of more than six words (a
-  title-case heading), but for a line starting with a dash (a credit: ``-- George Bernard
-  Shaw`` gives ``Bernard``, then ``Shaw``), and lines of the frame (blank in the content text
-  given beside; in the host models' path, lines with any token of the host's frame); texts
+* lines that give no names: the first line when the text has more than one and the next does not
+  go on with a lower-case letter on the line right after it (a title or a site's header: the
+  name cells' subject, and a new headline is a copy; a text wrapped at a width goes on), the
+  last line when it is a paragraph of its own under text, and no credit (where a site's footer
+  sits: "More news from Lakeside Sentinel every morning."), lines whose words are all
+  capitalised (a heading, a menu, a shouting line), or more than three in four of more than six
+  words (a title-case heading), but for a line starting with a dash (a credit: ``-- George
+  Bernard Shaw`` gives ``Bernard``, then ``Shaw``), and lines of the frame (blank in the content
+  text given beside; in the host models' path, lines with any token of the host's frame); texts
   that capitalise nouns (German: :func:`_capitalises_nouns`) give none, since there every noun
   would be a name.
 
 Not seen: a name at a sentence's start ("John said …" → "Peter said …") or on a text's first
 line, a name replaced by one of the same initial, a name changed together with both its
 neighbours, names in scripts without case (Chinese, Japanese), German texts.
-Costs: a frame's sentence naming the site ("More news from Lakeside Sentinel every
-morning.") makes two copies in two sites' frames conflict, unless a host model cut the line
-(measured in docs/fingerprints.md, "Names inside sentences").
+Costs: a name in a text's last paragraph of one line is not seen; a frame's sentence naming
+the site on a line that no blank line sets apart makes two copies in two sites' frames
+conflict, unless a host model cut the line (measured in docs/fingerprints.md, "Names inside
+sentences").
 """
 
 from __future__ import annotations
@@ -74,6 +77,8 @@ _CASED = (
 )
 _WORD = re.compile(f"[{_CASED}]+(?:['’\\-][{_CASED}]+)*")
 _SPACES = re.compile(r"[^\S\n]+")
+#: A line that ends a sentence (not an ellipsis: a heading cut short ends in one).
+_SENTENCE_END = re.compile(r"(?<!\.)[.!?。！？][\"'”’»)\]]*\s*$")
 #: What may stand between a word and the name after it, the sentence going on.
 _GOING_ON = re.compile(r"[\s,\"'“”‘’«»„()\[\]]*")
 #: Words of German (not English) that are among its most frequent: a text holding them
@@ -143,6 +148,21 @@ def _line_names(line: str, last: bool = False) -> list[_Name]:
     return out
 
 
+def _last_filled(lines: Sequence[str]) -> int:
+    """The index of the last line that is not blank (-1: none)."""
+    return next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), -1)
+
+
+def _footer_at_end(lines: Sequence[str]) -> bool:
+    """Whether the text ends in a paragraph of one line after a blank line, with text above
+    it, and not a credit: where a site's footer sits ("More news from Lakeside Sentinel every
+    morning.")."""
+    last = _last_filled(lines)
+    if last < 2 or lines[last - 1].strip() or CREDIT_DASH.match(lines[last]):
+        return False
+    return any(line.strip() for line in lines[: last - 1])
+
+
 def _hash(kind: bytes, text: str) -> int:
     digest = blake2b(text.encode("utf-8"), digest_size=8, person=kind).digest()
     return int.from_bytes(digest, "little")
@@ -179,10 +199,25 @@ def name_entries(
             kept = content[d].split("\n")
             if len(kept) == len(lines):
                 lines = [line if k.strip() else "" for line, k in zip(lines, kept, strict=True)]
-        body = [line for line in lines if line.strip()]
-        if len(body) > 1 and not body[1].lstrip()[:1].islower():
-            body = body[1:]  # a title (not the first line of a sentence that goes on)
-        found = [t for k, line in enumerate(body, 1 - len(body)) for t in _line_names(line, k == 0)]
+        footer = _footer_at_end(lines)
+        filled = [i for i, line in enumerate(lines) if line.strip()]
+        body = [lines[i] for i in filled]
+        title = ""
+        if len(body) > 1 and (
+            filled[1] > filled[0] + 1 or not body[1].lstrip()[:1].islower()
+        ):  # a title: not the first line of a sentence going on in the next
+            title, body = body[0], body[1:]
+        # A paragraph under headings alone is the story (under a sentence, either may be the
+        # frame: both give no names).
+        footer = footer and any(_SENTENCE_END.search(line) for line in [title, *body[:-1]])
+        if footer:
+            body = body[:-1]
+        ends = not footer  # the last line left ends the text
+        found = [
+            t
+            for k, line in enumerate(body, 1 - len(body))
+            for t in _line_names(line, k == 0 and ends)
+        ]
         if not found or _capitalises_nouns(_WORD.findall(" ".join(body))):
             continue
         for before, name, after, going_on in found:
