@@ -203,21 +203,27 @@ def test_long_documents_enter_no_names() -> None:
 def test_a_name_changed_in_a_sentence_stays_apart_through_the_proxy(
     es: Elasticsearch, index_name: str, proxy_url: str
 ) -> None:
-    """A short news item's copies fold behind it; the same item about another person, and
-    the Russian one about another city, stay results of their own."""
+    """A short news item's copies fold behind it (one in a site's header and footer naming the
+    site); the same item about another person, and the Russian one about another city, stay
+    results of their own."""
+    moscow = RU.format(name="Иваном Петровым", city="Москве")
+    frame = "Новости дня — «{site}»\n\n{text}\n\nБольше новостей на сайте «{site}» каждое утро."
     texts = {
         "smith": EN.format(name="John Smith", city="London"),
         "smith-copy": EN.format(name="John Smith", city="London").replace("the new", "a new"),
         "jones": EN.format(name="Peter Jones", city="London"),
-        "moscow": RU.format(name="Иваном Петровым", city="Москве"),
-        "moscow-copy": "Новости\n" + RU.format(name="Иваном Петровым", city="Москве"),
+        # the Moscow item in a site's header and footer that name the site, then syndicated
+        # by another site in its own
+        "moscow": frame.format(site="Вечерний город", text=moscow),
+        "moscow-copy": "Новости\n" + moscow,
         "kazan": RU.format(name="Иваном Петровым", city="Казани"),
+        "moscow-syndicated": frame.format(site="Северный курьер", text=moscow),
     }
     index_texts(es, index_name, texts)
     body = {"query": {"match_all": {}}, "sort": [{"n": "asc"}], "size": 10}
     assert folded_groups(proxy_url, index_name, body) == {
         "smith": ["smith-copy"],
         "jones": [],
-        "moscow": ["moscow-copy"],
+        "moscow": ["moscow-copy", "moscow-syndicated"],
         "kazan": [],
     }

@@ -39,14 +39,14 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
 * lines that give no names: the first line when the text has more than one and the next does not
   go on with a lower-case letter on the line right after it (a title or a site's header: the
   name cells' subject, and a new headline is a copy; a text wrapped at a width goes on), the
-  last line when it is a paragraph of its own under text, and no credit (where a site's footer
-  sits: "More news from Lakeside Sentinel every morning."), lines whose words are all
-  capitalised (a heading, a menu, a shouting line), or more than three in four of more than six
-  words (a title-case heading), but for a line starting with a dash (a credit: ``-- George
-  Bernard Shaw`` gives ``Bernard``, then ``Shaw``), and lines of the frame (blank in the content
-  text given beside; in the host models' path, lines with any token of the host's frame); texts
-  that capitalise nouns (German: :func:`_capitalises_nouns`) give none, since there every noun
-  would be a name.
+  last line when it is a paragraph of its own, no credit, under text with a line that ends a
+  sentence (where a site's footer sits: "More news from Lakeside Sentinel every morning."; under
+  headings alone it is the story), lines whose words are all capitalised (a heading, a menu, a
+  shouting line), or more than three in four of more than six words (a title-case heading), but
+  for a line starting with a dash (a credit: ``-- George Bernard Shaw`` gives ``Bernard``, then
+  ``Shaw``), and lines of the frame (blank in the content text given beside; in the host models'
+  path, lines with any token of the host's frame); texts that capitalise nouns (German:
+  :func:`_capitalises_nouns`) give none, since there every noun would be a name.
 
 Not seen: a name at a sentence's start ("John said …" → "Peter said …") or on a text's first
 line, a name replaced by one of the same initial, a name changed together with both its
