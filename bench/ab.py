@@ -31,6 +31,7 @@ from elasticsearch import Elasticsearch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from proxy_latency import INDEX, queries, start_proxy
+from stale import stale_index
 
 
 def cpu_seconds(pid: int) -> float:
@@ -75,6 +76,10 @@ def main() -> None:
         "--pass-through", action="store_true", help="the proxies' searches with collapse=false"
     )
     args = ap.parse_args()
+    for tree in () if args.pass_through else (args.tree_a, args.tree_b):  # collapsing: both
+        stale = stale_index(Elasticsearch(args.es_url), INDEX, tree.resolve())  # read the index
+        if stale:
+            raise SystemExit(stale)
     bodies = [
         json.dumps({"query": q, "size": 10}).encode()
         for q in queries(Elasticsearch(args.es_url), 400)

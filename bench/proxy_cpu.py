@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 from proxy_latency import INDEX, queries, request_for, wait_ready  # noqa: E402
+from stale import stale_index  # noqa: E402
 
 #: Steps of a search, by the path of the module a function is in (first match wins).
 STEPS: list[tuple[str, tuple[str, ...]]] = [
@@ -286,8 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--es-pid", type=int, help="Elasticsearch's process: its CPU per search too")
     a = ap.parse_args(argv)
     es = Elasticsearch(a.es_url, request_timeout=60)
-    if not es.indices.exists(index=INDEX):
-        print(f"no index {INDEX}: build it with bench/proxy_latency.py first", file=sys.stderr)
+    stale = stale_index(es, INDEX, a.tree.resolve())
+    if stale:
+        print(stale, file=sys.stderr)
         return 2
     qs = queries(es, 400)
     direct = p50(drive("direct", qs, min(200, a.requests), a.es_url, ""))

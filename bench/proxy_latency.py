@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from corpus import load  # noqa: E402
+from stale import index_version  # noqa: E402
 
 from collapse.http11 import Http11Transport, Origin, Timeouts, request_head  # noqa: E402
 from collapse.settings import Settings  # noqa: E402
@@ -144,8 +145,7 @@ def current_layout(es: Elasticsearch) -> bool:
     if mapping.get("collapse_fp", {}).get("properties") != want:
         return False
     # and documents fingerprinted by this generation (a new one changes values, not mapping)
-    hits = es.search(index=INDEX, size=1, source=["collapse_fp.version"])["hits"]["hits"]
-    return bool(hits) and hits[0]["_source"]["collapse_fp"].get("version") == PARAMS.version
+    return index_version(es, INDEX) == PARAMS.version
 
 
 def queries(es: Elasticsearch, count: int, seed: int = 3) -> list[dict[str, Any]]:

@@ -124,6 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     tree = a.tree.resolve()
     # The tree's own bench/ first: proxy_latency puts its checkout first on sys.path.
     bench = tree / "bench" if (tree / "bench" / "proxy_latency.py").exists() else ROOT / "bench"
+    from elasticsearch import Elasticsearch
+    from stale import stale_index  # this checkout's bench/, before the tree's code is on the path
+
+    stale = stale_index(Elasticsearch(a.es_url), "bench-proxy", tree)
+    if stale:
+        print(stale, file=sys.stderr)
+        return 2
     sys.path[:0] = [str(tree), str(bench)]
     spent, calls, cpu = asyncio.run(run(a.es_url, a.requests))
     import collapse
