@@ -76,8 +76,9 @@ def main() -> None:
         "--pass-through", action="store_true", help="the proxies' searches with collapse=false"
     )
     args = ap.parse_args()
-    for tree in () if args.pass_through else (args.tree_a, args.tree_b):  # collapsing: both
-        stale = stale_index(Elasticsearch(args.es_url), INDEX, tree.resolve())  # read the index
+    # Collapsing, both proxies read the index's fingerprints: of each tree's version.
+    for tree in () if args.pass_through else (args.tree_a, args.tree_b):
+        stale = stale_index(Elasticsearch(args.es_url), INDEX, tree.resolve())
         if stale:
             raise SystemExit(stale)
     bodies = [
