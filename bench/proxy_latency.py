@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from corpus import load  # noqa: E402
-from stale import index_version  # noqa: E402
+from stale import INDEX, index_version  # noqa: E402
 
 from collapse.http11 import Http11Transport, Origin, Timeouts, request_head  # noqa: E402
 from collapse.settings import Settings  # noqa: E402
@@ -55,7 +55,6 @@ from indexer.fingerprints.minhash import similarity  # noqa: E402
 from indexer.grouping import Prints, Thresholds, group, window_pairs  # noqa: E402
 from indexer.mapping import index_mappings  # noqa: E402
 
-INDEX = "bench-proxy"
 PARAMS = FingerprintParams()
 #: The proxy's default thresholds: what a "true near-duplicate pair" means in the tables.
 T = Thresholds(

@@ -125,9 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     # The tree's own bench/ first: proxy_latency puts its checkout first on sys.path.
     bench = tree / "bench" if (tree / "bench" / "proxy_latency.py").exists() else ROOT / "bench"
     from elasticsearch import Elasticsearch
-    from stale import stale_index  # this checkout's bench/, before the tree's code is on the path
+    from stale import INDEX, stale_index  # this checkout's, before the tree's code is on the path
 
-    stale = stale_index(Elasticsearch(a.es_url), "bench-proxy", tree)
+    stale = stale_index(Elasticsearch(a.es_url), INDEX, tree)
     if stale:
         print(stale, file=sys.stderr)
         return 2

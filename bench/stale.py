@@ -14,8 +14,10 @@ from pathlib import Path
 
 from elasticsearch import Elasticsearch
 
-__all__ = ["index_version", "stale_index"]
+__all__ = ["INDEX", "index_version", "stale_index"]
 
+#: The proxy benchmarks' index (built by ``bench/proxy_latency.py``).
+INDEX = "bench-proxy"
 _VERSION = "from indexer.fingerprints import FingerprintParams; print(FingerprintParams().version)"
 
 
