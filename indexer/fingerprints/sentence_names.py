@@ -148,21 +148,6 @@ def _line_names(line: str, last: bool = False) -> list[_Name]:
     return out
 
 
-def _last_filled(lines: Sequence[str]) -> int:
-    """The index of the last line that is not blank (-1: none)."""
-    return next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), -1)
-
-
-def _footer_at_end(lines: Sequence[str]) -> bool:
-    """Whether the text ends in a paragraph of one line after a blank line, with text above
-    it, and not a credit: where a site's footer sits ("More news from Lakeside Sentinel every
-    morning.")."""
-    last = _last_filled(lines)
-    if last < 2 or lines[last - 1].strip() or CREDIT_DASH.match(lines[last]):
-        return False
-    return any(line.strip() for line in lines[: last - 1])
-
-
 def _hash(kind: bytes, text: str) -> int:
     digest = blake2b(text.encode("utf-8"), digest_size=8, person=kind).digest()
     return int.from_bytes(digest, "little")
@@ -199,9 +184,10 @@ def name_entries(
             kept = content[d].split("\n")
             if len(kept) == len(lines):
                 lines = [line if k.strip() else "" for line, k in zip(lines, kept, strict=True)]
-        footer = _footer_at_end(lines)
         filled = [i for i, line in enumerate(lines) if line.strip()]
         body = [lines[i] for i in filled]
+        # a last paragraph of one line, no credit: where a site's footer sits
+        footer = len(filled) > 1 and filled[-1] > filled[-2] + 1 and not CREDIT_DASH.match(body[-1])
         title = ""
         if len(body) > 1 and (
             filled[1] > filled[0] + 1 or not body[1].lstrip()[:1].islower()
