@@ -80,6 +80,24 @@ def test_a_name_that_ends_the_text() -> None:
     assert folds_with_first([text, halved]) == [True]
 
 
+def test_a_full_name_that_starts_a_sentence() -> None:
+    """A name of two words starting a sentence: its second word's context is the sentence's
+    start, not its first word, so another person there stays apart; a typo in it, or a word
+    changed elsewhere, still folds."""
+    text = (
+        "{name} said yesterday that the city council would discuss the budget for the coming "
+        "year and the plans for the new library building downtown, which opens next spring "
+        "after two years of delays, and that the mayor expects the vote on the final design "
+        "to pass without much debate in the chamber this week."
+    )
+    first = text.format(name="John Smith")
+    assert len(first.split()) >= 50  # beyond the one-neighbour entries of the shortest
+    assert folds_with_first(
+        [first, text.format(name="Peter Jones"), text.format(name="John Smyth")]
+    ) == [False, True]
+    assert folds_with_first([first, first.replace("budget", "budgets")]) == [True]
+
+
 def test_german_nouns_are_not_names() -> None:
     """German capitalises every noun: a noun changed there is a one-word edit, not a name."""
     text = DE.format(name="Hans Müller", thing="Bibliothek")

@@ -29,7 +29,9 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   word before and the word after it together (the word after: on its line, in its sentence;
   for a name's first word, the word after the whole name: ``met John Smith in`` gives ``John``
   the context ``met … in``; at the sentence's end, the two words before it: ``delays in
-  London.`` gives ``delays in …``, since "by …." alone is too common); and, in the documents
+  London.`` gives ``delays in …``, since "by …." alone is too common; after a capitalised word
+  that starts the sentence, the sentence's start: ``John Smith said`` gives ``Smith`` the
+  context ``… said``, so a whole name replaced there conflicts); and, in the documents
   given as ``sides`` (the number sketch's shortest, under 50 words), the word before alone and
   the word after alone. A name's next word (``Smith`` of ``John Smith``) has only the first
   kind (the first word's entries see a whole name replaced), and so does the text's last word
@@ -48,9 +50,9 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   path, lines with any token of the host's frame); texts that capitalise nouns (German:
   :func:`_capitalises_nouns`) give none, since there every noun would be a name.
 
-Not seen: a name at a sentence's start ("John said …" → "Peter said …") or on a text's first
-line, a name replaced by one of the same initial, a name changed together with both its
-neighbours, names in scripts without case (Chinese, Japanese), German texts.
+Not seen: a name of one word at a sentence's start ("John said …" → "Peter said …") or on a
+text's first line, a name replaced by one of the same initial, a name changed together with both
+its neighbours, names in scripts without case (Chinese, Japanese), German texts.
 Costs: a name in a text's last paragraph of one line is not seen; a frame's sentence naming
 the site on a line that no blank line sets apart makes two copies in two sites' frames
 conflict, unless a host model cut the line (measured in docs/fingerprints.md, "Names inside
@@ -142,6 +144,8 @@ def _line_names(line: str, last: bool = False) -> list[_Name]:
             after = None  # the text's end: a cut may have halved the word
         if not after:  # the sentence's end: the two words before it are its context
             before = " ".join(words[max(0, i - 2) : i]).casefold()
+        elif caps[i - 1] and not going_on[i - 1]:  # "John Smith said": the sentence's start
+            before = ""
         else:
             before = words[i - 1].casefold()
         out.append((before, words[i].casefold(), after, named[i - 1]))
