@@ -29,7 +29,9 @@ from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
 from indexer.fingerprints.packed import (
     HEADER_BYTES,
+    MAP_BYTES,
     exact_key_hexes,
+    fixed_bytes,
     pack_base64,
     record_bytes,
     tag_of,
@@ -60,14 +62,16 @@ def reference(
 ) -> bytes:
     """One record spelled out field by field (the layout table of ``packed.py``)."""
     fmt = {8: "B", 16: "H", 32: "I"}[p.minhash_bits]
-    raw = (
+    cell_map = sum(1 << c for c, v in enumerate(numbers) if v)
+    fixed = (
         hashlib.blake2b(p.version.encode(), digest_size=4).digest()
         + struct.pack("<QI", simhash, token_count)
         + bytes.fromhex(key)
         + struct.pack(f"<{len(sketch)}{fmt}", *sketch)
-        + b"".join(v.to_bytes(3, "little") for v in numbers)
+        + cell_map.to_bytes(MAP_BYTES, "little")
     )
-    return raw + b"\0" * (-len(raw) % 3)
+    fixed += b"\0" * (-len(fixed) % 3)
+    return fixed + b"".join(v.to_bytes(3, "little") for v in numbers if v)
 
 
 def arrays_of(p: FingerprintParams, texts: list[str] = TEXTS) -> FingerprintArrays:
@@ -95,9 +99,11 @@ def test_round_trip_and_layout(p: FingerprintParams) -> None:
     values = pack_many(
         p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash, arrays.numbers
     )
-    size = record_bytes(p)
-    assert size % 3 == 0 and HEADER_BYTES + p.minhash_size * p.minhash_bits // 8 <= size
-    assert {len(v) for v in values} == {size // 3 * 4}
+    size = fixed_bytes(p)
+    assert size % 3 == 0 and HEADER_BYTES + p.minhash_size * p.minhash_bits // 8 < size
+    stored = np.count_nonzero(arrays.numbers, axis=1).tolist()
+    assert [len(v) for v in values] == [record_bytes(p, k) // 3 * 4 for k in stored]
+    assert min(stored) == 0 < max(stored) < CELLS  # the texts give records of several lengths
     assert not any("=" in v for v in values)  # no padding: values join into one base64 text
     for i, value in enumerate(values):
         row = (
@@ -108,9 +114,17 @@ def test_round_trip_and_layout(p: FingerprintParams) -> None:
             arrays.numbers[i].tolist(),
         )
         assert base64.b64decode(value) == reference(p, *row)
-    assert pack_base64(
+    packed = pack_base64(
         p, arrays.simhash, arrays.token_count, arrays.exact_keys, arrays.minhash, arrays.numbers
-    ) == "".join(values).encode("ascii")
+    )
+    assert [packed.value(i).decode("ascii") for i in range(len(values))] == values
+    assert (
+        packed.fixed + packed.cells
+        == b"".join(  # every fixed part, then every cell
+            [base64.b64encode(base64.b64decode(v)[:size]) for v in values]
+            + [base64.b64encode(base64.b64decode(v)[size:]) for v in values]
+        )
+    )
     assert_same(unpack_many(values, p), arrays)
     assert (
         pack_many(
@@ -128,24 +142,25 @@ def test_round_trip_and_layout(p: FingerprintParams) -> None:
 
 def test_default_size_and_worked_example() -> None:
     p = FingerprintParams()
-    assert (
-        record_bytes(p) == 450
-        and tag_of(p.version)
-        == hashlib.blake2b(b"sh9-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
-    )
+    assert (fixed_bytes(p), record_bytes(p), record_bytes(p, 0)) == (189, 462, 189) and tag_of(
+        p.version
+    ) == hashlib.blake2b(b"sh10-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
     key = "0123456789abcdef" * 4
     sketch = np.arange(128, dtype=np.uint8)[None, :]
-    numbers = (np.arange(CELLS, dtype=np.uint32) * 0x010203)[None, :]
+    numbers = np.zeros((1, CELLS), dtype=np.uint32)
+    numbers[0, [1, 2, 90]] = [0x010203, 0xFFFFFF, 7]
     (value,) = pack_many(
         p, np.array([2**64 - 1], dtype=np.uint64), np.array([600]), [key], sketch, numbers
     )
     raw = base64.b64decode(value)
-    assert CELLS == 91 and len(value) == 600 and raw[:4] == tag_of(p.version)
+    assert CELLS == 91 and len(value) == (189 + 9) // 3 * 4 and raw[:4] == tag_of(p.version)
     assert raw[4:12] == b"\xff" * 8 and raw[12:16] == (600).to_bytes(4, "little")
     assert raw[16:48] == bytes.fromhex(key) and raw[48:176] == bytes(range(128))
-    assert raw[176:179] == b"\0\0\0" and raw[179:182] == b"\x03\x02\x01"  # cell 1: 0x010203
-    assert raw[176:449] == b"".join((k * 0x010203).to_bytes(3, "little") for k in range(91))
-    assert raw[449:] == b"\0"
+    assert raw[176:188] == bytes([0b110, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0b100])  # cells 1, 2, 90
+    assert raw[188:189] == b"\0"  # the fixed part's padding
+    assert raw[189:] == b"\x03\x02\x01" + b"\xff\xff\xff" + b"\x07\0\0"
+    empty = pack_many(p, np.array([1], np.uint64), np.array([9]), [key], sketch, numbers * 0)
+    assert len(empty[0]) == 252 and unpack_many(empty, p).numbers.tolist() == [[0] * CELLS]
 
 
 def test_exact_keys_must_be_digests() -> None:

@@ -12,19 +12,25 @@ searches or collapses on, derived from the same values (``indexer.fingerprints.r
     12      4      token_count, uint32
     16      32     exact_key, the sha256 digest (its 64 hex digits as bytes)
     48      M      the MinHash sketch, values of ``minhash_bits`` bits (M = size x bits / 8)
-    48 + M  183    the number sketch, the name cells and the writing cell
-                   (:mod:`~indexer.fingerprints.numbers`, :mod:`~indexer.fingerprints.names`,
-                   :mod:`~indexer.fingerprints.writing`): 61 cells of 24 bits, 3 bytes each
-    231 + M 1-2    zero bytes: the record is a multiple of 3 bytes
+    48 + M  12     the cell map: bit c (least significant first) set when cell c is not zero
+    60 + M  0-2    zero bytes: this fixed part is a multiple of 3 bytes (:func:`fixed_bytes`)
+    F       3 k    the k cells that are not zero, in cell order, 3 bytes each: of the number
+                   sketch, the name cells and the writing cell (:data:`CELLS` in all;
+                   :mod:`~indexer.fingerprints.numbers`, :mod:`~indexer.fingerprints.names`,
+                   :mod:`~indexer.fingerprints.writing`)
 
-then standard base64. A multiple of 3 bytes has no base64 padding, so the base64 of n records
-joined is the base64 of their bytes joined: a batch encodes (:func:`pack_many`) and decodes
-(:func:`unpack_many`) in one call each, with no per-document Python beyond slicing.
+then standard base64. Most cells of most documents are empty, and a refill reads hundreds of
+these values: only the cells that hold something are stored (why: docs/proxy.md, "A packed
+value without its empty cells"). Every part is a multiple of 3 bytes and has no base64
+padding, so the base64 of n records joined is the base64 of their bytes joined, and so are
+their fixed parts' and their cells': a batch encodes (:func:`pack_base64`) and decodes
+(:func:`unpack_many`) in a few calls, with no per-document Python beyond slicing.
 
 Guarantees: :func:`unpack_many` gives back exactly what :func:`pack_many` was given (simhash,
-token_count, exact key, sketch, number sketch) for every value whose tag is ``params``'
-version; any other value (another version, a wrong length, not base64) is marked not
-present, never guessed. Its layout is fixed by the fingerprint version (the tag says which).
+token_count, exact key, sketch, the cells' 24 bits) for every value whose tag is ``params``'
+version; any other value (another version, a length its map does not tell, not base64) is
+marked not present, never guessed. Its layout is fixed by the fingerprint version (the tag
+says which).
 """
 
 from __future__ import annotations
@@ -39,13 +45,16 @@ import numpy as np
 from pybase64 import b64decode
 
 from indexer.fingerprints.minhash import value_dtype
-from indexer.fingerprints.numbers import CELLS, cells_from_bytes, cells_to_bytes
+from indexer.fingerprints.numbers import CELLS
 from indexer.fingerprints.params import FingerprintParams
 
 __all__ = [
     "HEADER_BYTES",
+    "MAP_BYTES",
+    "Packed",
     "Unpacked",
     "exact_key_hexes",
+    "fixed_bytes",
     "pack_base64",
     "pack_many",
     "record_bytes",
@@ -56,6 +65,14 @@ __all__ = [
 
 #: Bytes before the sketch: tag, simhash, token_count, exact key.
 HEADER_BYTES = 48
+#: Bytes of the cell map: one bit per cell.
+MAP_BYTES = -(-CELLS // 8)
+#: Base64 characters of one stored cell (3 bytes).
+_CELL_CHARS = 4
+#: A cell's 24 bits.
+_CELL_MASK = 0xFFFFFF
+#: Bits of the map's last byte beyond the last cell (set in no record's map).
+_SPARE = 0xFF & ~((1 << (CELLS % 8 or 8)) - 1)
 
 
 @lru_cache(maxsize=64)
@@ -64,35 +81,54 @@ def tag_of(version: str) -> bytes:
     return hashlib.blake2b(version.encode("utf-8"), digest_size=4).digest()
 
 
-def record_bytes(params: FingerprintParams) -> int:
-    """Length of one packed record in bytes (a multiple of 3)."""
-    raw = _numbers_at(params) + 3 * CELLS
+def fixed_bytes(params: FingerprintParams) -> int:
+    """Length in bytes of a record's fixed part: header, sketch, cell map (a multiple of 3)."""
+    raw = HEADER_BYTES + params.minhash_size * params.minhash_bits // 8 + MAP_BYTES
     return -(-raw // 3) * 3
 
 
-def _numbers_at(params: FingerprintParams) -> int:
-    """Offset of the number sketch: right after the MinHash sketch."""
-    return HEADER_BYTES + params.minhash_size * params.minhash_bits // 8
+def record_bytes(params: FingerprintParams, cells: int = CELLS) -> int:
+    """Length in bytes of a record with ``cells`` cells that are not zero (by default all: the
+    longest); a multiple of 3."""
+    return fixed_bytes(params) + 3 * cells
 
 
 @lru_cache(maxsize=64)
 def _dtype(params: FingerprintParams) -> np.dtype:
+    """The fixed part of a record."""
     sketch = np.dtype(value_dtype(params.minhash_bits)).newbyteorder("<")
+    at = HEADER_BYTES + params.minhash_size * params.minhash_bits // 8
     return np.dtype(
         {
-            "names": ["tag", "simhash", "token_count", "exact_key", "minhash", "numbers"],
+            "names": ["tag", "simhash", "token_count", "exact_key", "minhash", "map"],
             "formats": [
                 "V4",
                 "<u8",
                 "<u4",
                 "V32",
                 (sketch, (params.minhash_size,)),
-                ("u1", (CELLS, 3)),
+                ("u1", (MAP_BYTES,)),
             ],
-            "offsets": [0, 4, 12, 16, HEADER_BYTES, _numbers_at(params)],
-            "itemsize": record_bytes(params),
+            "offsets": [0, 4, 12, 16, HEADER_BYTES, at],
+            "itemsize": fixed_bytes(params),
         }
     )
+
+
+class Packed(NamedTuple):
+    """n packed values as three pieces: value i is ``fixed[i * w : (i + 1) * w]`` (w =
+    :attr:`width`) followed by ``cells[ends[i - 1] : ends[i]]`` (0 before the first): base64
+    text, ASCII."""
+
+    fixed: bytes
+    cells: bytes
+    ends: list[int]
+    width: int
+
+    def value(self, i: int) -> bytes:
+        """Value ``i``, whole."""
+        lo = self.ends[i - 1] if i else 0
+        return self.fixed[i * self.width : (i + 1) * self.width] + self.cells[lo : self.ends[i]]
 
 
 def pack_base64(
@@ -102,17 +138,18 @@ def pack_base64(
     exact_keys: Sequence[str],
     minhash: np.ndarray,
     numbers: np.ndarray,
-) -> bytes:
-    """The packed values of n documents joined: n x ``record_bytes(params) // 3 * 4`` base64
-    characters, no separators (the bulk JSON slices it; :func:`pack_many` for strings).
+) -> Packed:
+    """The packed values of n documents, in two base64 calls (:class:`Packed`; the bulk JSON
+    slices it, :func:`pack_many` for strings).
 
     ``simhash``: (n,) uint64; ``token_count``: (n,); ``exact_keys``: n sha256 hex digests;
     ``minhash``: (n, minhash_size) sketch values of ``minhash_bits`` bits; ``numbers``: (n,
-    CELLS) number sketches (:mod:`indexer.fingerprints.numbers`).
+    CELLS) cells of 24 bits (:mod:`indexer.fingerprints.numbers`).
     """
     n = len(simhash)
+    width = fixed_bytes(params) // 3 * 4
     if n == 0:
-        return b""
+        return Packed(b"", b"", [], width)
     records = np.zeros(n, dtype=_dtype(params))
     records["tag"] = np.frombuffer(tag_of(params.version), dtype="V4")[0]
     records["simhash"] = np.asarray(simhash, dtype=np.uint64)
@@ -122,8 +159,19 @@ def pack_base64(
         raise ValueError("every exact key must be 64 hex digits")
     records["exact_key"] = np.frombuffer(keys, dtype="V32")
     records["minhash"] = minhash
-    records["numbers"] = cells_to_bytes(numbers)
-    return binascii.b2a_base64(records.tobytes(), newline=False)
+    cells = np.asarray(numbers, dtype="<u4") & np.uint32(_CELL_MASK)  # the 24 bits kept
+    if cells.shape != (n, CELLS):
+        raise ValueError(f"numbers must be {n} rows of {CELLS} cells")
+    full = cells != 0
+    records["map"] = np.packbits(full, axis=1, bitorder="little")
+    held = cells[full].view(np.uint8).reshape(-1, 4)[:, :3]  # each cell's 3 low bytes
+    ends = np.cumsum(np.count_nonzero(full, axis=1)) * _CELL_CHARS
+    return Packed(
+        binascii.b2a_base64(records.tobytes(), newline=False),
+        binascii.b2a_base64(held.tobytes(), newline=False),
+        ends.tolist(),
+        width,
+    )
 
 
 def pack_many(
@@ -136,9 +184,13 @@ def pack_many(
 ) -> list[str]:
     """The ``collapse_fp.packed`` value of each document (base64 strings, one per row;
     arguments as :func:`pack_base64`)."""
-    text = pack_base64(params, simhash, token_count, exact_keys, minhash, numbers).decode("ascii")
-    width = record_bytes(params) // 3 * 4
-    return [text[i : i + width] for i in range(0, len(text), width)]
+    packed = pack_base64(params, simhash, token_count, exact_keys, minhash, numbers)
+    fixed, cells, width = packed.fixed.decode("ascii"), packed.cells.decode("ascii"), packed.width
+    starts = [0, *packed.ends[:-1]] if packed.ends else []
+    return [
+        fixed[i * width : (i + 1) * width] + cells[lo:hi]
+        for i, lo, hi in zip(range(len(starts)), starts, packed.ends, strict=True)
+    ]
 
 
 class Unpacked:
@@ -229,15 +281,19 @@ def _records(values: Sequence[object], dtype: np.dtype) -> tuple[np.ndarray, np.
             records[present] = np.frombuffer(raw, dtype=dtype)
         else:  # one bad value spoils the joined decode: one by one, then
             for i in np.flatnonzero(present).tolist():
-                try:
-                    one = binascii.a2b_base64(str(values[i]).encode("ascii"), strict_mode=True)
-                except (binascii.Error, UnicodeEncodeError, ValueError):
-                    one = b""
-                if len(one) == dtype.itemsize:
-                    records[i] = np.frombuffer(one, dtype=dtype)[0]
-                else:
-                    present[i] = False
+                records[i], present[i] = _one(values[i], dtype)
     return records, present
+
+
+def _one(value: object, dtype: np.dtype) -> tuple[np.void, bool]:
+    """One record of ``dtype`` from one base64 value, and whether it was one."""
+    try:
+        raw = binascii.a2b_base64(str(value).encode("ascii"), strict_mode=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raw = b""
+    if len(raw) != dtype.itemsize:
+        return np.zeros(1, dtype=dtype)[0], False
+    return np.frombuffer(raw, dtype=dtype)[0], True
 
 
 def _key_codes(exact_key: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -249,10 +305,10 @@ def _key_codes(exact_key: np.ndarray, present: np.ndarray) -> np.ndarray:
 
 
 def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked:
-    """Decode packed values; rows that are not ``params``' version, of another length or not
-    base64 are not present (their other entries are zero)."""
+    """Decode packed values; rows that are not ``params``' version, whose length their cell map
+    does not tell, or not base64 are not present (their entries are zero)."""
     reading = _reading(params)
-    records, present = _read(values, reading)
+    records, cells, present = _read(values, reading)
     codes = (records["key_head"] >> np.uint64(4)).astype(np.int64)
     if np.count_nonzero(present) < len(present):
         records = records.copy()  # the fast read's records are read-only
@@ -263,7 +319,7 @@ def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked
         token_count=records["token_count"].astype(np.int64),
         exact_key=records["exact_key"],  # a view: hexed for the few callers that want keys
         minhash=records["minhash"].astype(reading.sketch),
-        numbers=_cells(records, reading.cells_at),
+        numbers=cells,
         present=present,
         key_codes=codes,
     )
@@ -273,7 +329,7 @@ def exact_key_hexes(values: Sequence[object], params: FingerprintParams) -> list
     """Each packed value's exact key as :meth:`Unpacked.exact_key_hex` gives it after
     :func:`unpack_many` ("" where a value is not ``params``' version or not a record): the
     values decoded as there, the keys alone read from them."""
-    records, present = _read(values, _reading(params))
+    records, _, present = _read(values, _reading(params))
     text = records["exact_key"].tobytes().hex()
     return [text[i * 64 : (i + 1) * 64] if ok else "" for i, ok in enumerate(present.tolist())]
 
@@ -281,11 +337,11 @@ def exact_key_hexes(values: Sequence[object], params: FingerprintParams) -> list
 class _Reading(NamedTuple):
     """How :func:`unpack_many` reads one version's records (:func:`_reading`)."""
 
-    dtype: np.dtype  # the record: the layout of _dtype, the exact key as 32 bytes and its
+    dtype: np.dtype  # the fixed part: the layout of _dtype, the exact key as 32 bytes and its
     # first 8 bytes again as a big-endian ``key_head`` (the key code)
     tag: np.void  # the version's tag as a record's ``tag`` field holds it
     sketch: np.dtype  # the MinHash values' native dtype
-    cells_at: int  # offset of the number cells when a padding byte follows them, else -1
+    width: int  # base64 characters of the fixed part
 
 
 @lru_cache(maxsize=64)
@@ -293,47 +349,92 @@ def _reading(params: FingerprintParams) -> _Reading:
     """:class:`_Reading` of ``params``' records, made once."""
     fields = _dtype(params).fields
     assert fields is not None
-    names = ["tag", "simhash", "token_count", "minhash", "numbers"]
+    names = ["tag", "simhash", "token_count", "minhash", "map"]
     dtype = np.dtype(
         {
             "names": [*names, "exact_key", "key_head"],
             "formats": [*(fields[name][0] for name in names), ("u1", (32,)), ">u8"],
             "offsets": [*(fields[name][1] for name in names), 16, 16],
-            "itemsize": record_bytes(params),
+            "itemsize": fixed_bytes(params),
         }
     )
-    at = _numbers_at(params)
     return _Reading(
         dtype=dtype,
         tag=np.frombuffer(tag_of(params.version), dtype="V4")[0],
         sketch=np.dtype(value_dtype(params.minhash_bits)),
-        cells_at=at if record_bytes(params) > at + 3 * CELLS else -1,
+        width=fixed_bytes(params) // 3 * 4,
     )
 
 
-def _read(values: Sequence[object], reading: _Reading) -> tuple[np.ndarray, np.ndarray]:
-    """The records of ``values`` and which rows are records of the version (:func:`_records`,
-    then the tag)."""
-    records, fits = _records(values, reading.dtype)
-    present = records["tag"] == reading.tag
+def _read(values: Sequence[object], reading: _Reading) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fixed parts of ``values`` (of ``reading.dtype``), their cells ((n, CELLS) uint32)
+    and which rows are records of the version; other rows' cells are zero."""
+    n = len(values)
+    width = reading.width
+    fixed, raw, fits = None, b"", None
+    try:  # nearly always every value a record: two joins, two decodes, no per-value Python
+        texts = cast(Sequence[str], values)  # else: TypeError on joining
+        fixed_text = "".join([v[:width] for v in texts])
+        if len(fixed_text) == width * n:
+            fixed = np.frombuffer(b64decode(fixed_text, validate=True), dtype=reading.dtype)
+            tails = np.fromiter(map(len, texts), np.int64, n) - width
+            if np.array_equal(tails, _stored(fixed["map"]) * _CELL_CHARS):
+                raw = b64decode("".join([v[width:] for v in texts]), validate=True)
+            else:
+                fixed = None  # some length its map does not tell: one by one
+    except (binascii.Error, TypeError, ValueError):
+        fixed = None
+    if fixed is None:
+        fixed, raw, fits = _one_by_one(values, reading)
+    full = np.unpackbits(fixed["map"], axis=1, count=CELLS, bitorder="little").view(bool)
+    wide = np.zeros((len(raw) // 3, 4), dtype=np.uint8)  # each cell's 3 bytes under a zero
+    wide[:, :3] = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 3)
+    cells = np.zeros((n, CELLS), dtype=np.uint32)
+    cells.reshape(-1)[np.flatnonzero(full)] = wide.view("<u4").reshape(-1)  # in cell order
+    present = fixed["tag"] == reading.tag
     if fits is not None:
         present &= fits
-    return records, present
+    if np.count_nonzero(present) < n:
+        cells[~present] = 0
+    return fixed, cells, present
 
 
-def _cells(records: np.ndarray, at: int) -> np.ndarray:
-    """(n, CELLS) uint32: the number cells of records (:func:`_reading`), as
-    :func:`~indexer.fingerprints.numbers.cells_from_bytes` gives them, in two numpy calls:
-    each cell's 3 bytes and the byte after them read as one little-endian ``uint32`` (cells 3
-    bytes apart), masked to 24 bits. The byte after the last cell is the record's padding:
-    the MinHash sketch's bytes (a power of two) are never a multiple of 3, so a record has
-    1 or 2 (:func:`record_bytes`); without one (``at`` -1), the cells are copied out first."""
-    if at < 0 or len(records) == 0:
-        return cells_from_bytes(records["numbers"])
-    wide = np.ndarray(
-        (len(records), CELLS), dtype="<u4", buffer=records, offset=at, strides=(records.itemsize, 3)
-    )
-    return wide & np.uint32(0xFFFFFF)
+def _stored(maps: np.ndarray) -> np.ndarray:
+    """(n,) int64: how many cells each (n, MAP_BYTES) map says are stored; -1 for a map with a
+    bit set beyond the last cell (no record has such a map)."""
+    bits = _bit_count(maps) if _bit_count is not None else np.unpackbits(maps, axis=1)
+    count = np.add.reduce(bits, axis=1, dtype=np.int64)
+    count[(maps[:, -1] & _SPARE) != 0] = -1
+    return count
+
+
+#: numpy's per-element bit count (numpy >= 2; None before: the bits are unpacked).
+_bit_count = getattr(np, "bitwise_count", None)
+
+
+def _one_by_one(
+    values: Sequence[object], reading: _Reading
+) -> tuple[np.ndarray, bytes, np.ndarray]:
+    """:func:`_read`'s values one at a time: fixed parts (zero where a value is not a record),
+    the records' cells joined (bytes), and which values are records."""
+    n, width = len(values), reading.width
+    fixed = np.zeros(n, dtype=reading.dtype)
+    fits = np.zeros(n, dtype=bool)
+    tails: list[bytes] = []
+    for i, value in enumerate(values):
+        if not isinstance(value, str) or len(value) < width:
+            continue
+        head, ok = _one(value[:width], reading.dtype)
+        tail = value[width:]
+        if not ok or len(tail) != _stored(head["map"][None, :])[0] * _CELL_CHARS:
+            continue
+        try:
+            cells = binascii.a2b_base64(tail.encode("ascii"), strict_mode=True)
+        except (binascii.Error, UnicodeEncodeError, ValueError):
+            continue
+        fixed[i], fits[i] = head, True
+        tails.append(cells)
+    return fixed, b"".join(tails), fits
 
 
 def unpack_heads(values: Sequence[object]) -> tuple[np.ndarray, np.ndarray]:

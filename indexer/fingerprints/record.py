@@ -2,7 +2,7 @@
 
 Stored shape, produced by :meth:`FingerprintRecord.to_es`::
 
-    {"version": "sh9-k4-blake2b-count-b4-mh128x8k4",
+    {"version": "sh10-k4-blake2b-count-b4-mh128x8k4",
      "simhash": <int64>,          # ES long: the 64 bits read as signed two's complement
      "block_0": "9d3f", ..., "block_{B-1}": "0a93",   # lowercase hex, block 0 = low bits
      "band": ["00<hex>", ..., "0f<hex>"],   # keyword, MinHash band keys (see ``bands``)
@@ -46,7 +46,7 @@ from indexer.fingerprints.bits import to_signed
 from indexer.fingerprints.blocks import block_hex, split, split_many
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
-from indexer.fingerprints.packed import pack_base64, pack_many, record_bytes, unpack_many
+from indexer.fingerprints.packed import pack_base64, pack_many, unpack_many
 from indexer.fingerprints.params import FingerprintParams
 
 __all__ = [
@@ -273,7 +273,7 @@ class FingerprintArrays:
         """``[orjson.dumps(d) for d in self.to_es_many(ids)]`` (compact JSON, same bytes),
         built without the dicts: the block fields of every document come from one table
         gather, the ``band`` fields from one array of fixed-width pieces (:func:`_band_json`),
-        the ``packed`` values from one base64 call (:func:`pack_base64`: ASCII, fixed width).
+        the ``packed`` values from two base64 calls (:func:`pack_base64`: ASCII, sliced).
         ``ids``: every document's ``_id`` (the bulk path knows them all), or None."""
         p = self.params
         n = len(self)
@@ -291,12 +291,14 @@ class FingerprintArrays:
         packs = pack_base64(
             p, self.simhash, self.token_count, self.exact_keys, self.minhash, self.numbers
         )
-        pw = record_bytes(p) // 3 * 4
+        fixed, cells, pw = packs.fixed, packs.cells, packs.width
+        ends = packs.ends
+        starts = [0, *ends[:-1]] if ends else []
         head = b'{"version":' + orjson.dumps(p.version) + b',"simhash":%d%b%b'
         signed = self.simhash.view(np.int64).tolist()
         counts = self.token_count.tolist()
         keys = self.exact_keys
-        tail = b',"exact_key":"%b","token_count":%d,"packed":"%b"'
+        tail = b',"exact_key":"%b","token_count":%d,"packed":"%b%b"'
         if ids is None:  # the last %b is then empty
             fmt = head + tail + b"%b}"
             last = [b""] * n
@@ -311,7 +313,8 @@ class FingerprintArrays:
                 bands[i * bw : (i + 1) * bw] if counts[i] > 0 else b"",
                 keys[i].encode("ascii"),
                 counts[i],
-                packs[i * pw : (i + 1) * pw],
+                fixed[i * pw : (i + 1) * pw],
+                cells[starts[i] : ends[i]],
                 last[i],
             )
             for i in range(n)
