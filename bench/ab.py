@@ -13,6 +13,11 @@ difference is the code's. All traffic stays on 127.0.0.1.
 
     git worktree add /tmp/before <commit>
     .venv/bin/python bench/ab.py /tmp/before . [--rounds 4] [--pass-through]
+
+A change of the fingerprint's generation: A reads an index built by A's code
+(``--index-a``, e.g. ``bench-proxy-a``: ``bench/proxy_latency.py``'s ``build`` run in A's
+tree with ``INDEX`` set to it), B and the direct calls ``bench-proxy``; the two hold the same
+documents, so the queries find the same hits.
 """
 
 from __future__ import annotations
@@ -75,10 +80,17 @@ def main() -> None:
     ap.add_argument(
         "--pass-through", action="store_true", help="the proxies' searches with collapse=false"
     )
+    ap.add_argument(
+        "--index-a",
+        default=INDEX,
+        help="the index A searches (the same documents fingerprinted by A's generation)",
+    )
     args = ap.parse_args()
     # Collapsing, both proxies read the index's fingerprints: of each tree's version.
-    for tree in () if args.pass_through else (args.tree_a, args.tree_b):
-        stale = stale_index(Elasticsearch(args.es_url), INDEX, tree.resolve())
+    for tree, index in (
+        () if args.pass_through else ((args.tree_a, args.index_a), (args.tree_b, INDEX))
+    ):
+        stale = stale_index(Elasticsearch(args.es_url), index, tree.resolve())
         if stale:
             raise SystemExit(stale)
     bodies = [
@@ -93,7 +105,7 @@ def main() -> None:
     try:
         urls = {
             "direct": f"{args.es_url}/{INDEX}/_search",
-            "A": f"http://127.0.0.1:{args.port}/{INDEX}/_search{query}",
+            "A": f"http://127.0.0.1:{args.port}/{args.index_a}/_search{query}",
             "B": f"http://127.0.0.1:{args.port + 1}/{INDEX}/_search{query}",
         }
         pids = {"A": procs[0].pid, "B": procs[1].pid}
@@ -104,7 +116,10 @@ def main() -> None:
             proc.wait(timeout=10)
     direct = np.array(latencies["direct"])
     mode = "collapse=false" if args.pass_through else "collapsed"
-    print(f"{len(direct)} {mode} requests each; A = {args.tree_a}, B = {args.tree_b}")
+    print(
+        f"{len(direct)} {mode} requests each; A = {args.tree_a} on {args.index_a}, "
+        f"B = {args.tree_b} on {INDEX}"
+    )
     print("| | p50 ms | p90 ms | p99 ms | Δp50 vs direct | Δp99 vs direct | CPU ms/request |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in ("direct", "A", "B"):

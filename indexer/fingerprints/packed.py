@@ -71,8 +71,6 @@ MAP_BYTES = -(-CELLS // 8)
 _CELL_CHARS = 4
 #: A cell's 24 bits.
 _CELL_MASK = 0xFFFFFF
-#: Bits of the map's last byte beyond the last cell (set in no record's map).
-_SPARE = 0xFF & ~((1 << (CELLS % 8 or 8)) - 1)
 
 
 @lru_cache(maxsize=64)
@@ -371,26 +369,28 @@ def _read(values: Sequence[object], reading: _Reading) -> tuple[np.ndarray, np.n
     and which rows are records of the version; other rows' cells are zero."""
     n = len(values)
     width = reading.width
-    fixed, raw, fits = None, b"", None
+    fixed, bits, raw, fits = None, None, b"", None
     try:  # nearly always every value a record: two joins, two decodes, no per-value Python
         texts = cast(Sequence[str], values)  # else: TypeError on joining
         fixed_text = "".join([v[:width] for v in texts])
         if len(fixed_text) == width * n:
             fixed = np.frombuffer(b64decode(fixed_text, validate=True), dtype=reading.dtype)
-            tails = np.fromiter(map(len, texts), np.int64, n) - width
-            if np.array_equal(tails, _stored(fixed["map"]) * _CELL_CHARS):
+            bits = _bits(fixed["map"])
+            lengths = (np.add.reduce(bits, axis=1) * _CELL_CHARS + width).tolist()
+            if lengths == list(map(len, texts)) and not np.count_nonzero(bits[:, CELLS:]):
                 raw = b64decode("".join([v[width:] for v in texts]), validate=True)
             else:
                 fixed = None  # some length its map does not tell: one by one
     except (binascii.Error, TypeError, ValueError):
         fixed = None
-    if fixed is None:
+    if fixed is None or bits is None:
         fixed, raw, fits = _one_by_one(values, reading)
-    full = np.unpackbits(fixed["map"], axis=1, count=CELLS, bitorder="little").view(bool)
-    wide = np.zeros((len(raw) // 3, 4), dtype=np.uint8)  # each cell's 3 bytes under a zero
-    wide[:, :3] = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 3)
-    cells = np.zeros((n, CELLS), dtype=np.uint32)
-    cells.reshape(-1)[np.flatnonzero(full)] = wide.view("<u4").reshape(-1)  # in cell order
+        bits = _bits(fixed["map"])
+    # each cell's 3 bytes and the next byte read as one little-endian uint32, masked to 24 bits
+    held = np.ndarray((len(raw) // 3,), dtype="<u4", buffer=raw + b"\0", strides=(3,))
+    wide = np.zeros(bits.shape, dtype=np.uint32)  # a record's spare bits are zero
+    wide.reshape(-1)[np.flatnonzero(bits)] = held & np.uint32(_CELL_MASK)
+    cells = wide[:, :CELLS]
     present = fixed["tag"] == reading.tag
     if fits is not None:
         present &= fits
@@ -399,17 +399,16 @@ def _read(values: Sequence[object], reading: _Reading) -> tuple[np.ndarray, np.n
     return fixed, cells, present
 
 
-def _stored(maps: np.ndarray) -> np.ndarray:
-    """(n,) int64: how many cells each (n, MAP_BYTES) map says are stored; -1 for a map with a
-    bit set beyond the last cell (no record has such a map)."""
-    bits = _bit_count(maps) if _bit_count is not None else np.unpackbits(maps, axis=1)
-    count = np.add.reduce(bits, axis=1, dtype=np.int64)
-    count[(maps[:, -1] & _SPARE) != 0] = -1
-    return count
+def _bits(maps: np.ndarray) -> np.ndarray:
+    """(n, 8 x MAP_BYTES) uint8: the bits of (n, MAP_BYTES) cell maps, cell 0 first."""
+    return np.unpackbits(maps, axis=1, bitorder="little")
 
 
-#: numpy's per-element bit count (numpy >= 2; None before: the bits are unpacked).
-_bit_count = getattr(np, "bitwise_count", None)
+def _stored(maps: np.ndarray) -> int:
+    """How many cells one MAP_BYTES map says are stored; -1 for a map with a bit set beyond the
+    last cell (no record has such a map)."""
+    bits = _bits(maps[None, :])[0]
+    return -1 if bits[CELLS:].any() else int(np.count_nonzero(bits))
 
 
 def _one_by_one(
@@ -426,7 +425,7 @@ def _one_by_one(
             continue
         head, ok = _one(value[:width], reading.dtype)
         tail = value[width:]
-        if not ok or len(tail) != _stored(head["map"][None, :])[0] * _CELL_CHARS:
+        if not ok or len(tail) != _stored(head["map"]) * _CELL_CHARS:
             continue
         try:
             cells = binascii.a2b_base64(tail.encode("ascii"), strict_mode=True)
