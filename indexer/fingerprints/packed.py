@@ -376,7 +376,7 @@ def _read(values: Sequence[object], reading: _Reading) -> tuple[np.ndarray, np.n
         if len(fixed_text) == width * n:
             fixed = np.frombuffer(b64decode(fixed_text, validate=True), dtype=reading.dtype)
             bits = _bits(fixed["map"])
-            lengths = (np.add.reduce(bits, axis=1) * _CELL_CHARS + width).tolist()
+            lengths = (np.count_nonzero(bits, axis=1) * _CELL_CHARS + width).tolist()
             if lengths == list(map(len, texts)) and not np.count_nonzero(bits[:, CELLS:]):
                 raw = b64decode("".join([v[width:] for v in texts]), validate=True)
             else:
@@ -400,8 +400,8 @@ def _read(values: Sequence[object], reading: _Reading) -> tuple[np.ndarray, np.n
 
 
 def _bits(maps: np.ndarray) -> np.ndarray:
-    """(n, 8 x MAP_BYTES) uint8: the bits of (n, MAP_BYTES) cell maps, cell 0 first."""
-    return np.unpackbits(maps, axis=1, bitorder="little")
+    """(n, 8 x MAP_BYTES) bool: the bits of (n, MAP_BYTES) cell maps, cell 0 first."""
+    return np.unpackbits(maps, axis=1, bitorder="little").view(bool)
 
 
 def _stored(maps: np.ndarray) -> int:
