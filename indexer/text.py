@@ -50,6 +50,7 @@ __all__ = [
     "token_weight",
     "token_weights",
     "tokenize",
+    "top_code_points",
     "with_url_tokens",
     "word_bytes",
     "word_bytes_many",
@@ -140,6 +141,20 @@ def normalize(text: str) -> str:
     if not unicodedata.is_normalized("NFKC", text):  # a fast check: most text already is
         text = unicodedata.normalize("NFKC", text)
     return text.casefold()
+
+
+def top_code_points(texts: Sequence[str]) -> np.ndarray:
+    """(n,) uint32: each text's largest code point (0 for an empty text), in one pass over the
+    batch: a text below a script's first code point holds none of it, so the steps that search
+    for that script (by regular expression, character by character) can skip the text."""
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    points = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    out = np.zeros(len(texts), dtype=np.uint32)
+    full = lengths > 0
+    if full.any():
+        starts = (np.cumsum(lengths) - lengths)[full]
+        out[full] = np.maximum.reduceat(points, starts)
+    return out
 
 
 def fold(text: str) -> str:

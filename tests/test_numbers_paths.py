@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from indexer.fingerprints import names, numbers
 from indexer.fingerprints.numbers import NUMBER_CELLS, SIDES_BELOW, number_sketches
-from indexer.text import sub_urls
+from indexer.text import normalize, sub_urls, top_code_points
 
 # the definitions the fast paths replace, as they were written
 SPACED_UNIT = re.compile(
@@ -67,6 +67,7 @@ WORDS = [
     "мгц", "Гб", "кб", "кбит", "px", "version", "release", "october", "Oct", "марта", "年",
     "the", "a", "x86", "mp3", "asn1_der", "é", "naïve", "²", "٣", "ελλάδα", "中文字", "-", "—",
     ":", "|", "«", "»", "...", "https://example.org/a/1.2", "x" * 40, "a" * 49,
+    "⼀", "二〇二六", "第三章", "märz", "décembre", "2026년", "ᄂ", "…",
 ]  # fmt: skip
 SEPARATORS = [" ", "  ", "\n", "\n\n", ", ", "-", "/", "\t", "", " | "]
 text = st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(SEPARATORS)), max_size=40).map(
@@ -182,3 +183,42 @@ def test_a_batch_encoded_at_once_equals_text_by_text(docs: list[str]) -> None:
     sides = np.array([i % 2 == 0 for i in range(len(docs))], dtype=bool)
     got = numbers._sketches_of_buf(*numbers._joined_bytes(docs, False), sides=sides)
     assert got.tolist() == sketches_text_by_text(docs, sides).tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(text, st.text(max_size=30)), max_size=8))
+def test_top_code_points_are_each_texts_largest(docs: list[str]) -> None:
+    assert top_code_points(docs).tolist() == [max(map(ord, t), default=0) for t in docs]
+
+
+CJK_NUMBER_CHARS = set(numbers._DIGIT_OF) | set(numbers._SMALL) | set(numbers._LARGE)
+
+
+def test_no_code_point_below_the_cjk_bound_normalises_to_a_numeral() -> None:
+    """Texts below ``_CJK_FROM`` skip the numeral search: no character there becomes one."""
+    below = (chr(c) for c in range(0x80, numbers._CJK_FROM) if not 0xD800 <= c < 0xE000)
+    assert not [c for c in below if CJK_NUMBER_CHARS & set(normalize(c))]
+    assert CJK_NUMBER_CHARS & set(normalize(chr(numbers._CJK_FROM)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(max_codepoint=numbers._CJK_FROM - 1), max_size=60))
+def test_a_text_below_the_cjk_bound_holds_no_numeral_normalised(t: str) -> None:
+    """Sequences too (combining marks, conjoining Hangul jamo): none composes into a numeral."""
+    assert not CJK_NUMBER_CHARS & set(normalize(t))
+
+
+def test_each_month_stem_holds_its_mark() -> None:
+    by_mark = dict(numbers._STEMS_BY_MARK)
+    assert sorted(s for stems in by_mark.values() for s in stems) == sorted(numbers._MONTH_STEMS)
+    assert all(mark in s for mark, stems in by_mark.items() for s in stems)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*WORDS, *numbers._MONTH_STEMS, "ä", "я"]), max_size=12))
+def test_a_month_is_looked_for_as_before(words: list[str]) -> None:
+    norm = " ".join(words)
+    before = any(m in norm for m in numbers._MONTH_MARKS) and any(
+        s in norm for s in numbers._MONTH_STEMS
+    )
+    assert numbers._may_name_a_month(norm) == before

@@ -87,7 +87,7 @@ from indexer.fingerprints.features import NO_WORDS
 from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, names_agree
 from indexer.fingerprints.sentence_names import KINDS, name_entries
 from indexer.fingerprints.writing import writing_codes, writings_agree
-from indexer.text import normalize, sub_urls
+from indexer.text import normalize, sub_urls, top_code_points
 
 __all__ = [
     "BUCKETS",
@@ -343,14 +343,22 @@ def _bytes_of(text: str, folded: bool = False) -> bytes:
     return _text_of(text, folded).encode("utf-8", "replace").translate(_BYTES)
 
 
-def _text_of(text: str, folded: bool) -> str:
+def _text_of(text: str, folded: bool, cjk: bool = True) -> str:
     """:func:`_bytes_of` before its bytes: numbers written in CJK numerals and dates spelt
-    out, URLs as words."""
+    out, URLs as words. ``cjk`` False: the text holds no code point from :data:`_CJK_FROM` up
+    (:func:`indexer.text.top_code_points`), so it has no CJK numeral or date to spell out."""
     if text.isascii():
         norm = text
     else:
-        norm = _dates_spelt_out(_cjk_numerals(text if folded else normalize(text)))
+        norm = text if folded else normalize(text)
+        norm = _dates_spelt_out(_cjk_numerals(norm) if cjk else norm)
     return _urls(norm) if "://" in norm else norm
+
+
+#: The first code point whose :func:`indexer.text.normalize` form holds a CJK numeral (⼀,
+#: KANGXI RADICAL ONE: 一). NFKC makes a Han character only from one compatibility character
+#: (no sequence composes into one), so a text wholly below it holds none, before or after.
+_CJK_FROM = 0x2F00
 
 
 #: Numbers written in CJK numerals: digits, and the multipliers that follow them.
@@ -396,9 +404,12 @@ def _joined_bytes(texts: Sequence[str], folded: bool) -> tuple[bytes, np.ndarray
     URLs are rewritten there (:func:`.numbers_kernel.joined`), with the translation."""
     kernel = _kernel()
     if kernel is not None:  # the ASCII texts as written, their URLs rewritten by the kernel
-        ascii_text = [t.isascii() for t in texts]
+        top = top_code_points(texts)
+        ascii_text = (top < 0x80).tolist()
+        cjk = (top >= _CJK_FROM).tolist()
         joined = "\0".join(
-            t if a else _text_of(t, folded) for t, a in zip(texts, ascii_text, strict=True)
+            t if a else _text_of(t, folded, c)
+            for t, a, c in zip(texts, ascii_text, cjk, strict=True)
         )
         raw = joined.encode("utf-8", "replace")
         got = kernel.joined(raw, np.array(ascii_text), _BYTES_KEEP_0_TABLE, _MIN_LINE)
@@ -514,13 +525,25 @@ _MONTH_STEMS = (
 )  # fmt: skip
 #: ... and so one of these letters or words (a Cyrillic а, ю or я; ä, é, û or ç).
 _MONTH_MARKS = ("а", "ю", "я", "ä", "é", "û", "ç", "fevereiro", "dezembro")
+#: Each mark with the stems that hold it (a stem under its first mark only): a text that holds
+#: a mark is searched for that mark's stems alone.
+_STEMS_BY_MARK = tuple(
+    (mark, tuple(s for s in _MONTH_STEMS if next(m for m in _MONTH_MARKS if m in s) == mark))
+    for mark in _MONTH_MARKS
+)
 
 
 def _may_name_a_month(norm: str) -> bool:
     """False where :data:`_MONTH_WORD` cannot match: none of the words its names hold is in
-    the text (most texts lack even the letters those words hold, found by ``in`` at memory
+    the text. Each stem holds a mark, so the stems are searched only under the marks the text
+    holds (most texts lack even the letters those words hold, found by ``in`` at memory
     speed; the regex tries its names at every character)."""
-    return any(m in norm for m in _MONTH_MARKS) and any(s in norm for s in _MONTH_STEMS)
+    for mark, stems in _STEMS_BY_MARK:
+        if mark in norm:
+            for stem in stems:
+                if stem in norm:
+                    return True
+    return False
 
 
 def _month(m: re.Match[str]) -> str:

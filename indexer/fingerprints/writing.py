@@ -31,6 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from indexer.fingerprints.han_forms import SIMPLIFIED_ONLY, TRADITIONAL_ONLY
+from indexer.text import top_code_points
 
 __all__ = [
     "DOMINANCE",
@@ -79,15 +80,17 @@ def _table() -> np.ndarray:
 _HAN_CHAR = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
-def _may_be_chinese(text: str) -> bool:
-    return not text.isascii() and _HAN_CHAR.search(text) is not None
+#: The first code point of :data:`_HAN_CHAR`: a text wholly below it holds no Han character.
+_HAN_FROM = 0x3400
 
 
 def writing_codes(texts: Sequence[str]) -> np.ndarray:
     """(n,) uint32: each text's writing code (module docstring), the characters of the texts
-    that may hold Han characters classed by one table lookup."""
+    that hold Han characters classed by one table lookup (the texts searched for one are those
+    that reach its first code point)."""
     out = np.zeros(len(texts), dtype=np.uint32)
-    rows = [i for i, t in enumerate(texts) if _may_be_chinese(t)]
+    wide = np.flatnonzero(top_code_points(texts) >= _HAN_FROM).tolist()
+    rows = [i for i in wide if _HAN_CHAR.search(texts[i]) is not None]
     if not rows:
         return out
     chosen = [texts[i] for i in rows]
