@@ -118,14 +118,15 @@ def _line_names(line: str, last: bool = False) -> list[_Name]:
     after the whole name, and where none is (the sentence's end), the word before is the
     two; ``last``: the text's last line, whose last word, if nothing follows it, has the
     word after it ``None`` (it may be half a word: :func:`name_entries`)."""
-    words = [m.group() for m in _WORD.finditer(line)]
+    found = list(_WORD.finditer(line))
+    words = [m.group() for m in found]
     caps = [_capitalised(w) for w in words]
     n, k = len(words), sum(caps)
     credit = CREDIT_DASH.match(line) is not None  # "-- George Bernard Shaw": names, all of them
     if not k or (not credit and (k == n or (4 * k > 3 * n and n > 6))):
         return []  # none, or a heading, a menu, a shouting line
-    ends = [m.end() for m in _WORD.finditer(line)]
-    starts = [e - len(w) for e, w in zip(ends, words, strict=True)]
+    ends = [m.end() for m in found]
+    starts = [m.start() for m in found]
     going_on = [
         i > 0 and _GOING_ON.fullmatch(line, ends[i - 1], starts[i]) for i in range(len(words))
     ]
@@ -202,14 +203,14 @@ def name_entries(
         footer = footer and any(_SENTENCE_END.search(line) for line in [title, *body[:-1]])
         if footer:
             body = body[:-1]
+        if _capitalises_nouns(_WORD.findall(" ".join(body))):
+            continue  # asked first: a German text's nouns would make every line's names
         ends = not footer  # the last line left ends the text
         found = [
             t
             for k, line in enumerate(body, 1 - len(body))
             for t in _line_names(line, k == 0 and ends)
         ]
-        if not found or _capitalises_nouns(_WORD.findall(" ".join(body))):
-            continue
         for before, name, after, going_on in found:
             value = _hash(b"name-value", name[0])  # its initial: a typo rarely changes it
             contexts = [(0, f"{before} {after or ''}")]
