@@ -38,10 +38,9 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   when nothing follows it (a copy cut at a character count ends in half a word: ``Springf``).
   One word of context is common ("manage", "by"): in longer documents a cut and a correction
   elsewhere could leave one such context as often in both, with names of other initials;
-* lines that give no names: the first line when the text has more than one and either ends a
-  sentence or the next does not go on with a lower-case letter on the line right after it (a
-  title or a site's header: the name cells' subject, and a new headline is a copy; a text
-  wrapped at a width goes on), the
+* lines that give no names: the first line when the text has more than one and the next does not
+  go on with a lower-case letter on the line right after it (a title or a site's header: the
+  name cells' subject, and a new headline is a copy; a text wrapped at a width goes on), the
   last line when it is a paragraph of its own, no credit, under text with a line that ends a
   sentence (where a site's footer sits: "More news from Lakeside Sentinel every morning."; under
   headings alone it is the story), lines whose words are all capitalised (a heading, a menu, a
@@ -49,18 +48,14 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   for a line starting with a dash (a credit: ``-- George Bernard Shaw`` gives ``Bernard``, then
   ``Shaw``), and lines of the frame (blank in the content text given beside; in the host models'
   path, lines with any token of the host's frame); texts that capitalise nouns (German:
-  :func:`_capitalises_nouns`) give none, since there every noun would be a name; and no line
-  gives a name its title holds too (the subject's, or a site's named in its header and again
-  in a footer that no blank line sets apart).
+  :func:`_capitalises_nouns`) give none, since there every noun would be a name.
 
 Not seen: a name of one word at a sentence's start ("John said …" → "Peter said …") or on a
 text's first line, a name replaced by one of the same initial, a name changed together with both
-its neighbours, a name replaced everywhere in a text whose title holds it, names in scripts
-without case (Chinese, Japanese), German texts.
-Costs: a name in a text's last paragraph of one line is not seen; a footer's sentence naming
-a site that the text's title does not name, on a line that no blank line sets apart, makes two
-copies in two sites' frames conflict, unless a host model cut the line (such a footer cannot be
-told from a last sentence naming someone: measured in docs/fingerprints.md, "Names inside
+its neighbours, names in scripts without case (Chinese, Japanese), German texts.
+Costs: a name in a text's last paragraph of one line is not seen; a frame's sentence naming
+the site on a line that no blank line sets apart makes two copies in two sites' frames
+conflict, unless a host model cut the line (measured in docs/fingerprints.md, "Names inside
 sentences").
 """
 
@@ -200,9 +195,7 @@ def name_entries(
         footer = len(filled) > 1 and filled[-1] > filled[-2] + 1 and not CREDIT_DASH.match(body[-1])
         title = ""
         if len(body) > 1 and (
-            filled[1] > filled[0] + 1
-            or not body[1].lstrip()[:1].islower()
-            or _SENTENCE_END.search(body[0])
+            filled[1] > filled[0] + 1 or not body[1].lstrip()[:1].islower()
         ):  # a title: not the first line of a sentence going on in the next
             title, body = body[0], body[1:]
         # A paragraph under headings alone is the story (under a sentence, either may be the
@@ -218,9 +211,6 @@ def name_entries(
             for k, line in enumerate(body, 1 - len(body))
             for t in _line_names(line, k == 0 and ends)
         ]
-        if title:  # a name the title holds too is its subject's, or a site's (header, footer)
-            heading = {w.casefold() for w in _WORD.findall(title)}
-            found = [t for t in found if t[1] not in heading]
         for before, name, after, going_on in found:
             value = _hash(b"name-value", name[0])  # its initial: a typo rarely changes it
             contexts = [(0, f"{before} {after or ''}")]
