@@ -138,6 +138,33 @@ def test_the_parts_read_as_documented() -> None:
     assert (work[0, 6:] > 0).sum() == 5 and names_agree(work, name_only)[0]
 
 
+@pytest.mark.parametrize(
+    ("header", "footer"),
+    [
+        ("News of the day – {site}", "© 2026 {site}. All rights reserved."),
+        ("Nachrichten des Tages – {site}", "© 2026 {site}. Alle Rechte vorbehalten."),
+        ("本日のニュース | {site}", "Copyright 2026 {site}"),
+        ("{site}: quote of the day", "2026 {site}"),
+    ],
+)
+def test_a_footer_naming_the_site_after_a_date_or_a_symbol_gives_no_subject(
+    header: str, footer: str
+) -> None:
+    """A site named after the title's separator and again in a footer behind a year or a ©
+    is the site's frame, not what the text is about: two sites' copies fold; the subject's
+    line still starts with words only (a quote or a bullet before them)."""
+    sites = ("Lakeside Sentinel", "Harbor Gazette")
+    text = QUOTE.format(title="{title}", credit="-- John Lennon").split("\n", 1)[1]
+
+    def framed(site: str) -> str:
+        return "\n\n".join([header.format(site=site), text, footer.format(site=site)])
+
+    assert folds_with_first([framed(sites[0]), framed(sites[1])]) == [True]
+    assert _cells("Atomix | Shop", ["“Atomix 6.4 is a game"])[0, 0]
+    assert _cells("Atomix | Shop", ["• Atomix 6.4 is a game"])[0, 0]
+    assert not _cells("Atomix | Shop", ["© Atomix 6.4 is a game"]).any()
+
+
 def test_a_list_is_no_attribution_unless_it_ends_the_text() -> None:
     """Dash lines of a list followed by text: no credit, so a copy that reorders the list is
     not refused; a dialogue's last line that ends the text is its credit."""

@@ -8,7 +8,9 @@ reader sees another document. Two places in a short text say what it is, in ever
 * its *subject*: the longest part of its first line (the title, when the document has one),
   bracketed remarks left out (a headline's "(updated)"), split at the separators titles use
   (``|``, ``:``, `` - ``, ``【】`` ...), whose words start another line ("Apostrophe" of
-  "Apostrophe | Shop" starts "Apostrophe 6.0 - a puzzle game");
+  "Apostrophe | Shop" starts "Apostrophe 6.0 - a puzzle game") with nothing but spaces and
+  punctuation before them (a line that starts with a year or a symbol, ``© 2026 Site``, is a
+  footer naming the site after the title's separator, not the text's subject);
   a line equal to the first (a heading repeating the title) does not count. A headline's
   additions ("Explained:") or a site's name after the title are parts of their own that no
   line starts with, and a new headline that the text does not repeat gives no subject;
@@ -44,6 +46,7 @@ work's). Not seen: a name inside a sentence, subjects that share a word ("GNOME 
 from __future__ import annotations
 
 import re
+import unicodedata
 import zlib
 from collections.abc import Sequence
 from itertools import islice
@@ -100,6 +103,18 @@ _NAME_END = re.compile(r"[,，、;；]")
 _SENTENCE = re.compile(r"(?<!\b\w)(?<!\b\w\w)[.!?…。！？]\s*$")
 
 
+def _starts_with_words(line: str) -> bool:
+    """Whether only spaces and punctuation (a quote, a bullet) stand before the line's first
+    letter: a digit or a symbol there (``© 2026 Site Name``, a footer naming the site) makes
+    the line no subject's."""
+    for ch in line:
+        if ch.isalpha():
+            return True
+        if not (ch.isspace() or unicodedata.category(ch)[0] == "P"):
+            return False
+    return False
+
+
 def _words(line: str) -> list[str]:
     return _WORD.findall(line.lower())
 
@@ -134,7 +149,7 @@ def _subject(lines: list[str], title: str) -> list[str]:
     if not parts:
         return []
     most = max(map(len, parts))  # only the lines' first words are compared
-    starts = [_first_words(line, most) for line in others]
+    starts = [_first_words(line, most) for line in others if _starts_with_words(line)]
     best: list[str] = []
     for words in parts:
         n = len(words)
