@@ -6,6 +6,7 @@ parts compared with the first words of each line only."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import numpy as np
 from hypothesis import given, settings
@@ -48,9 +49,21 @@ def frame_lines_whole(kind: np.ndarray, bounds: np.ndarray, numeric: np.ndarray)
     return (size[line] < numbers._MIN_LINE) & (wordy_lines[doc] > 1)
 
 
+def starts_with_letters(line: str) -> bool:
+    """Only spaces and punctuation before the line's first letter (and it has one)."""
+    first = next((i for i, c in enumerate(line) if c.isalpha()), None)
+    return first is not None and all(
+        c.isspace() or unicodedata.category(c).startswith("P") for c in line[:first]
+    )
+
+
 def subject_whole(lines: list[str], title: str) -> list[str]:
     head = title.strip()
-    starts = [names._words(line) for line in lines if line and line.strip() != head]
+    starts = [
+        names._words(line)
+        for line in lines
+        if line and line.strip() != head and starts_with_letters(line)
+    ]
     if not starts:
         return []
     best: list[str] = []
