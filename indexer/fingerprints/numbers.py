@@ -346,7 +346,7 @@ def _bytes_of(text: str, folded: bool = False) -> bytes:
 def _text_of(text: str, folded: bool, cjk: bool = True) -> str:
     """:func:`_bytes_of` before its bytes: numbers written in CJK numerals and dates spelt
     out, URLs as words. ``cjk`` False: the text holds no code point from :data:`_CJK_FROM` up
-    (:func:`indexer.text.top_code_points`), so it has no CJK numeral or date to spell out."""
+    (:func:`indexer.text.top_code_points`), so it holds no CJK numeral to spell out."""
     if text.isascii():
         norm = text
     else:
