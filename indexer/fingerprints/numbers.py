@@ -293,7 +293,8 @@ def number_sketches(
     ``written``: the texts as written (case kept), whose names inside sentences
     (:mod:`indexer.fingerprints.sentence_names`) short documents enter as numbers."""
     sides = None if units is None else units < SIDES_BELOW
-    out = _sketches_of_buf(*_joined_bytes(texts, folded), sides=sides)
+    top = top_code_points(texts)  # which texts the CJK steps read (here and the writing cell)
+    out = _sketches_of_buf(*_joined_bytes(texts, folded, top), sides=sides)
     named = None if units is None else np.flatnonzero(units < NAMED_BELOW).tolist()
     if named:
         mine = [texts[i] if folded else normalize(texts[i]) for i in named]
@@ -305,7 +306,7 @@ def number_sketches(
         if written is not None:
             short = [] if sides is None else np.flatnonzero(sides).tolist()
             _add_names(out, written, texts, named, short)
-    out[:, WRITING_CELL] = writing_codes(texts)
+    out[:, WRITING_CELL] = writing_codes(texts, top)
     return out
 
 
@@ -397,14 +398,17 @@ def _cjk_numerals(norm: str) -> str:
     return _NUMERAL_RUN.sub(_numeral, norm) if _NUMERAL_RUN.search(norm) else norm
 
 
-def _joined_bytes(texts: Sequence[str], folded: bool) -> tuple[bytes, np.ndarray]:
+def _joined_bytes(
+    texts: Sequence[str], folded: bool, top: np.ndarray | None = None
+) -> tuple[bytes, np.ndarray]:
     """``b"\\0".join(_bytes_of(t, folded) for t in texts)`` and each text's end past its
     separator (as :func:`sketches_of_bytes` has them), encoded and translated in one go: a
     text of ASCII without a URL is its own :func:`_text_of`; with the kernel, ASCII texts'
     URLs are rewritten there (:func:`.numbers_kernel.joined`), with the translation."""
     kernel = _kernel()
     if kernel is not None:  # the ASCII texts as written, their URLs rewritten by the kernel
-        top = top_code_points(texts)
+        if top is None:
+            top = top_code_points(texts)
         ascii_text = (top < 0x80).tolist()
         cjk = (top >= _CJK_FROM).tolist()
         joined = "\0".join(

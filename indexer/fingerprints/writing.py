@@ -84,12 +84,15 @@ _HAN_CHAR = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _HAN_FROM = 0x3400
 
 
-def writing_codes(texts: Sequence[str]) -> np.ndarray:
+def writing_codes(texts: Sequence[str], top: np.ndarray | None = None) -> np.ndarray:
     """(n,) uint32: each text's writing code (module docstring), the characters of the texts
     that hold Han characters classed by one table lookup (the texts searched for one are those
-    that reach its first code point)."""
+    that reach its first code point; ``top``: :func:`indexer.text.top_code_points` of
+    ``texts``, when the caller has it)."""
     out = np.zeros(len(texts), dtype=np.uint32)
-    wide = np.flatnonzero(top_code_points(texts) >= _HAN_FROM).tolist()
+    if top is None:
+        top = top_code_points(texts)
+    wide = np.flatnonzero(top >= _HAN_FROM).tolist()
     rows = [i for i in wide if _HAN_CHAR.search(texts[i]) is not None]
     if not rows:
         return out
