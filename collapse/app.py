@@ -34,7 +34,7 @@ from collapse.routes import (
 )
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
-from indexer import __version__
+from indexer import __version__, grouping
 from indexer.fingerprints import FingerprintParams
 
 __all__ = ["create_app"]
@@ -46,6 +46,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.collapse_compiled:
+            grouping.use_compiled()  # before serving: no request waits for it
         app.state.upstream = Upstream(settings)
         await app.state.upstream.detect_engine()  # Elasticsearch or OpenSearch (or at 1st use)
         app.state.index_fields = IndexFields(app.state.upstream, settings.write_model_cache_seconds)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from types import ModuleType
 from typing import cast
 
 import numpy as np
@@ -37,7 +38,8 @@ from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.features import NO_WORDS, word_share
 from indexer.fingerprints.minhash import similarity
-from indexer.fingerprints.numbers import agree
+from indexer.fingerprints.names import PARTS, PER_PART
+from indexer.fingerprints.numbers import NAMES_AT, SKETCH_CELLS, WRITING_CELL, agree
 
 #: numpy's per-element bit count (numpy >= 2; None before: :func:`_similarity` falls back).
 _BITWISE_COUNT = getattr(np, "bitwise_count", None)
@@ -52,6 +54,7 @@ __all__ = [
     "group",
     "matched_band",
     "matched_block",
+    "use_compiled",
     "verified_pairs",
     "window_pairs",
 ]
@@ -376,6 +379,8 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
             raise ValueError("the settled grouping is longer than the window")
         rep[:start], ham[:start], sim[:start] = settled.rep, settled.hamming, settled.similarity
         earlier = settled.representatives  # a later hit can only join a representative
+    if _compiled is not None and _first_verified(p, p, t, start, rep, ham, sim):
+        return Grouping(rep=rep, hamming=ham, similarity=sim)
     if n - start < _IN_TURN_MIN_HITS:
         _group_by_pairs(p, t, rep, ham, sim, start, earlier)
         return Grouping(rep=rep, hamming=ham, similarity=sim)
@@ -670,12 +675,84 @@ def assign(cand: Prints, reps: Prints, t: Thresholds) -> tuple[np.ndarray, np.nd
     sim = np.zeros(m, dtype=np.float64)
     if not m or not k:
         return best, ham, sim
+    if _compiled is not None and _first_verified(cand, reps, t, 0, best, ham, sim):
+        return best, ham, sim
     i, j, h, s = verified_pairs(cand, reps, t)
     if len(i):
         first = _firsts(i)
         got = i[first]
         best[got], ham[got], sim[got] = j[first], h[first], s[first]
     return best, ham, sim
+
+
+#: :mod:`indexer.grouping_kernel` once :func:`use_compiled` has loaded it (None: numpy only).
+_compiled: ModuleType | None = None
+
+
+def use_compiled() -> bool:
+    """Group and assign with the compiled pass (:mod:`indexer.grouping_kernel`) from now on in
+    this process, loading it now (from numba's cache, or compiling it once); False, and
+    nothing changes, without numba. The same groups, distances and similarities, bit for bit
+    (tested); the proxy calls it at start-up, the indexer's commands stay on numpy."""
+    global _compiled
+    if _compiled is None:
+        try:
+            import indexer.grouping_kernel as kernel
+        except ImportError:
+            return False
+        _compiled = kernel
+    return True
+
+
+def _first_verified(
+    a: Prints,
+    b: Prints,
+    t: Thresholds,
+    start: int,
+    rep: np.ndarray,
+    ham: np.ndarray,
+    sim: np.ndarray,
+) -> bool:
+    """:func:`group` (``b`` is ``a``) or :func:`assign` by the compiled pass, into ``rep``,
+    ``ham``, ``sim``; False (nothing written) when the arrays are not of the types it is
+    compiled for."""
+    assert _compiled is not None
+    if a.minhash.dtype != b.minhash.dtype or a.minhash.shape[1] != b.minhash.shape[1]:
+        return False
+    sides = [
+        (
+            p.simhash,
+            p.minhash if p.minhash.flags.c_contiguous else np.ascontiguousarray(p.minhash),
+            p.key,
+            p.token_count,
+            p.present,
+            p.numbers if p.numbers.flags.c_contiguous else np.ascontiguousarray(p.numbers),
+        )
+        for p in ((a,) if b is a else (a, b))
+    ]
+    try:
+        _compiled.first_verified(
+            *sides[0],
+            *sides[-1],
+            b is a,
+            start,
+            rep,
+            ham,
+            sim,
+            t.max_distance,
+            max(t.min_tokens, 1),
+            _thresholds(t),
+            _similarity_of_counts(a.minhash.shape[1], a.minhash.dtype.itemsize),
+            _CELLS,
+        )
+    except TypeError:  # another dtype than the signatures': the numpy path
+        return False
+    return True
+
+
+#: The number sketch's layout as the compiled pass reads it (``grouping_kernel``).
+_CELLS = np.array([SKETCH_CELLS, NAMES_AT, WRITING_CELL, PARTS, PER_PART], dtype=np.int64)
+_CELLS.flags.writeable = False
 
 
 def _firsts(x: np.ndarray) -> np.ndarray:

@@ -1,0 +1,175 @@
+"""The grouping rule's compiled pass (numba): each hit's best-ranked representative in one
+loop over its pairs, instead of some fifty small numpy operations.
+
+It computes what :mod:`indexer.grouping` computes, pair for pair and bit for bit (that module
+stays the readable reference, runs where numba is missing, and ``tests/test_grouping_kernel.py``
+compares the two): a pair verifies when its exact keys are equal, or when both are long enough,
+within ``max_distance`` bits, at least the threshold of their shorter side's length similar,
+and their number sketches agree (the cells of :mod:`indexer.fingerprints.numbers`, the writing
+cell, the name cells of :mod:`indexer.fingerprints.names`). Every threshold and table comes from
+those modules as an argument (:func:`first_verified`), so that the definitions live in one
+place. One call per window, refill or probe: the literal reading of the rule (each hit against
+the representatives ranked above it, in rank order, the first that verifies takes it), which
+the numpy path reaches by its own strategies. Signatures are declared (every value dtype of a
+MinHash sketch; read-only arrays accepted), so no request compiles: loaded from numba's cache
+(``cache=True``, beside this file) or compiled once when the module is imported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit, types
+
+__all__ = ["first_verified"]
+
+
+def _signature(sketch: types.Integer) -> Any:
+    def ro(dtype: types.Type, ndim: int = 1) -> types.Array:
+        return types.Array(dtype, ndim, "C", readonly=True)
+
+    side = (
+        ro(types.uint64),  # simhash
+        ro(sketch, 2),  # minhash
+        ro(types.int64),  # key codes
+        ro(types.int64),  # token counts
+        ro(types.boolean),  # present
+        ro(types.uint32, 2),  # number sketches
+    )
+    out = (types.Array(types.int64, 1, "C"), types.Array(types.int64, 1, "C"))
+    return types.void(
+        *side,
+        *side,
+        types.boolean,  # window: the second side is the first
+        types.int64,  # start
+        *out,  # rep, ham
+        types.Array(types.float64, 1, "C"),  # sim
+        types.int64,  # max_distance
+        types.int64,  # min_long
+        ro(types.float64),  # thresholds by the shorter side's tokens
+        ro(types.float64),  # similarity by equal values
+        ro(types.int64),  # the sketch's cells: see first_verified
+    )
+
+
+_SIGNATURES = [_signature(t) for t in (types.uint8, types.uint16, types.uint32)]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _agree(  # pragma: no cover - compiled
+    na: np.ndarray,
+    i: int,
+    nb: np.ndarray,
+    j: int,
+    sketch_cells: int,
+    names_at: int,
+    writing: int,
+    parts: int,
+    per_part: int,
+) -> bool:
+    """:func:`indexer.fingerprints.numbers.agree` of rows ``na[i]`` and ``nb[j]``."""
+    for c in range(sketch_cells):
+        d = na[i, c] ^ nb[j, c]
+        if d != 0 and d < 256:
+            return False
+    wa, wb = na[i, writing], nb[j, writing]
+    if wa != wb and wa != 0 and wb != 0:
+        return False
+    for p in range(parts):
+        lo = names_at + p * per_part
+        nx = 0
+        ny = 0
+        shared = 0
+        for u in range(per_part):
+            if na[i, lo + u] > 0:
+                nx += 1
+                for v in range(per_part):
+                    if na[i, lo + u] == nb[j, lo + v]:
+                        shared += 1
+            if nb[j, lo + u] > 0:
+                ny += 1
+        if nx > 0 and ny > 0:
+            if p == 0 and shared == 0:  # the subjects share no name
+                return False
+            if p == 1 and 2 * shared <= min(nx, ny):  # the credits share half or less
+                return False
+    return True
+
+
+@njit(_SIGNATURES, cache=True, nogil=True)
+def first_verified(  # pragma: no cover - compiled
+    sa: np.ndarray,
+    ma: np.ndarray,
+    ka: np.ndarray,
+    ta: np.ndarray,
+    pa: np.ndarray,
+    na: np.ndarray,
+    sb: np.ndarray,
+    mb: np.ndarray,
+    kb: np.ndarray,
+    tb: np.ndarray,
+    pb: np.ndarray,
+    nb: np.ndarray,
+    window: bool,
+    start: int,
+    rep: np.ndarray,
+    ham: np.ndarray,
+    sim: np.ndarray,
+    max_distance: int,
+    min_long: int,
+    thresholds: np.ndarray,
+    similarity: np.ndarray,
+    cells: np.ndarray,
+) -> None:
+    """Side a's rows from ``start`` on each take the first row of side b they verify against:
+    ``rep``, ``ham``, ``sim`` set for those rows (left as they are for the others).
+
+    ``window``: b is a (one window in rank order); a row then only meets earlier rows that are
+    representatives (``rep[j] == j``, rows before ``start`` as settled, later ones as they
+    join), and stops being one when it joins. Else every row of b is a candidate, in order.
+    ``thresholds[t]``: the similarity a pair needs whose shorter side has ``t`` tokens (clipped
+    to the table); ``similarity[c]``: of two sketches with ``c`` equal values. ``cells``: the
+    number sketch's cells (those whose XOR must not be in 1..255), the first name cell, the
+    writing cell, the name parts and cells per part.
+    """
+    sketch_cells, names_at, writing = cells[0], cells[1], cells[2]
+    parts, per_part = cells[3], cells[4]
+    isrep = np.empty(len(sb), np.bool_)
+    for j in range(len(sb)):
+        isrep[j] = rep[j] == j if window else True
+    last = len(thresholds) - 1
+    m = ma.shape[1]
+    m1 = np.uint64(0x5555555555555555)
+    m2 = np.uint64(0x3333333333333333)
+    m4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+    h01 = np.uint64(0x0101010101010101)
+    for i in range(start, len(sa)):
+        for j in range(i if window else len(sb)):
+            if not isrep[j]:
+                continue
+            x = sa[i] ^ sb[j]  # popcount: the same bits as indexer.fingerprints.bits
+            x = x - ((x >> np.uint64(1)) & m1)
+            x = (x & m2) + ((x >> np.uint64(2)) & m2)
+            x = (x + (x >> np.uint64(4))) & m4
+            h = np.int64((x * h01) >> np.uint64(56))
+            both = pa[i] & pb[j]
+            same = both & (ta[i] > 0) & (tb[j] > 0) & (ka[i] >= 0) & (ka[i] == kb[j])
+            near = both & (ta[i] >= min_long) & (tb[j] >= min_long) & (h <= max_distance)
+            s = 1.0 if same else 0.0
+            ok = same
+            if near:
+                equal = 0
+                for c in range(m):
+                    if ma[i, c] == mb[j, c]:
+                        equal += 1
+                s = similarity[equal]
+                if not ok and s >= thresholds[min(max(min(ta[i], tb[j]), 0), last)]:
+                    ok = _agree(na, i, nb, j, sketch_cells, names_at, writing, parts, per_part)
+            if ok:
+                rep[i] = j
+                ham[i] = h
+                sim[i] = s
+                if window:
+                    isrep[i] = False
+                break

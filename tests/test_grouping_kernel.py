@@ -1,0 +1,166 @@
+"""The grouping rule's compiled pass (``indexer.grouping_kernel``) gives what the numpy path of
+``indexer.grouping`` gives, bit for bit: the same representatives, distances and similarities,
+for first windows, windows grown by a refill and the probe's candidates; and both follow the
+literal rule (``tests.test_grouping``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer import grouping
+from indexer.grouping import Grouping, Prints, Thresholds, assign, group
+from tests.test_grouping import HITS, _random_window, _rule_literally, _verifies_literally
+
+R = TypeVar("R")
+
+
+@pytest.fixture
+def numpy_only() -> Iterator[None]:
+    """The numpy path for the test, whatever the process had before."""
+    before = grouping._compiled
+    grouping._compiled = None
+    yield
+    grouping._compiled = before
+
+
+def _both(fn: Callable[..., R], *args: object) -> tuple[R, R]:
+    """``fn(*args)`` on the numpy path, then on the compiled one."""
+    before = grouping._compiled
+    try:
+        grouping._compiled = None
+        want = fn(*args)
+        assert grouping.use_compiled()
+        got = fn(*args)
+    finally:
+        grouping._compiled = before
+    return want, got
+
+
+def _compiled_pass_takes(p: Prints, t: Thresholds) -> bool:
+    """Whether the compiled pass groups ``p`` itself (no fall-back to numpy)."""
+    before = grouping._compiled
+    try:
+        assert grouping.use_compiled()
+        n = len(p)
+        rep, ham, sim = np.arange(n), np.zeros(n, np.int64), np.ones(n)
+        return grouping._first_verified(p, p, t, 0, rep, ham, sim)
+    finally:
+        grouping._compiled = before
+
+
+def _same(a: Grouping, b: Grouping) -> None:
+    assert a.rep.tolist() == b.rep.tolist()
+    assert a.hamming.tolist() == b.hamming.tolist()
+    assert a.similarity.tolist() == b.similarity.tolist()  # bit for bit
+
+
+def _as(p: Prints, dtype: type[np.unsignedinteger]) -> Prints:
+    """``p`` with its sketches of another value type (values kept below its range)."""
+    top = np.iinfo(dtype).max
+    minhash = (p.minhash.astype(np.uint64) % (top + 1)).astype(dtype)
+    return Prints(p.simhash, minhash, p.key, p.token_count, p.present, p.numbers)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    HITS,
+    st.integers(0, 30),
+    st.sampled_from([0.0, 0.5, 0.9]),
+    st.integers(0, 40),
+    st.sampled_from([np.uint8, np.uint16, np.uint32]),
+)
+def test_the_compiled_pass_groups_as_the_numpy_path(
+    hits: list[tuple[int, int, int, bool]],
+    d: int,
+    s: float,
+    split: int,
+    dtype: type[np.unsignedinteger],
+) -> None:
+    """Random windows (clusters, sketch families, repeated keys, short and unfingerprinted
+    hits, numbers and names that agree or conflict), whole and grown from their first
+    ``split`` hits, with each value type of a sketch."""
+    p = _as(_random_window(hits, seed=len(hits) * 29 + d), dtype)
+    t = Thresholds(max_distance=d, min_similarity=s, min_tokens=10)
+    want, got = _both(group, p, t)
+    _same(want, got)
+    assert got.rep.tolist() == _rule_literally(p, t)
+    assert _compiled_pass_takes(p, t)
+    head = group(p.take(np.arange(min(split, len(p)))), t)
+    want, got = _both(lambda: group(p, t, settled=head))
+    _same(want, got)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    HITS.filter(lambda hits: len(hits) >= 2),
+    st.integers(1, 39),
+    st.integers(0, 30),
+    st.sampled_from([0.0, 0.5, 0.9]),
+)
+def test_the_compiled_pass_assigns_as_the_numpy_path(
+    hits: list[tuple[int, int, int, bool]], k: int, d: int, s: float
+) -> None:
+    """The probe's candidates against the representatives: the same best-ranked one each."""
+    p = _random_window(hits, seed=len(hits) * 13 + d)
+    k = min(k, len(p) - 1)
+    reps, cand = p.take(np.arange(k)), p.take(np.arange(k, len(p)))
+    t = Thresholds(max_distance=d, min_similarity=s, min_tokens=10)
+    want, got = _both(assign, cand, reps, t)
+    for w, g in zip(want, got, strict=True):
+        assert w.tolist() == g.tolist()
+    for c, r in enumerate(got[0].tolist()):
+        first = next((j for j in range(k) if _verifies_literally(cand, c, reps, j, t)), -1)
+        assert r == first
+
+
+def test_arrays_as_decoding_leaves_them_are_taken_as_they_are() -> None:
+    """Read-only arrays and number sketches that are a slice of a wider table (as the packed
+    values' decode leaves them) group as copies of them do."""
+    p = _random_window([(o, o % 2, o % 3, False) for o in range(0, 60, 3)], seed=5)
+    wide = np.zeros((len(p), p.numbers.shape[1] + 5), dtype=np.uint32)
+    wide[:, : p.numbers.shape[1]] = p.numbers
+    sliced = Prints(p.simhash, p.minhash, p.key, p.token_count, p.present, wide[:, :-5])
+    for a in (sliced.simhash, sliced.minhash, sliced.key, sliced.token_count, sliced.present):
+        a.flags.writeable = False
+    t = Thresholds(max_distance=20, min_similarity=0.5, min_tokens=10)
+    want, got = _both(group, sliced, t)
+    _same(want, got)
+    assert _compiled_pass_takes(sliced, t)
+    assert len(set(got.rep.tolist())) < len(p)  # the window holds copies
+
+
+def test_another_value_type_than_compiled_falls_back_to_numpy(numpy_only: None) -> None:
+    """Sketches of a type the pass is not compiled for are grouped by the numpy path."""
+    p = _random_window([(o, 0, 0, False) for o in range(0, 40, 4)], seed=3)
+    odd = Prints(p.simhash, p.minhash.astype(np.int16), p.key, p.token_count, p.present, p.numbers)
+    t = Thresholds(max_distance=20, min_similarity=0.5, min_tokens=10)
+    want = group(odd, t)
+    assert not _compiled_pass_takes(odd, t)
+    assert grouping.use_compiled()
+    _same(want, group(odd, t))
+
+
+def test_the_proxy_loads_the_compiled_pass_unless_told_not_to(es_url: str) -> None:
+    """``COLLAPSE_COMPILED`` (on by default) makes the app's start-up load the pass."""
+    from collapse.app import create_app
+    from collapse.settings import Settings
+
+    async def started(on: bool) -> bool:
+        app = create_app(Settings(es_url=[es_url], collapse_compiled=on))
+        async with app.router.lifespan_context(app):
+            return grouping._compiled is not None
+
+    before = grouping._compiled
+    try:
+        for on in (False, True):
+            grouping._compiled = None
+            assert asyncio.run(started(on)) is on
+    finally:
+        grouping._compiled = before
