@@ -67,8 +67,9 @@ async def measure(
                     answer = await client.post(urls[name], content=body, headers=headers)
                     latencies[name].append((time.perf_counter() - began) * 1000)
                     answer.raise_for_status()
-                    if r == 0 and name in windows:
-                        windows[name].append(int(answer.json()["collapse"]["window"]))
+                    if r == 0 and name in windows:  # collapse=false answers carry none: 0
+                        window = answer.json().get("collapse", {}).get("window", 0)
+                        windows[name].append(int(window))
         requests = rounds * len(bodies)
         cpu = {name: (cpu_seconds(pid) - cpu[name]) / requests * 1000 for name, pid in pids.items()}
     return latencies, cpu, windows
