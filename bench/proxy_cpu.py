@@ -77,7 +77,7 @@ STEPS: list[tuple[str, tuple[str, ...]]] = [
     ("routes and upstream", ("/collapse/routes/", "/collapse/upstream.py", "/collapse/cred")),
     ("JSON in and out", ("/json/", "/collapse/jsonio.py", "orjson")),
     ("fingerprints read (doc values)", ("/indexer/hits.py", "/indexer/fingerprints/")),
-    ("grouping rule", ("/indexer/grouping.py",)),
+    ("grouping rule", ("/indexer/grouping.py", "/indexer/grouping_kernel.py")),
     ("probe (candidates, verification)", ("/collapse/probe.py", "/indexer/candidates.py")),
     (
         "collapsed search (window, refills, batching)",
