@@ -1,5 +1,6 @@
-"""Import hygiene: the query-time path stays light (no Elasticsearch client, no numba, no
-ingestion modules), the indexer never imports the proxy, and no imports go round in a cycle."""
+"""Import hygiene: importing the query-time path stays light (no Elasticsearch client, no numba,
+no ingestion modules; the app's start-up loads the compiled grouping pass when configured), the
+indexer never imports the proxy, and no imports go round in a cycle."""
 
 from __future__ import annotations
 
