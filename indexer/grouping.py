@@ -366,6 +366,8 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
     a representative and takes the later free hits that verify against it, and so on — the
     same rule, with no all-pairs table; after :data:`_CLAIM_REPS` representatives the hits
     still free are grouped by pairs. Every way is tested against a literal reading of the rule.
+    Once :func:`use_compiled` has loaded it, the compiled pass reads the rule literally instead,
+    at any size (the same groups, bit for bit).
     """
     n = len(p)
     rep = np.arange(n, dtype=np.int64)
