@@ -13,9 +13,9 @@ COPY pyproject.toml README.md ./
 COPY indexer ./indexer
 COPY collapse ./collapse
 RUN pip install . && useradd --system --uid 10001 --home-dir /app neardup && chown neardup /app
-# the proxy's compiled grouping pass into numba's cache beside the installed module (read-only
-# for the server's user): each worker then loads it instead of compiling it
-RUN python -c 'from indexer import grouping; assert grouping.use_compiled()'
+# the proxy's compiled passes (decode, grouping) into numba's cache beside the installed
+# modules (read-only for the server's user): each worker then loads them instead of compiling
+RUN python -c 'from indexer import hits; assert hits.use_compiled()'
 
 COPY scripts/load-demo ./scripts/load-demo
 COPY data/demo ./data/demo

@@ -34,8 +34,9 @@ from collapse.routes import (
 )
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
-from indexer import __version__, grouping
+from indexer import __version__
 from indexer.fingerprints import FingerprintParams
+from indexer.hits import use_compiled
 
 __all__ = ["create_app"]
 
@@ -47,7 +48,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.collapse_compiled:
-            grouping.use_compiled()  # before serving: no request waits for it
+            use_compiled()  # before serving: no request waits for it
         app.state.upstream = Upstream(settings)
         await app.state.upstream.detect_engine()  # Elasticsearch or OpenSearch (or at 1st use)
         app.state.index_fields = IndexFields(app.state.upstream, settings.write_model_cache_seconds)

@@ -54,8 +54,8 @@ from collapse.routes.search import msearch_answer, msearches, refused_whole
 from collapse.search import Outcome, SearchRequest, collapse_all, parse, render
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Reply, Upstream
-from indexer import grouping
 from indexer.engine import ELASTICSEARCH, OPENSEARCH, Engine
+from indexer.hits import use_compiled
 
 __all__ = [
     "AsyncCollapser",
@@ -282,7 +282,7 @@ class _Core:
     def __init__(self, client: Any, kind: _Kind, settings: Settings, *, blocking: bool) -> None:
         self.settings = settings
         if settings.collapse_compiled:
-            grouping.use_compiled()
+            use_compiled()
         self.upstream = ClientUpstream(client, kind, blocking=blocking)
         self.index_fields = IndexFields(self.upstream, settings.write_model_cache_seconds)
         inflight = settings.collapse_coalesce

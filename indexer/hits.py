@@ -25,6 +25,8 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from indexer import grouping
+from indexer.fingerprints import packed
 from indexer.fingerprints.bands import packed_band_keys
 from indexer.fingerprints.blocks import block_hex, split
 from indexer.fingerprints.minhash import value_dtype
@@ -54,6 +56,7 @@ __all__ = [
     "probe_keys",
     "probe_keys_many",
     "simhash_and_keys",
+    "use_compiled",
 ]
 
 #: The object field holding the fingerprints: the one definition of its name.
@@ -196,6 +199,14 @@ def decode(hits: list[Hit], min_tokens: int, version: str | None = None) -> Deco
         got.simhash, got.minhash, got.key_codes(), got.token_count, got.present, got.numbers
     )
     return Decoded(prints, params)
+
+
+def use_compiled() -> bool:
+    """Decode hits' packed values and group them with the compiled passes from now on in this
+    process (:func:`indexer.fingerprints.packed.use_compiled`,
+    :func:`indexer.grouping.use_compiled`: the same values and groups as numpy, less CPU);
+    False without numba. The proxy calls it at start-up (``COLLAPSE_COMPILED``)."""
+    return packed.use_compiled() and grouping.use_compiled()
 
 
 def exact_keys_of(hits: list[Hit], params: FingerprintParams | None) -> list[str]:

@@ -40,6 +40,7 @@ import hashlib
 import operator
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from types import ModuleType
 from typing import NamedTuple, cast
 
 import numpy as np
@@ -307,6 +308,10 @@ def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked
     """Decode packed values; rows that are not ``params``' version, whose length their cell map
     does not tell, or not base64 are not present (their entries are zero)."""
     reading = _reading(params)
+    if _compiled is not None:
+        got = _unpack_compiled(values, reading)
+        if got is not None:
+            return got
     records, cells, present = _read(values, reading)
     codes = (records["key_head"] >> np.uint64(4)).astype(np.int64)
     if np.count_nonzero(present) < len(present):
@@ -322,6 +327,61 @@ def unpack_many(values: Sequence[object], params: FingerprintParams) -> Unpacked
         present=present,
         key_codes=codes,
     )
+
+
+#: :mod:`.packed_kernel` once :func:`use_compiled` has loaded it (None: numpy only).
+_compiled: ModuleType | None = None
+
+
+def use_compiled() -> bool:
+    """Decode with the compiled pass (:mod:`.packed_kernel`) from now on in this process,
+    loading it now (from numba's cache, or compiling it once); False, and nothing changes,
+    without numba. The same arrays as the numpy path (tested); the proxy calls it at start-up."""
+    global _compiled
+    if _compiled is None:
+        try:
+            import indexer.fingerprints.packed_kernel as kernel
+        except ImportError:
+            return False
+        _compiled = kernel
+    return True
+
+
+def _unpack_compiled(values: Sequence[object], reading: _Reading) -> Unpacked | None:
+    """:func:`unpack_many` of values that are all text, as the fast numpy read takes them, by
+    the compiled pass; None (the numpy path decides) for anything else: a value not text or
+    not base64, a length its map does not tell, a MinHash type not compiled for."""
+    assert _compiled is not None
+    n = len(values)
+    texts = cast(Sequence[str], values)
+    try:
+        fixed_text = "".join(map(reading.head, texts))
+        if not n or len(fixed_text) != reading.width * n:
+            return None
+        fixed = b64decode(fixed_text, validate=True)
+        raw = b64decode("".join(map(reading.tail, texts)), validate=True)
+    except (binascii.Error, TypeError, ValueError):
+        return None
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    simhash = np.zeros(n, dtype=np.uint64)
+    token_count = np.zeros(n, dtype=np.int64)
+    minhash = np.zeros((n, reading.minhash_size), dtype=reading.sketch)
+    cells = np.zeros((n, CELLS), dtype=np.uint32)
+    present = np.zeros(n, dtype=bool)
+    codes = np.zeros(n, dtype=np.int64)
+    args = (np.frombuffer(fixed, dtype=np.uint8), np.frombuffer(raw, dtype=np.uint8), lengths)
+    outs = (simhash, token_count, minhash, cells, present, codes)
+    try:
+        ok = _compiled.read(*args, reading.layout, reading.tag_bytes, *outs)
+    except TypeError:  # a MinHash type the pass is not compiled for
+        return None
+    if not ok:
+        return None
+    exact_key = np.frombuffer(fixed, dtype=reading.dtype)["exact_key"]
+    if np.count_nonzero(present) < n:
+        exact_key = exact_key.copy()
+        exact_key[~present] = 0
+    return Unpacked(simhash, token_count, exact_key, minhash, cells, present, codes)
 
 
 def exact_key_hexes(values: Sequence[object], params: FingerprintParams) -> list[str]:
@@ -343,6 +403,9 @@ class _Reading(NamedTuple):
     width: int  # base64 characters of the fixed part
     head: Callable[[str], str]  # a value's fixed part (a C-level slice: no bytecode per value)
     tail: Callable[[str], str]  # a value's cells
+    minhash_size: int  # values per MinHash sketch
+    layout: np.ndarray  # the layout as the compiled pass takes it (.packed_kernel.read)
+    tag_bytes: np.ndarray  # the version's tag, (4,) uint8
 
 
 @lru_cache(maxsize=64)
@@ -359,13 +422,33 @@ def _reading(params: FingerprintParams) -> _Reading:
             "itemsize": fixed_bytes(params),
         }
     )
+    width = fixed_bytes(params) // 3 * 4
+    sketch = np.dtype(value_dtype(params.minhash_bits))
+    layout = np.array(
+        [
+            fixed_bytes(params),
+            fields["minhash"][1],
+            fields["map"][1],
+            MAP_BYTES,
+            CELLS,
+            width,
+            _CELL_CHARS,
+            sketch.itemsize,
+        ],
+        dtype=np.int64,
+    )
+    tag_bytes = np.frombuffer(tag_of(params.version), dtype=np.uint8)
+    layout.flags.writeable = False
     return _Reading(
         dtype=dtype,
         tag=np.frombuffer(tag_of(params.version), dtype="V4")[0],
-        sketch=np.dtype(value_dtype(params.minhash_bits)),
-        width=fixed_bytes(params) // 3 * 4,
-        head=operator.itemgetter(slice(None, fixed_bytes(params) // 3 * 4)),
-        tail=operator.itemgetter(slice(fixed_bytes(params) // 3 * 4, None)),
+        sketch=sketch,
+        width=width,
+        head=operator.itemgetter(slice(None, width)),
+        tail=operator.itemgetter(slice(width, None)),
+        minhash_size=params.minhash_size,
+        layout=layout,
+        tag_bytes=tag_bytes,
     )
 
 
