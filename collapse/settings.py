@@ -132,8 +132,9 @@ class Settings(BaseSettings):
     )
     collapse_compiled: bool = Field(
         True,
-        description="Group and verify with the rule's compiled pass (numba, loaded at start-up) "
-        "instead of numpy: the same groups, less CPU per search, more memory per worker.",
+        description="Decode fingerprints and group with compiled passes (numba, loaded at "
+        "start-up) instead of numpy: the same answers, less CPU per search, more memory per "
+        "worker.",
     )
     collapse_total_limit: int = Field(
         10_000, ge=1, le=10_000, description="collapse_total is exact up to this many hits."
