@@ -724,28 +724,19 @@ def _first_verified(
     sides = [
         (
             p.simhash,
-            p.minhash if p.minhash.flags.c_contiguous else np.ascontiguousarray(p.minhash),
+            np.ascontiguousarray(p.minhash),
             p.key,
             p.token_count,
             p.present,
-            p.numbers if p.numbers.flags.c_contiguous else np.ascontiguousarray(p.numbers),
+            np.ascontiguousarray(p.numbers),  # decoded cells are a slice of a wider table
         )
         for p in ((a,) if b is a else (a, b))
     ]
-    try:
+    limits = (t.max_distance, max(t.min_tokens, 1), _thresholds(t))
+    equal = _similarity_of_counts(a.minhash.shape[1], a.minhash.dtype.itemsize)
+    try:  # only the call: a type error here is a type the pass is not compiled for
         _compiled.first_verified(
-            *sides[0],
-            *sides[-1],
-            b is a,
-            start,
-            rep,
-            ham,
-            sim,
-            t.max_distance,
-            max(t.min_tokens, 1),
-            _thresholds(t),
-            _similarity_of_counts(a.minhash.shape[1], a.minhash.dtype.itemsize),
-            _CELLS,
+            *sides[0], *sides[-1], b is a, start, rep, ham, sim, *limits, equal, _CELLS
         )
     except TypeError:  # another dtype than the signatures': the numpy path
         return False
