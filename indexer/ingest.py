@@ -127,16 +127,20 @@ _models_ref: str | None = None  # the models file loaded into ``_models`` (None:
 _held: dict[int, Featured] = {}  # learning-sample batches featurised here, awaiting the models
 
 
+def _load_kernels() -> None:
+    """Compiled tokenisation and number sketch (from numba's cache); without numba, batch
+    tokenisation in pyarrow's kernels (same tokens, faster than the definition), which the
+    compiled path never uses: importing pyarrow.compute then would only delay the worker."""
+    if not enable_kernel():
+        enable_arrow()
+    warm_number_kernel()
+
+
 def _init_worker(config: PrepareConfig, models: Mapping[str, HostModel]) -> None:
     global _config, _models, _models_ref
     _config, _models, _models_ref = config, models, None
     _held.clear()
-    # compiled tokenisation (loaded already when forked from the main process); without numba,
-    # batch tokenisation in pyarrow's kernels (same tokens, faster than the definition), which
-    # the compiled path never uses: importing pyarrow.compute then would only delay the worker
-    if not enable_kernel():
-        enable_arrow()
-    warm_number_kernel()  # the number sketch's, likewise
+    _load_kernels()  # loaded already in a worker process (:func:`_serve`)
 
 
 def _use_models(ref: str | None) -> None:
@@ -197,9 +201,10 @@ def _work_finish(key: int, ref: str | None = None) -> Prepared:
     return finish_lines(_held.pop(key), _config, _models)
 
 
-def _serve(conn: Connection, config: PrepareConfig) -> None:
-    """A worker process: run each task received on ``conn`` and send back its result."""
-    _init_worker(config, {})
+def _serve(conn: Connection) -> None:
+    """A worker process: load the kernels, then run each task received on ``conn`` (the first
+    one :func:`_init_worker`, from :meth:`_Pool.configure`) and send back its result."""
+    _load_kernels()
     while True:
         try:
             task = conn.recv()
@@ -276,17 +281,20 @@ class _Pool:
     wait to be read (~1 cpu-s per 100k documents here). One pool serves the learning sample
     and the ingestion: host models learnt meanwhile reach the workers through a file
     (:meth:`set_models`), loaded once per worker.
+
+    The workers are started first and load their compiled kernels while the main process
+    checks the index; the run's configuration follows (:meth:`configure`), before any task.
     """
 
-    def __init__(self, workers: int, config: PrepareConfig) -> None:
+    def __init__(self, workers: int) -> None:
         self.workers = workers
         self.ref: str | None = None
         self._dir: str | None = None
         self._next = 0
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
+        self._unread: list[int] = [0] * workers  # per worker: results of configure() to skip
         if not workers:
-            _init_worker(config, {})
             return
         methods = mp.get_all_start_methods()
         # fork is the cheapest start (every module already imported) and safe while this
@@ -299,11 +307,9 @@ class _Pool:
             else "spawn"
         )
         ctx: Any = mp.get_context(method)  # a concrete context (typed as the base class)
-        enable_kernel()  # loaded (or compiled) once here: forked workers inherit the kernels
-        warm_number_kernel()  # the number sketch's, likewise
         for _ in range(workers):
             mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(theirs, config), daemon=True)
+            proc = ctx.Process(target=_serve, args=(theirs,), daemon=True)
             proc.start()
             theirs.close()
             self._conns.append(mine)
@@ -326,6 +332,16 @@ class _Pool:
                 thread.start()
                 self._threads.append(thread)
 
+    def configure(self, config: PrepareConfig) -> None:
+        """Give every worker (with no workers: this process) the run's configuration; the
+        workers take it before any task sent after it."""
+        if not self.workers:
+            _init_worker(config, {})
+            return
+        for worker, outbox in enumerate(self._outboxes):
+            outbox.put((_init_worker, (config, {})))
+            self._unread[worker] += 1
+
     def set_models(self, models: Mapping[str, HostModel]) -> None:
         if not self.workers:
             global _models
@@ -341,15 +357,18 @@ class _Pool:
         self.ref = path
 
     def _recv(self, worker: int) -> Any:
-        got = self._inboxes[worker].get()
-        if isinstance(got, BaseException):  # its pipe closed: the worker is gone
-            self._procs[worker].join(timeout=1)
-            code = self._procs[worker].exitcode
-            raise _WorkerError(f"worker process {worker} died (exit code {code})") from got
-        ok, value = got
-        if not ok:
-            raise value
-        return value
+        while True:
+            got = self._inboxes[worker].get()
+            if isinstance(got, BaseException):  # its pipe closed: the worker is gone
+                self._procs[worker].join(timeout=1)
+                code = self._procs[worker].exitcode
+                raise _WorkerError(f"worker process {worker} died (exit code {code})") from got
+            ok, value = got
+            if not ok:
+                raise value
+            if not self._unread[worker]:
+                return value
+            self._unread[worker] -= 1  # configure()'s answer, not a task's
 
     def imap(self, tasks: Iterator[_Task | _Done]) -> Iterator[Any]:
         """Results of ``fn(*args)`` for each ``(worker, fn, args)``, in order (a
@@ -597,12 +616,16 @@ def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
     parallel, all use them. Creates the index as ``ingest`` would (which records its text
     fields)."""
     started = time.perf_counter()
-    ensure_index(es, opts.index, opts.prepare.params, opts.text_fields)
-    fields = text_fields_for(es, opts.index, opts.text_fields)
+    pool = _Pool(opts.workers)  # its workers load their kernels meanwhile
+    try:
+        fields = _index_fields(es, opts)
+    except BaseException:
+        pool.close()
+        raise
     config = opts.prepare.model_copy(update={"text_fields": fields})
+    pool.configure(config)
     learner = Learner(opts.boilerplate_config)
     rows = read_rows(opts.inputs)
-    pool = _Pool(opts.workers, config)
     window = WindowSplit(opts.boilerplate_host_pages, config.max_doc_bytes)
     read = 0
 
@@ -674,19 +697,19 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     else:
         state = Checkpoint(index=opts.index, inputs=specs)
     start = state.done
-    with ThreadPoolExecutor(1, thread_name_prefix="index") as thread:  # ended before the fork
-        index_ready = thread.submit(_index_fields, es, opts)
-        if opts.workers:  # meanwhile the compiled kernels, which forked workers inherit
-            enable_kernel()
-            warm_number_kernel()
-        fields = index_ready.result()
+    pool = _Pool(opts.workers)  # forked first: its workers load their kernels meanwhile
+    _no_huge_pages()  # in this process only: the workers have forked
+    try:
+        fields = _index_fields(es, opts)
+    except BaseException:
+        pool.close()
+        raise
     opts = opts.model_copy(
         update={"prepare": opts.prepare.model_copy(update={"text_fields": fields})}
     )
+    pool.configure(opts.prepare)
     inflight = _Inflight()
     rows = read_rows(opts.inputs)
-    pool = _Pool(opts.workers, opts.prepare)
-    _no_huge_pages()  # in this process only: the workers have forked
     summary = Summary(skipped=start, text_fields=list(fields.names))
     without_text: list[Any] = []  # a sample of the documents rejected for lack of text
     try:

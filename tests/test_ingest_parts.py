@@ -12,6 +12,7 @@ import numpy as np
 import orjson
 import pytest
 
+from indexer import ingest
 from indexer.bulk import BulkConfig, _line_chunks, _send_chunk, send
 from indexer.checkpoint import SeqWatermark
 from indexer.fingerprints import FingerprintParams, decode_id, fingerprint_arrays
@@ -104,13 +105,32 @@ def test_watermark_settles_runs_and_stragglers() -> None:
     assert w.value == 16
 
 
+def _configured_max_doc_bytes() -> int:
+    assert ingest._config is not None
+    return ingest._config.max_doc_bytes
+
+
 def test_pool_keeps_task_order_and_raises_worker_errors() -> None:
-    pool = _Pool(2, PrepareConfig())
+    pool = _Pool(2)
+    pool.configure(PrepareConfig())
     try:
         tasks = [(None, operator.add, (i, 1)) for i in range(20)] + [(1, operator.mul, (3, 3))]
         assert list(pool.imap(iter(tasks))) == [*range(1, 21), 9]
         with pytest.raises(ZeroDivisionError):
             list(pool.imap(iter([(None, operator.truediv, (1, 0))])))
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_every_worker_takes_the_configuration_given_after_it_started(workers: int) -> None:
+    """The workers start (and load their kernels) before the index's fields are known; the
+    configuration sent then reaches each before its first task, and its answer is no task's."""
+    pool = _Pool(workers)
+    pool.configure(PrepareConfig(max_doc_bytes=1234))
+    try:
+        tasks = [(w, _configured_max_doc_bytes, ()) for w in (0, 1, 0, 1)]
+        assert list(pool.imap(iter(tasks))) == [1234] * 4
     finally:
         pool.close()
 

@@ -34,7 +34,8 @@ def test_closing_while_the_feeder_sends_raises_nothing_in_its_thread(
 
     monkeypatch.setattr(threading, "excepthook", hook)
     for _ in range(10):  # a race: before the fix, about 4 closes in 10 raised a TypeError
-        pool = _Pool(2, PrepareConfig())
+        pool = _Pool(2)
+        pool.configure(PrepareConfig())
         results = pool.imap(_tasks())
         assert [next(results) for _ in range(3)] == [200_000] * 3
         pool.close()  # as ingest does when a bulk request fails: tasks still queued
