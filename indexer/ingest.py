@@ -10,6 +10,7 @@ worker are in flight, so memory stays bounded whatever the input size.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -307,6 +308,9 @@ class _Pool:
             else "spawn"
         )
         ctx: Any = mp.get_context(method)  # a concrete context (typed as the base class)
+        # What the process holds now (its modules, mostly) outlives the pool: out of the
+        # cyclic collector's passes while it runs, here and in the forked workers.
+        gc.freeze()
         for _ in range(workers):
             mine, theirs = ctx.Pipe()
             proc = ctx.Process(target=_serve, args=(theirs,), daemon=True)
@@ -423,6 +427,7 @@ class _Pool:
             if not any(thread.is_alive() for thread in self._threads):
                 for conn in self._conns:
                     conn.close()
+            gc.unfreeze()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
 
