@@ -61,6 +61,7 @@ sentences").
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -79,6 +80,18 @@ _CASED = (
 )
 _WORD = re.compile(f"[{_CASED}]+(?:['’\\-][{_CASED}]+)*")
 _SPACES = re.compile(r"[^\S\n]+")
+#: The characters other than a space that :data:`_SPACES` reads in ASCII text.
+_ASCII_SPACES = "\t\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+def _single_spaced(text: str) -> str:
+    """Each run of spaces of ``text`` (not line breaks) one space; an ASCII text that holds
+    only single spaces as it is, without the regular expression's pass."""
+    if text.isascii() and "  " not in text and not any(c in text for c in _ASCII_SPACES):
+        return text
+    return _SPACES.sub(" ", text)
+
+
 #: A line that ends a sentence (not an ellipsis: a heading cut short ends in one).
 _SENTENCE_END = re.compile(r"(?<!\.)[.!?。！？][\"'”’»)\]]*\s*$")
 #: What may stand between a word and the name after it, the sentence going on.
@@ -101,61 +114,71 @@ def _capitalises_nouns(words: Sequence[str]) -> bool:
     """Whether a text's words are German's (two of its frequent words and one in twenty of the
     text's, or one in a text of at most twenty words): its nouns are capitalised, and would
     all be names."""
-    hits = sum(1 for w in words if w.lower() in _GERMAN)
+    hits = sum(map(_GERMAN.__contains__, map(str.lower, words)))
     return (hits >= 2 and 20 * hits >= len(words)) or (hits == 1 and len(words) <= 20)
 
 
-def _capitalised(word: str) -> bool:
-    return len(word) > 1 and word[0].isupper()
+#: :data:`_WORD` as the separator of ``re.split``: a line's gaps and words, alternating.
+_WORDS_AND_GAPS = re.compile(f"({_WORD.pattern})")
 
 
 _Name = tuple[str, str, str | None, bool]
 
 
-def _line_names(line: str, last: bool = False) -> list[_Name]:
+def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -> list[_Name]:
     """(word before, name, word after, whether the word before is a name too) of each name
     on a line (module docstring), folded: the word after a name's first word is the one
     after the whole name, and where none is (the sentence's end), the word before is the
     two; ``last``: the text's last line, whose last word, if nothing follows it, has the
-    word after it ``None`` (it may be half a word: :func:`name_entries`)."""
-    found = list(_WORD.finditer(line))
-    words = [m.group() for m in found]
-    caps = [_capitalised(w) for w in words]
-    n, k = len(words), sum(caps)
+    word after it ``None`` (it may be half a word: :func:`name_entries`). ``parts``: the
+    line split by :data:`_WORDS_AND_GAPS`, when the caller has it."""
+    if parts is None:
+        parts = _WORDS_AND_GAPS.split(line)
+    words = parts[1::2]  # gap 0, word 0, gap 1, word 1, ..., the gap after the last word
+    n = len(words)
+    caps = {i for i, w in enumerate(words) if len(w) > 1 and w[0].isupper()}
+    k = len(caps)
     credit = CREDIT_DASH.match(line) is not None  # "-- George Bernard Shaw": names, all of them
     if not k or (not credit and (k == n or (4 * k > 3 * n and n > 6))):
         return []  # none, or a heading, a menu, a shouting line
-    ends = [m.end() for m in found]
-    starts = [m.start() for m in found]
-    going_on = [
-        i > 0 and _GOING_ON.fullmatch(line, ends[i - 1], starts[i]) for i in range(len(words))
-    ]
-    named = [c and bool(g) for c, g in zip(caps, going_on, strict=True)]
+
+    def going_on(i: int) -> bool:  # word i follows word i - 1 in one sentence
+        return i > 0 and _GOING_ON.fullmatch(parts[2 * i]) is not None
+
+    def named(i: int) -> bool:
+        return i in caps and going_on(i)
+
     out: list[_Name] = []
-    for i in range(1, len(words)):
-        if not named[i]:
+    for i in sorted(caps):
+        if not named(i):
             continue
         j = i  # a name's first word has the word after the whole name as its next
-        while not named[i - 1] and j + 1 < len(words) and named[j + 1]:
-            j += 1
+        if not named(i - 1):
+            while j + 1 < n and named(j + 1):
+                j += 1
         after: str | None = ""  # the line's or the sentence's end
-        if j + 1 < len(words) and going_on[j + 1]:
+        if j + 1 < n and going_on(j + 1):
             after = words[j + 1].casefold()
-        elif last and not line[ends[j] :].strip():
+        elif last and j + 1 == n and not parts[-1].strip():
             after = None  # the text's end: a cut may have halved the word
         if not after:  # the sentence's end: the two words before it are its context
             before = " ".join(words[max(0, i - 2) : i]).casefold()
-        elif caps[i - 1] and not going_on[i - 1]:  # "John Smith said": the sentence's start
+        elif i - 1 in caps and not going_on(i - 1):  # "John Smith said": the sentence's start
             before = ""
         else:
             before = words[i - 1].casefold()
-        out.append((before, words[i].casefold(), after, named[i - 1]))
+        out.append((before, words[i].casefold(), after, named(i - 1)))
     return out
 
 
 def _hash(kind: bytes, text: str) -> int:
     digest = blake2b(text.encode("utf-8"), digest_size=8, person=kind).digest()
     return int.from_bytes(digest, "little")
+
+
+@functools.lru_cache(maxsize=4096)
+def _initial_hash(initial: str) -> int:
+    return _hash(b"name-value", initial)
 
 
 #: The kinds of entries (each in cells of its own): both neighbours, the word before, the
@@ -181,7 +204,7 @@ def name_entries(
     ctxs: list[int] = []
     values: list[int] = []
     for d in named:
-        text = _SPACES.sub(" ", unicodedata.normalize("NFKC", written[d]))
+        text = _single_spaced(unicodedata.normalize("NFKC", written[d]))
         if not text:
             continue
         lines = text.split("\n")
@@ -203,16 +226,17 @@ def name_entries(
         footer = footer and any(_SENTENCE_END.search(line) for line in [title, *body[:-1]])
         if footer:
             body = body[:-1]
-        if _capitalises_nouns(_WORD.findall(" ".join(body))):
+        split = [_WORDS_AND_GAPS.split(line) for line in body]
+        if _capitalises_nouns([w for parts in split for w in parts[1::2]]):
             continue  # asked first: a German text's nouns would make every line's names
         ends = not footer  # the last line left ends the text
         found = [
             t
-            for k, line in enumerate(body, 1 - len(body))
-            for t in _line_names(line, k == 0 and ends)
+            for k, (line, parts) in enumerate(zip(body, split, strict=True), 1 - len(body))
+            for t in _line_names(line, k == 0 and ends, parts)
         ]
         for before, name, after, going_on in found:
-            value = _hash(b"name-value", name[0])  # its initial: a typo rarely changes it
+            value = _initial_hash(name[0])  # its initial: a typo rarely changes it
             contexts = [(0, f"{before} {after or ''}")]
             if not going_on and d in alone_too:  # a name's first word: its neighbours alone
                 if after is not None:  # not the text's last word: it is whole
