@@ -621,30 +621,26 @@ def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
     parallel, all use them. Creates the index as ``ingest`` would (which records its text
     fields)."""
     started = time.perf_counter()
+    read = 0
     pool = _Pool(opts.workers)  # its workers load their kernels meanwhile
     try:
         fields = _index_fields(es, opts)
-    except BaseException:
-        pool.close()
-        raise
-    config = opts.prepare.model_copy(update={"text_fields": fields})
-    pool.configure(config)
-    learner = Learner(opts.boilerplate_config)
-    rows = read_rows(opts.inputs)
-    window = WindowSplit(opts.boilerplate_host_pages, config.max_doc_bytes)
-    read = 0
+        config = opts.prepare.model_copy(update={"text_fields": fields})
+        pool.configure(config)
+        learner = Learner(opts.boilerplate_config)
+        rows = read_rows(opts.inputs)
+        window = WindowSplit(opts.boilerplate_host_pages, config.max_doc_bytes)
 
-    def tasks() -> Iterator[_Task]:
-        nonlocal read
-        left = opts.boilerplate_sample
-        while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
-            left -= len(batch)
-            read += len(batch)
-            sample = window.split(batch).learn  # the pages ``ingest`` would learn from
-            if len(sample):
-                yield None, _work_learn, (sample,)
+        def tasks() -> Iterator[_Task]:
+            nonlocal read
+            left = opts.boilerplate_sample
+            while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
+                left -= len(batch)
+                read += len(batch)
+                sample = window.split(batch).learn  # the pages ``ingest`` would learn from
+                if len(sample):
+                    yield None, _work_learn, (sample,)
 
-    try:
         for learnt in pool.imap(tasks()):
             for host, pages, sets in learnt:
                 learner.add_many(host, pages, sets)
