@@ -295,6 +295,7 @@ class _Pool:
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
         self._unread: list[int] = [0] * workers  # per worker: results of configure() to skip
+        self._froze = False  # whether this pool froze the process's objects (gc.freeze)
         if not workers:
             return
         methods = mp.get_all_start_methods()
@@ -309,8 +310,11 @@ class _Pool:
         )
         ctx: Any = mp.get_context(method)  # a concrete context (typed as the base class)
         # What the process holds now (its modules, mostly) outlives the pool: out of the
-        # cyclic collector's passes while it runs, here and in the forked workers.
-        gc.freeze()
+        # cyclic collector's passes while it runs, here and in the forked workers (unless the
+        # process froze objects of its own: those are its to unfreeze).
+        self._froze = not gc.get_freeze_count()
+        if self._froze:
+            gc.freeze()
         for _ in range(workers):
             mine, theirs = ctx.Pipe()
             proc = ctx.Process(target=_serve, args=(theirs,), daemon=True)
@@ -427,7 +431,8 @@ class _Pool:
             if not any(thread.is_alive() for thread in self._threads):
                 for conn in self._conns:
                     conn.close()
-            gc.unfreeze()
+            if self._froze:
+                gc.unfreeze()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
 

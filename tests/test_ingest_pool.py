@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Iterator
@@ -40,3 +41,27 @@ def test_closing_while_the_feeder_sends_raises_nothing_in_its_thread(
         assert [next(results) for _ in range(3)] == [200_000] * 3
         pool.close()  # as ingest does when a bulk request fails: tasks still queued
     assert raised == []
+
+
+def test_a_pool_leaves_the_collector_as_it_found_it() -> None:
+    """While a pool runs, what the process held before it is out of the cyclic collector's
+    passes (here and in the workers); after it, an application's own frozen objects are
+    still frozen and nothing else is."""
+    was_frozen = gc.get_freeze_count() > 0  # an in-process proxy app of another test
+    gc.unfreeze()
+    try:
+        pool = _Pool(1)
+        assert gc.get_freeze_count() > 0
+        pool.configure(PrepareConfig())
+        pool.close()
+        assert gc.get_freeze_count() == 0
+
+        gc.freeze()  # the application's own
+        pool = _Pool(1)
+        pool.configure(PrepareConfig())
+        pool.close()
+        assert gc.get_freeze_count() > 0  # theirs (less any freed meanwhile)
+    finally:
+        gc.unfreeze()
+        if was_frozen:
+            gc.freeze()
