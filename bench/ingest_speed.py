@@ -162,6 +162,16 @@ def ours(es_url: str, index: str, path: Path, extra: list[str], root: Path = ROO
     return time.perf_counter() - t0
 
 
+def warm(root: Path) -> None:
+    """The tree's bytecode and compiled kernels, as ``scripts/bootstrap`` leaves them, so that
+    no row pays for compiling either (an export of another commit has neither)."""
+    python = str(ROOT / ".venv/bin/python")
+    kernels = "from indexer.fingerprints import compute, numbers; "
+    kernels += "compute.enable_kernel(); numbers.warm_kernel()"
+    for args in (["-m", "compileall", "-q", "indexer", "collapse"], ["-c", kernels]):
+        subprocess.run([python, *args], cwd=root, check=True, stdout=subprocess.DEVNULL)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=100_000)
@@ -195,8 +205,10 @@ def main() -> None:
         runs.append(
             (f"ingest {variant}", lambda ix, v=variant: ours(args.es_url, ix, path, v.split()))
         )
+    warm(ROOT)
     if args.baseline:
         base = args.baseline.resolve()
+        warm(base)
         runs.append(("indexer ingest (baseline)", lambda ix: ours(args.es_url, ix, path, [], base)))
     if args.send_only:
         ready = prefingerprinted(path)
