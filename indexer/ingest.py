@@ -17,6 +17,8 @@ import os
 import pickle
 import queue
 import shutil
+import signal
+import sys
 import tempfile
 import threading
 import time
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from itertools import chain
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from elasticsearch import Elasticsearch
 from pydantic import BaseModel, ConfigDict, Field
@@ -221,6 +223,63 @@ def _serve(conn: Connection) -> None:
         conn.send(result)
 
 
+def _zygote(
+    conns: list[Connection], mine: list[Connection], status: Connection, theirs: Connection
+) -> None:
+    """The workers' parent under the fork start: load the kernels once, fork one worker per
+    pipe in ``conns`` (each inherits them loaded), then reap each, sending its exit code on
+    ``status``: so the workers' CPU counts to the command's own process when it joins this
+    one. A SIGTERM is passed on to the workers alive; a Ctrl-C reaches them directly.
+
+    ``mine`` and ``theirs`` are the main process's ends of the same pipes: closed here, so
+    that each end sees the other's close."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process reports a Ctrl-C
+    for conn in (*mine, theirs):
+        conn.close()
+    _load_kernels()
+    gc.freeze()  # the kernels' objects too: out of the workers' collector passes
+    live: dict[int, int] = {}  # pid -> worker
+    for worker, conn in enumerate(conns):
+        pid = os.fork()
+        if not pid:
+            _forked_worker(conns, worker, status)
+        live[pid] = worker
+        conn.close()
+
+    def pass_on(signum: int, _: Any) -> None:
+        for pid in list(live):
+            os.kill(pid, signum)
+
+    signal.signal(signal.SIGTERM, pass_on)
+    while live:
+        pid, code = os.wait()
+        worker = live.pop(pid)
+        with contextlib.suppress(OSError):  # the main process gone: nobody to tell
+            status.send((worker, os.waitstatus_to_exitcode(code)))
+
+
+def _forked_worker(conns: list[Connection], worker: int, status: Connection) -> NoReturn:
+    """A worker forked by :func:`_zygote`: serve its own pipe, then end (never returns)."""
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for other, conn in enumerate(conns):
+            if other != worker:
+                conn.close()
+        status.close()
+        _serve(conns[worker])
+    except KeyboardInterrupt:  # the terminal's Ctrl-C: the main process reports the run
+        code = 1
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
 def _send_tasks(conn: Connection, outbox: queue.SimpleQueue[Any]) -> None:
     """A pool thread: write the tasks put in ``outbox`` to one worker's pipe, until None."""
     while (task := outbox.get()) is not None:
@@ -285,6 +344,8 @@ class _Pool:
 
     The workers are started first and load their compiled kernels while the main process
     checks the index; the run's configuration follows (:meth:`configure`), before any task.
+    Under the fork start one process (:func:`_zygote`) loads the kernels and forks the
+    workers from itself, so the kernels are loaded once whatever the number of workers.
     """
 
     def __init__(self, workers: int) -> None:
@@ -296,6 +357,9 @@ class _Pool:
         self._procs: list[Any] = []
         self._unread: list[int] = [0] * workers  # per worker: results of configure() to skip
         self._froze = False  # whether this pool froze the process's objects (gc.freeze)
+        #: the fork start's reports of the workers' exit codes (None: each worker is ours)
+        self._status: Connection | None = None
+        self._codes: dict[int, int] = {}  # worker -> exit code, as reported
         if not workers:
             return
         methods = mp.get_all_start_methods()
@@ -315,11 +379,24 @@ class _Pool:
         self._froze = not gc.get_freeze_count()
         if self._froze:
             gc.freeze()
-        for _ in range(workers):
-            mine, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(theirs,), daemon=True)
+        if method == "fork":
+            # one process loads the kernels and forks the workers (one load, not one each)
+            pipes = [ctx.Pipe() for _ in range(workers)]
+            self._conns = [mine for mine, _ in pipes]
+            self._status, status = ctx.Pipe(duplex=False)
+            theirs = [conn for _, conn in pipes]
+            zygote = ctx.Process(
+                target=_zygote, args=(theirs, self._conns, status, self._status), daemon=True
+            )
+            zygote.start()
+            for conn in (*theirs, status):
+                conn.close()
+            self._procs.append(zygote)
+        for _ in range(workers if method != "fork" else 0):
+            mine, theirs_end = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(theirs_end,), daemon=True)
             proc.start()
-            theirs.close()
+            theirs_end.close()
             self._conns.append(mine)
             self._procs.append(proc)
         self._outboxes: list[queue.SimpleQueue[Any]] = []
@@ -368,8 +445,7 @@ class _Pool:
         while True:
             got = self._inboxes[worker].get()
             if isinstance(got, BaseException):  # its pipe closed: the worker is gone
-                self._procs[worker].join(timeout=1)
-                code = self._procs[worker].exitcode
+                code = self._exit_code(worker)
                 raise _WorkerError(f"worker process {worker} died (exit code {code})") from got
             ok, value = got
             if not ok:
@@ -405,6 +481,23 @@ class _Pool:
         while window:
             yield self._result(window.popleft())
 
+    def _exit_code(self, worker: int) -> int | None:
+        """A dead worker's exit code (None: not known within a second)."""
+        if self._status is None:
+            self._procs[worker].join(timeout=1)
+            code: int | None = self._procs[worker].exitcode
+            return code
+        deadline = time.monotonic() + 1
+        while worker not in self._codes:
+            try:
+                if not self._status.poll(max(0.0, deadline - time.monotonic())):
+                    break
+                got, code = self._status.recv()
+            except (EOFError, OSError):
+                break
+            self._codes[got] = code
+        return self._codes.get(worker)
+
     def _result(self, slot: int | _Done) -> Any:
         return slot.value if isinstance(slot, _Done) else self._recv(slot)
 
@@ -431,6 +524,8 @@ class _Pool:
             if not any(thread.is_alive() for thread in self._threads):
                 for conn in self._conns:
                     conn.close()
+            if self._status is not None:
+                self._status.close()
             if self._froze:
                 gc.unfreeze()
         if self._dir is not None:

@@ -1,11 +1,16 @@
-"""The ingest worker pool closed mid-run (Elasticsearch failed): no thread traceback."""
+"""The ingest worker pool: closed mid-run (Elasticsearch failed) with no thread traceback,
+its workers' deaths reported, their CPU counted, the collector left as found."""
 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -65,3 +70,54 @@ def test_a_pool_leaves_the_collector_as_it_found_it() -> None:
         gc.unfreeze()
         if was_frozen:
             gc.freeze()
+
+
+def _exit(code: int) -> None:
+    os._exit(code)
+
+
+def test_a_worker_that_dies_is_reported_with_its_exit_code() -> None:
+    pool = _Pool(2)
+    pool.configure(PrepareConfig())
+    try:
+        with pytest.raises(RuntimeError, match=r"worker process 1 died \(exit code 3\)"):
+            list(pool.imap(iter([(1, _exit, (3,))])))
+    finally:
+        pool.close()
+
+
+_RUSAGE_RUN = """
+import resource, time
+from indexer.ingest import _Pool
+from indexer.prepare import PrepareConfig
+
+def spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return True
+
+pool = _Pool(2)
+pool.configure(PrepareConfig())
+try:
+    assert list(pool.imap(iter([(w, spin, (0.3,)) for w in (0, 1)]))) == [True, True]
+finally:
+    pool.close()
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(kids.ru_utime + kids.ru_stime)
+"""
+
+
+def test_the_workers_cpu_counts_to_the_command_once_closed() -> None:
+    """A command's CPU (what the benchmarks read) includes its workers': every worker is
+    reaped by the time the pool is closed, whichever process forked it. In a process of its
+    own with one thread, as a command starts its pool."""
+    out = subprocess.run(
+        [sys.executable, "-c", _RUSAGE_RUN],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert float(out.stdout) >= 0.55
