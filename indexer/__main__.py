@@ -7,8 +7,11 @@ import sys
 # client's transport imports its optional HTTP backends when they are installed (the proxy's
 # and the tests' dependencies): aiohttp and httpx for its async nodes (~0.4 s of start-up, a
 # third of it building an SSL context at import) and requests for its requests node, none of
-# which this command uses. Marking them absent (for this command's process only) skips that.
-for _name in ("aiohttp", "httpx", "requests"):
+# which this command uses; its serializers import pyarrow for Arrow answers (ES|QL), which
+# the indexer never asks for (~35 ms). Marking them absent (for this command's process only)
+# skips that; the one user of pyarrow here, the tokeniser's fallback without numba
+# (``compute.enable_arrow``), imports it anyway.
+for _name in ("aiohttp", "httpx", "requests", "pyarrow"):
     sys.modules.setdefault(_name, None)  # type: ignore[arg-type]
 
 from indexer.cli import main as cli  # noqa: E402

@@ -15,20 +15,23 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_command_skips_the_clients_unused_http_backends() -> None:
-    """The client's optional backends (async nodes, the requests node) stay unimported in the
-    command's process; the urllib3 node the indexer uses is there."""
+    """The client's optional backends (async nodes, the requests node) and its Arrow
+    serializer's pyarrow stay unimported in the command's process; the urllib3 node the
+    indexer uses is there, and the tokeniser's fallback without numba still gets pyarrow."""
     code = (
         "import sys\n"
         "import indexer.__main__\n"
         "import elastic_transport, elasticsearch\n"
+        "from indexer.fingerprints import compute\n"
         "loaded = sorted(m for m, mod in sys.modules.items() if mod is not None\n"
-        "                and m.split('.')[0] in ('requests', 'aiohttp', 'httpx'))\n"
+        "                and m.split('.')[0] in ('requests', 'aiohttp', 'httpx', 'pyarrow'))\n"
         "print(','.join(loaded), elastic_transport.Urllib3HttpNode.__name__)\n"
+        "print(compute.enable_arrow(), 'pyarrow.compute' in sys.modules)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    assert out.stdout.split() == ["Urllib3HttpNode"]
+    assert out.stdout.split("\n")[:2] == [" Urllib3HttpNode", "True True"]
 
 
 @pytest.mark.parametrize("compiled", [True, False])

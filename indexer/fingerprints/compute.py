@@ -9,6 +9,7 @@ frozen pydantic model, so both pickle cleanly into worker processes.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from typing import Any, NamedTuple
@@ -129,6 +130,8 @@ def enable_arrow() -> bool:
     vocabulary once (``dictionary_encode``) instead of once per occurrence.
     """
     global _arrow
+    if "pyarrow" in sys.modules and sys.modules["pyarrow"] is None:
+        del sys.modules["pyarrow"]  # marked absent by ``python -m indexer``: wanted now
     try:
         import pyarrow
         import pyarrow.compute
