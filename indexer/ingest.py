@@ -348,7 +348,9 @@ class _Pool:
     workers from itself, so the kernels are loaded once whatever the number of workers.
     """
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, start: str | None = None) -> None:
+        """``workers`` processes (0: none), started by ``start`` (a multiprocessing start
+        method; None: the cheapest safe one)."""
         self.workers = workers
         self.ref: str | None = None
         self._dir: str | None = None
@@ -365,7 +367,7 @@ class _Pool:
         methods = mp.get_all_start_methods()
         # fork is the cheapest start (every module already imported) and safe while this
         # process has a single thread; otherwise forkserver (or spawn).
-        method = (
+        method = start or (
             "fork"
             if "fork" in methods and threading.active_count() == 1
             else "forkserver"

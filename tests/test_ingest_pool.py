@@ -4,6 +4,7 @@ its workers' deaths reported, their CPU counted, the collector left as found."""
 from __future__ import annotations
 
 import gc
+import operator
 import os
 import subprocess
 import sys
@@ -72,16 +73,17 @@ def test_a_pool_leaves_the_collector_as_it_found_it() -> None:
             gc.freeze()
 
 
-def _exit(code: int) -> None:
-    os._exit(code)
-
-
-def test_a_worker_that_dies_is_reported_with_its_exit_code() -> None:
-    pool = _Pool(2)
-    pool.configure(PrepareConfig())
+@pytest.mark.parametrize("start", ["fork", "forkserver"])
+def test_either_start_runs_the_tasks_in_order_and_reports_a_dead_worker(start: str) -> None:
+    """Under the fork start the workers are forked by one process of the pool's (which loads
+    the kernels once); under forkserver (a process with threads) each is the server's."""
+    pool = _Pool(2, start)
+    pool.configure(PrepareConfig(max_doc_bytes=99))
     try:
+        tasks = [(None, operator.add, (i, 1)) for i in range(9)] + [(1, operator.neg, (4,))]
+        assert list(pool.imap(iter(tasks))) == [*range(1, 10), -4]
         with pytest.raises(RuntimeError, match=r"worker process 1 died \(exit code 3\)"):
-            list(pool.imap(iter([(1, _exit, (3,))])))
+            list(pool.imap(iter([(0, operator.add, (1, 1)), (1, os._exit, (3,))])))
     finally:
         pool.close()
 
