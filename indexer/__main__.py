@@ -14,6 +14,14 @@ import sys
 for _name in ("aiohttp", "httpx", "requests", "pyarrow"):
     sys.modules.setdefault(_name, None)  # type: ignore[arg-type]
 
+# The commands that fingerprint in worker processes fork the workers' parent first: it loads
+# the compiled kernels on another core while this process imports the rest (the client, the
+# command line), instead of after (``indexer.workers.start_early``).
+if sys.argv[1:2] in (["ingest"], ["learn"]) and not {"--help", "-h"} & set(sys.argv):
+    from indexer.workers import start_early
+
+    start_early()
+
 from indexer.cli import main as cli  # noqa: E402
 
 

@@ -33,6 +33,7 @@ content; common wording on a host with few pages), so it is guarded:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -62,6 +63,7 @@ from indexer.fingerprints.names import NAMED_BELOW, dashed_lines
 from indexer.fingerprints.numbers import frame_stamp_lines, number_sketches
 
 __all__ = [
+    "MODEL_KEY",
     "BoilerplateConfig",
     "Features",
     "HostModel",
@@ -72,6 +74,7 @@ __all__ = [
     "fingerprint_excluding",
     "fingerprint_features",
     "line_heads",
+    "model_version",
     "shingle_sets",
 ]
 
@@ -829,3 +832,27 @@ def merge_models(*sources: Iterable[HostModel]) -> dict[str, HostModel]:
         for m in models:
             out[m.host] = m
     return out
+
+
+#: The key of ``collapse_fp`` that names the host model a fingerprint was made with.
+MODEL_KEY = "model"
+
+_VERSIONS: dict[int, tuple[HostModel, str]] = {}  # id(model) -> (model, version)
+
+
+def model_version(m: HostModel) -> str:
+    """The model's version: 16 hex digits of a hash of its host and of the three hash sets,
+    so the same model learnt twice has the same version (cached per model object)."""
+    hit = _VERSIONS.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    h = hashlib.blake2b(m.host.encode("utf-8"), digest_size=8)
+    for part in (m.simhash_hashes, m.minhash_hashes, m.slot_heads):
+        a = np.asarray(part, dtype="<u8")
+        h.update(len(a).to_bytes(8, "little"))
+        h.update(a.tobytes())
+    version = h.hexdigest()
+    if len(_VERSIONS) > 10_000:  # the proxy's cache replaces models: keep this bounded
+        _VERSIONS.clear()
+    _VERSIONS[id(m)] = (m, version)
+    return version

@@ -16,14 +16,13 @@ learning the same host at the same moment all end up with the first one stored.
 from __future__ import annotations
 
 import base64
-import hashlib
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 import numpy as np
 from elasticsearch import BadRequestError, Elasticsearch, helpers
 
-from indexer.boilerplate import HostModel
+from indexer.boilerplate import MODEL_KEY, HostModel, model_version
 
 __all__ = [
     "DEFAULT_STORE",
@@ -39,7 +38,6 @@ __all__ = [
 DEFAULT_STORE = "collapse-boilerplate"
 #: Key of ``collapse_fp`` naming the host model a document was fingerprinted with (in
 #: ``_source`` only: ``collapse_fp`` maps no new sub-fields).
-MODEL_KEY = "model"
 _PROPERTIES: dict[str, dict[str, str]] = {
     "index": {"type": "keyword"},
     "host": {"type": "keyword"},
@@ -57,27 +55,6 @@ STORE_MAPPINGS = {"dynamic": "strict", "properties": _PROPERTIES}
 def model_id(index: str, version: str, host: str) -> str:
     """Document id of one host's model."""
     return f"{index}|{version}|{host}"
-
-
-_VERSIONS: dict[int, tuple[HostModel, str]] = {}  # id(model) -> (model, version)
-
-
-def model_version(m: HostModel) -> str:
-    """The model's version: 16 hex digits of a hash of its host and of the three hash sets,
-    so the same model learnt twice has the same version (cached per model object)."""
-    hit = _VERSIONS.get(id(m))
-    if hit is not None and hit[0] is m:
-        return hit[1]
-    h = hashlib.blake2b(m.host.encode("utf-8"), digest_size=8)
-    for part in (m.simhash_hashes, m.minhash_hashes, m.slot_heads):
-        a = np.asarray(part, dtype="<u8")
-        h.update(len(a).to_bytes(8, "little"))
-        h.update(a.tobytes())
-    version = h.hexdigest()
-    if len(_VERSIONS) > 10_000:  # the proxy's cache replaces models: keep this bounded
-        _VERSIONS.clear()
-    _VERSIONS[id(m)] = (m, version)
-    return version
 
 
 def ensure_store(es: Elasticsearch, store: str = DEFAULT_STORE) -> None:

@@ -19,6 +19,7 @@ import orjson
 from pydantic import BaseModel
 
 from indexer.boilerplate import (
+    MODEL_KEY,
     Features,
     HostModel,
     PageSets,
@@ -26,9 +27,9 @@ from indexer.boilerplate import (
     features,
     fingerprint_excluding,
     fingerprint_features,
+    model_version,
     shingle_sets,
 )
-from indexer.boilerplate_store import MODEL_KEY, model_version
 from indexer.documents import (
     DEFAULT_TEXT_FIELDS,
     MAX_ID_BYTES,

@@ -12,14 +12,14 @@ import numpy as np
 import orjson
 import pytest
 
-from indexer import ingest
+from indexer import workers
 from indexer.bulk import BulkConfig, _line_chunks, _send_chunk, send
 from indexer.checkpoint import SeqWatermark
 from indexer.fingerprints import FingerprintParams, decode_id, fingerprint_arrays
-from indexer.ingest import _Pool
 from indexer.lines import LineBatch, action_line
 from indexer.prepare import PrepareConfig
 from indexer.sources import read_items, read_rows, take
+from indexer.workers import _Pool
 
 
 def _batch(seqs: range, size: int = 10) -> LineBatch:
@@ -106,8 +106,8 @@ def test_watermark_settles_runs_and_stragglers() -> None:
 
 
 def _configured_max_doc_bytes() -> int:
-    assert ingest._config is not None
-    return ingest._config.max_doc_bytes
+    assert workers._config is not None
+    return workers._config.max_doc_bytes
 
 
 def test_pool_keeps_task_order_and_raises_worker_errors() -> None:

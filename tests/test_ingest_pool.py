@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from indexer.ingest import _Pool, _Task
 from indexer.prepare import PrepareConfig
+from indexer.workers import _Pool, _Task
 
 
 def _slow(items: list[str]) -> int:
@@ -88,34 +88,48 @@ def test_either_start_runs_the_tasks_in_order_and_reports_a_dead_worker(start: s
         pool.close()
 
 
-_RUSAGE_RUN = """
-import resource, time
-from indexer.ingest import _Pool
+_COMMAND_POOL = """
+import os, resource, sys, time
+from indexer import workers
+from indexer.workers import _Pool
 from indexer.prepare import PrepareConfig
 
 def spin(seconds):
     end = time.process_time() + seconds
     while time.process_time() < end:
         pass
-    return True
+    return os.getppid()
 
+early = sys.argv[1] == "early"
+if early:
+    workers.start_early()
+    parent = workers._early.pid
 pool = _Pool(2)
 pool.configure(PrepareConfig())
 try:
-    assert list(pool.imap(iter([(w, spin, (0.3,)) for w in (0, 1)]))) == [True, True]
+    parents = set(pool.imap(iter([(w, spin, (0.3,)) for w in (0, 1)])))
 finally:
     pool.close()
+assert len(parents) == 1 and os.getpid() not in parents, parents
+assert not early or parents == {parent}, (parents, parent)
+try:
+    os.waitpid(-1, os.WNOHANG)
+    print("a child left")
+except ChildProcessError:
+    pass
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(kids.ru_utime + kids.ru_stime)
 """
 
 
-def test_the_workers_cpu_counts_to_the_command_once_closed() -> None:
-    """A command's CPU (what the benchmarks read) includes its workers': every worker is
-    reaped by the time the pool is closed, whichever process forked it. In a process of its
-    own with one thread, as a command starts its pool."""
+@pytest.mark.parametrize("early", ["early", "with the pool"])
+def test_a_commands_workers_are_forked_by_one_parent_and_counted(early: str) -> None:
+    """As a command starts its pool (a process of its own, one thread; ``python -m indexer
+    ingest`` starts the workers' parent early): both workers are children of one other
+    process, nothing is left running once the pool is closed, and the command's CPU (what
+    the benchmarks read) includes the workers'."""
     out = subprocess.run(
-        [sys.executable, "-c", _RUSAGE_RUN],
+        [sys.executable, "-c", _COMMAND_POOL, early],
         cwd=Path(__file__).resolve().parents[1],
         capture_output=True,
         text=True,
@@ -123,3 +137,29 @@ def test_the_workers_cpu_counts_to_the_command_once_closed() -> None:
         check=True,
     )
     assert float(out.stdout) >= 0.55
+
+
+def test_an_early_parent_that_no_pool_takes_ends_with_the_pool_of_none() -> None:
+    """``ingest --workers 0`` fingerprints in its own process: the workers' parent started
+    early is ended and reaped, not left behind."""
+    code = (
+        "import os\n"
+        "from indexer import workers\n"
+        "workers.start_early()\n"
+        "assert workers._early is not None\n"
+        "workers._Pool(0)\n"
+        "try:\n"
+        "    os.waitpid(-1, os.WNOHANG)\n"
+        "    print('a child left')\n"
+        "except ChildProcessError:\n"
+        "    print('none left')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert out.stdout.split() == ["none", "left"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer import ingest
+from indexer import workers
 from indexer.prepare import PrepareConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,8 +50,8 @@ def test_a_worker_loads_the_arrow_path_only_without_the_compiled_one(
         calls.append("arrow")
         return True
 
-    monkeypatch.setattr(ingest, "enable_kernel", kernel)
-    monkeypatch.setattr(ingest, "enable_arrow", arrow)
-    monkeypatch.setattr(ingest, "warm_number_kernel", lambda: None)
-    ingest._init_worker(PrepareConfig(), {})
+    monkeypatch.setattr(workers, "enable_kernel", kernel)
+    monkeypatch.setattr(workers, "enable_arrow", arrow)
+    monkeypatch.setattr(workers, "warm_number_kernel", lambda: None)
+    workers._init_worker(PrepareConfig(), {})
     assert calls == (["kernel"] if compiled else ["kernel", "arrow"])
