@@ -17,7 +17,8 @@ for _name in ("aiohttp", "httpx", "requests", "pyarrow"):
 # The commands that fingerprint in worker processes fork the workers' parent first: it loads
 # the compiled kernels on another core while this process imports the rest (the client, the
 # command line), instead of after (``indexer.workers.start_early``).
-if sys.argv[1:2] in (["ingest"], ["learn"]) and not {"--help", "-h"} & set(sys.argv):
+_early = sys.argv[1:2] in (["ingest"], ["learn"]) and not {"--help", "-h"} & set(sys.argv)
+if _early:
     from indexer.workers import start_early
 
     start_early()
@@ -43,6 +44,10 @@ def main() -> None:
         else:  # sys.exit("message"): the message on stderr, code 1, as Python does
             print(exc.code, file=sys.stderr)
             code = 1
+    if _early:  # a run that ended before its pool took the workers' parent: not left behind
+        from indexer.workers import end_early
+
+        end_early()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -834,7 +834,8 @@ def merge_models(*sources: Iterable[HostModel]) -> dict[str, HostModel]:
     return out
 
 
-#: The key of ``collapse_fp`` that names the host model a fingerprint was made with.
+#: Key of ``collapse_fp`` naming the host model a document was fingerprinted with (in
+#: ``_source`` only: ``collapse_fp`` maps no new sub-fields).
 MODEL_KEY = "model"
 
 _VERSIONS: dict[int, tuple[HostModel, str]] = {}  # id(model) -> (model, version)

@@ -36,8 +36,6 @@ __all__ = [
 ]
 
 DEFAULT_STORE = "collapse-boilerplate"
-#: Key of ``collapse_fp`` naming the host model a document was fingerprinted with (in
-#: ``_source`` only: ``collapse_fp`` maps no new sub-fields).
 _PROPERTIES: dict[str, dict[str, str]] = {
     "index": {"type": "keyword"},
     "host": {"type": "keyword"},

@@ -43,7 +43,7 @@ from indexer.prepare import (
 )
 from indexer.sources import RawBatch
 
-__all__ = ["start_early"]
+__all__ = ["end_early", "start_early"]
 
 _config: PrepareConfig | None = None
 _models: Mapping[str, HostModel] = {}
@@ -239,8 +239,9 @@ def _take_early() -> _Early | None:
     return early
 
 
-def _release_early() -> None:
-    """No pool will take the process :func:`start_early` started: it ends now."""
+def end_early() -> None:
+    """No pool will take the process :func:`start_early` started (if any is still waiting for
+    one): it ends now, and is reaped."""
     early = _take_early()
     if early is not None:
         _end(early)
@@ -387,7 +388,7 @@ class _Pool:
         self._status: Connection | None = None
         self._codes: dict[int, int] = {}  # worker -> exit code, as reported
         if not workers:
-            _release_early()
+            end_early()
             return
         methods = mp.get_all_start_methods()
         # fork is the cheapest start (every module already imported) and safe while this

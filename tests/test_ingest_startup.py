@@ -55,3 +55,21 @@ def test_a_worker_loads_the_arrow_path_only_without_the_compiled_one(
     monkeypatch.setattr(workers, "warm_number_kernel", lambda: None)
     workers._init_worker(PrepareConfig(), {})
     assert calls == (["kernel"] if compiled else ["kernel", "arrow"])
+
+
+def test_a_run_that_ends_before_its_pool_leaves_no_process_behind(tmp_path: Path) -> None:
+    """``python -m indexer ingest`` forks its workers' parent before parsing its arguments;
+    a run refused at once (here: an input that does not exist) ends that process too."""
+    token = f"gone-{tmp_path.name}"
+    err = tmp_path / "stderr"
+    with err.open("wb") as out:  # a file, not a pipe: the run is over when its process is
+        run = subprocess.run(
+            [sys.executable, "-m", "indexer", "ingest", "--index", token, str(tmp_path / "none")],
+            stdout=out,
+            stderr=out,
+            cwd=ROOT,
+            timeout=60,
+        )
+    assert run.returncode == 2, err.read_text()
+    left = subprocess.run(["pgrep", "-f", token], capture_output=True, text=True)
+    assert left.stdout == ""
