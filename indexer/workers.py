@@ -178,7 +178,9 @@ def _parent_of(conns: list[Connection], status: Connection) -> None:
     signal.signal(signal.SIGTERM, pass_on)
     while live:
         pid, code = os.wait()
-        worker = live.pop(pid)
+        worker = live.pop(pid, None)
+        if worker is None:  # not a worker (none is forked here otherwise)
+            continue
         with contextlib.suppress(OSError):  # the main process gone: nobody to tell
             status.send((worker, os.waitstatus_to_exitcode(code)))
 
@@ -188,8 +190,8 @@ def start_early() -> None:
     Elasticsearch client, the command line): it loads the kernels meanwhile, on the other
     core, and the process's first pool under the fork start takes its workers from it.
     Nothing happens without the fork start, in a process with threads, or when one was
-    started already; a process that ends without a pool ends it too (its control socket
-    closes)."""
+    started already. A command that ends without a pool ends it (:func:`end_early`; else it
+    ends once this process has, its control socket closed)."""
     global _early
     if _early is not None or "fork" not in mp.get_all_start_methods():
         return
