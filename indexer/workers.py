@@ -178,9 +178,9 @@ def _parent_of(conns: list[Connection], status: Connection) -> None:
     signal.signal(signal.SIGTERM, pass_on)
     while live:
         pid, code = os.wait()
-        worker = live.pop(pid, None)
-        if worker is None:  # not a worker (none is forked here otherwise)
+        if pid not in live:  # not a worker (none is forked here otherwise)
             continue
+        worker = live.pop(pid)
         with contextlib.suppress(OSError):  # the main process gone: nobody to tell
             status.send((worker, os.waitstatus_to_exitcode(code)))
 
