@@ -371,8 +371,9 @@ class _Pool:
 
     The workers are started first and load their compiled kernels while the main process
     checks the index; the run's configuration follows (:meth:`configure`), before any task.
-    Under the fork start one process (:func:`_zygote`) loads the kernels and forks the
-    workers from itself, so the kernels are loaded once whatever the number of workers.
+    Under the fork start one process, the workers' parent (the one :func:`start_early`
+    started, else :func:`_zygote`), loads the kernels and forks the workers from itself, so
+    the kernels are loaded once whatever the number of workers.
     """
 
     def __init__(self, workers: int, start: str | None = None) -> None:
@@ -432,6 +433,8 @@ class _Pool:
                 self._procs.append(zygote)
             for conn in (*theirs, status):
                 conn.close()
+        else:
+            end_early()  # each worker is started (and loads its kernels) by itself
         for _ in range(workers if method != "fork" else 0):
             mine, theirs_end = ctx.Pipe()
             proc = ctx.Process(target=_serve, args=(theirs_end,), daemon=True)

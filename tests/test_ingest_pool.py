@@ -139,20 +139,24 @@ def test_a_commands_workers_are_forked_by_one_parent_and_counted(early: str) -> 
     assert float(out.stdout) >= 0.55
 
 
-def test_an_early_parent_that_no_pool_takes_ends_with_the_pool_of_none() -> None:
-    """``ingest --workers 0`` fingerprints in its own process: the workers' parent started
-    early is ended and reaped, not left behind."""
+@pytest.mark.parametrize("pool", ["_Pool(0)", "_Pool(1, 'forkserver')"])
+def test_an_early_parent_that_no_pool_takes_is_ended(pool: str) -> None:
+    """``ingest --workers 0`` fingerprints in its own process, and a forkserver pool starts
+    each worker itself: the workers' parent started early is ended and reaped, not left
+    behind."""
     code = (
         "import os\n"
         "from indexer import workers\n"
+        "from indexer.workers import _Pool\n"
         "workers.start_early()\n"
-        "assert workers._early is not None\n"
-        "workers._Pool(0)\n"
+        "pid = workers._early.pid\n"
+        f"pool = {pool}\n"
         "try:\n"
-        "    os.waitpid(-1, os.WNOHANG)\n"
-        "    print('a child left')\n"
+        "    os.waitpid(pid, os.WNOHANG)\n"
+        "    print('it is left')\n"
         "except ChildProcessError:\n"
-        "    print('none left')\n"
+        "    print('ended')\n"
+        "pool.close()\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -162,4 +166,4 @@ def test_an_early_parent_that_no_pool_takes_ends_with_the_pool_of_none() -> None
         timeout=60,
         check=True,
     )
-    assert out.stdout.split() == ["none", "left"]
+    assert out.stdout.split() == ["ended"]
