@@ -8,7 +8,7 @@ import sys
 # and the tests' dependencies): aiohttp and httpx for its async nodes (~0.4 s of start-up, a
 # third of it building an SSL context at import) and requests for its requests node, none of
 # which this command uses; its serializers import pyarrow for Arrow answers (ES|QL), which
-# the indexer never asks for (~35 ms). Marking them absent (for this command's process only)
+# the indexer never asks for. Marking them absent (for this command's process only)
 # skips that; the one user of pyarrow here, the tokeniser's fallback without numba
 # (``compute.enable_arrow``), imports it anyway.
 for _name in ("aiohttp", "httpx", "requests", "pyarrow"):
