@@ -38,15 +38,15 @@ from indexer.rejects import Reject, RejectsFile
 from indexer.sample import DEFAULT_HOST_PAGES, DEFAULT_SAMPLE, WindowSplit
 from indexer.sources import RawBatch, RawItem, Row, describe_inputs, read_rows, take
 from indexer.workers import (
-    _Done,
-    _Pool,
-    _Task,
-    _work_ahead,
-    _work_finish,
-    _work_learn,
-    _work_prepare,
-    _work_sample,
-    _work_unmodelled,
+    Done,
+    Pool,
+    Task,
+    work_ahead,
+    work_finish,
+    work_learn,
+    work_prepare,
+    work_sample,
+    work_unmodelled,
 )
 
 __all__ = [
@@ -138,7 +138,7 @@ _LEARN, _FINAL, _AHEAD_TASK = "learn", "final", "ahead"
 def _learn(
     es: Elasticsearch,
     opts: IngestOptions,
-    pool: _Pool,
+    pool: Pool,
     rows: Iterator[Row],
     start: int,
     sending: Callable[[RawBatch], None],
@@ -150,7 +150,7 @@ def _learn(
 
     While the models are decided (a thread: the learner's counts, the model store's
     requests), the workers fingerprint the next batches as if no host had a model
-    (:func:`_work_ahead`). Once the models are known, the batches so fingerprinted whose hosts
+    (:func:`work_ahead`). Once the models are known, the batches so fingerprinted whose hosts
     got none are yielded at once (without their rejects, which keep their place in input
     order: :attr:`_Sample.ahead`), so that Elasticsearch indexes them while the workers
     finish the sample with the models; ``sending`` is called with each batch at or after
@@ -158,7 +158,7 @@ def _learn(
 
     Returns the per-host models (:func:`_models_for`), how many of them came from the store,
     the sample's batches held by the workers (worker, key) featurised and waiting for those
-    models (:func:`_work_finish`), the batches fingerprinted ahead, and the input left.
+    models (:func:`work_finish`), the batches fingerprinted ahead, and the input left.
     """
     learner = Learner(opts.boilerplate_config)
     window = WindowSplit(opts.boilerplate_host_pages, opts.prepare.max_doc_bytes)
@@ -176,7 +176,7 @@ def _learn(
     kept: list[tuple[RawBatch, list[Reject] | None]] = []  # of them, those looked at
     rest: Iterator[Row] = rows
 
-    def tasks() -> Iterator[_Task]:
+    def tasks() -> Iterator[Task]:
         nonlocal sampled, rest
         left = opts.boilerplate_sample
         while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
@@ -193,12 +193,12 @@ def _learn(
                 else:
                     held.append((-1, key))  # settled by the earlier run: learnt from only
                 kinds.append(_LEARN)
-                yield worker, _work_sample, (split.learn, start, key)
+                yield worker, work_sample, (split.learn, start, key)
             final = split.final.since(start)
             if len(final):
                 sending(final)
                 kinds.append(_FINAL)
-                yield None, _work_unmodelled, (final,)
+                yield None, work_unmodelled, (final,)
         sampled = len(held)
         rest = chain(chain.from_iterable(b.rows() for b in later), rows)
         while pool.workers and len(ahead) < _AHEAD and not (decided and decided.done()):
@@ -207,7 +207,7 @@ def _learn(
             if batch.seqs[-1] >= start:
                 ahead.append(batch.since(start))
                 kinds.append(_AHEAD_TASK)
-                yield None, _work_ahead, (ahead[-1],)
+                yield None, work_ahead, (ahead[-1],)
 
     def release(models: Mapping[str, HostModel]) -> Iterator[Prepared]:
         """The batches fingerprinted ahead not looked at yet: those whose hosts got no model
@@ -303,7 +303,7 @@ def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
     fields)."""
     started = time.perf_counter()
     read = 0
-    pool = _Pool(opts.workers)  # its workers load their kernels meanwhile
+    pool = Pool(opts.workers)  # its workers load their kernels meanwhile
     try:
         fields = _index_fields(es, opts)
         config = opts.prepare.model_copy(update={"text_fields": fields})
@@ -312,7 +312,7 @@ def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
         rows = read_rows(opts.inputs)
         window = WindowSplit(opts.boilerplate_host_pages, config.max_doc_bytes)
 
-        def tasks() -> Iterator[_Task]:
+        def tasks() -> Iterator[Task]:
             nonlocal read
             left = opts.boilerplate_sample
             while left > 0 and (batch := take(rows, min(opts.batch_size, left))) is not None:
@@ -320,7 +320,7 @@ def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
                 read += len(batch)
                 sample = window.split(batch).learn  # the pages ``ingest`` would learn from
                 if len(sample):
-                    yield None, _work_learn, (sample,)
+                    yield None, work_learn, (sample,)
 
         for learnt in pool.imap(tasks()):
             for host, pages, sets in learnt:
@@ -379,7 +379,7 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     else:
         state = Checkpoint(index=opts.index, inputs=specs)
     start = state.done
-    pool = _Pool(opts.workers)  # forked first: its workers load their kernels meanwhile
+    pool = Pool(opts.workers)  # forked first: its workers load their kernels meanwhile
     _no_huge_pages()  # in this process only: the workers have forked
     try:
         fields = _index_fields(es, opts)
@@ -402,21 +402,21 @@ def _ingest(es: Elasticsearch, opts: IngestOptions) -> Summary:
     watermark = SeqWatermark(start)
     bar = _progress(opts.progress)
 
-    def tasks(sample: _Sample) -> Iterator[_Task | _Done]:
+    def tasks(sample: _Sample) -> Iterator[Task | Done]:
         for worker, key in sample.held:
-            yield worker, _work_finish, (key, pool.ref)
+            yield worker, work_finish, (key, pool.ref)
         for raw, sent in sample.ahead:  # fingerprinted without models: sent already, or redone
             if sent is None:
                 inflight.add(raw)
-                yield None, _work_prepare, (raw, pool.ref)
+                yield None, work_prepare, (raw, pool.ref)
             elif sent:
-                yield _Done(Prepared(LineBatch([], [], []), sent))  # its rejects, in their place
+                yield Done(Prepared(LineBatch([], [], []), sent))  # its rejects, in their place
         while (batch := take(sample.rest, opts.batch_size)) is not None:
             if batch.seqs[-1] < start:
                 continue
             batch = batch.since(start)
             inflight.add(batch)
-            yield None, _work_prepare, (batch, pool.ref)
+            yield None, work_prepare, (batch, pool.ref)
 
     def prepared() -> Iterator[Prepared]:
         """Every batch's outcome: those fingerprinted ahead whose hosts got no model first

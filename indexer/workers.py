@@ -43,7 +43,20 @@ from indexer.prepare import (
 )
 from indexer.sources import RawBatch
 
-__all__ = ["end_early", "start_early"]
+__all__ = [
+    "Done",
+    "Pool",
+    "Task",
+    "WorkerError",
+    "end_early",
+    "start_early",
+    "work_ahead",
+    "work_finish",
+    "work_learn",
+    "work_prepare",
+    "work_sample",
+    "work_unmodelled",
+]
 
 _config: PrepareConfig | None = None
 _models: Mapping[str, HostModel] = {}
@@ -76,16 +89,16 @@ def _use_models(ref: str | None) -> None:
         _models_ref = ref
 
 
-def _work_prepare(batch: RawBatch, ref: str | None = None) -> Prepared:
+def work_prepare(batch: RawBatch, ref: str | None = None) -> Prepared:
     assert _config is not None
     if ref is not None:
         _use_models(ref)
     return prepare_lines(batch.items(), _config, _models)
 
 
-def _work_sample(batch: RawBatch, start: int, key: int) -> list[tuple[str, int, PageSets]]:
+def work_sample(batch: RawBatch, start: int, key: int) -> list[tuple[str, int, PageSets]]:
     """Featurise a batch of the learning sample, keep it here (under ``key``) for
-    :func:`_work_finish`, and return what it teaches the learner (per host, aggregated)."""
+    :func:`work_finish`, and return what it teaches the learner (per host, aggregated)."""
     assert _config is not None
     learn, featured = sample_batch(batch.items(), _config, start)
     if featured.out:
@@ -96,20 +109,20 @@ def _work_sample(batch: RawBatch, start: int, key: int) -> list[tuple[str, int, 
     return [(host, len(sets), PageSets.concat(sets)) for host, sets in by_host.items()]
 
 
-def _work_unmodelled(batch: RawBatch) -> Prepared:
+def work_unmodelled(batch: RawBatch) -> Prepared:
     """A batch of pages without a host: fingerprinted now, no model can apply to them."""
     assert _config is not None
     return prepare_lines(batch.items(), _config, {})
 
 
-def _work_ahead(batch: RawBatch) -> tuple[Prepared, set[str]]:
+def work_ahead(batch: RawBatch) -> tuple[Prepared, set[str]]:
     """A batch after the learning sample, fingerprinted as if no host had a model, with its
     documents' hosts: the main process keeps it if the models settled hold none of them."""
     assert _config is not None
     return prepare_unmodelled(batch.items(), _config)
 
 
-def _work_learn(batch: RawBatch) -> list[tuple[str, int, PageSets]]:
+def work_learn(batch: RawBatch) -> list[tuple[str, int, PageSets]]:
     """What a batch teaches the learner (per host, aggregated); nothing is kept."""
     assert _config is not None
     by_host: dict[str, list[PageSets]] = {}
@@ -118,7 +131,7 @@ def _work_learn(batch: RawBatch) -> list[tuple[str, int, PageSets]]:
     return [(host, len(sets), PageSets.concat(sets)) for host, sets in by_host.items()]
 
 
-def _work_finish(key: int, ref: str | None = None) -> Prepared:
+def work_finish(key: int, ref: str | None = None) -> Prepared:
     assert _config is not None
     if ref is not None:
         _use_models(ref)
@@ -127,7 +140,7 @@ def _work_finish(key: int, ref: str | None = None) -> Prepared:
 
 def _serve(conn: Connection) -> None:
     """A worker process: load the kernels, then run each task received on ``conn`` (the first
-    one :func:`_init_worker`, from :meth:`_Pool.configure`) and send back its result."""
+    one :func:`_init_worker`, from :meth:`Pool.configure`) and send back its result."""
     _load_kernels()
     while True:
         try:
@@ -310,7 +323,7 @@ def _forked_worker(conns: list[Connection], worker: int, status: Connection) -> 
 def _send_tasks(conn: Connection, outbox: queue.SimpleQueue[Any]) -> None:
     """A pool thread: write the tasks put in ``outbox`` to one worker's pipe, until None."""
     while (task := outbox.get()) is not None:
-        # a dead worker or a closed pool: the reading side (``_Pool._recv``) reports it
+        # a dead worker or a closed pool: the reading side (``Pool._recv``) reports it
         with contextlib.suppress(OSError, ValueError):
             conn.send(task)
 
@@ -329,33 +342,33 @@ def _read_results(conn: Connection, inbox: queue.SimpleQueue[Any]) -> None:
         inbox.put(got)
 
 
-class _WorkerError(RuntimeError):
+class WorkerError(RuntimeError):
     """A task failed in a worker process (the message carries the worker's traceback)."""
 
 
-_Task = tuple[int | None, Callable[..., Any], tuple[Any, ...]]  # (worker or None, fn, args)
+Task = tuple[int | None, Callable[..., Any], tuple[Any, ...]]  # (worker or None, fn, args)
 
 
 @dataclass(slots=True)
-class _Done:
-    """A result known already: :meth:`_Pool.imap` yields it in its place among the tasks'."""
+class Done:
+    """A result known already: :meth:`Pool.imap` yields it in its place among the tasks'."""
 
     value: Any
 
 
 def _failure(exc: BaseException) -> BaseException:
     """The exception to raise in the main process: the worker's own when it pickles (the
-    worker's traceback added as a note), else a _WorkerError carrying both as text."""
+    worker's traceback added as a note), else a WorkerError carrying both as text."""
     text = traceback.format_exc()
     try:
         exc.add_note(f"raised in a worker process:\n{text}")
         pickle.loads(pickle.dumps(exc))
         return exc
     except Exception:
-        return _WorkerError(f"{exc!r} in a worker process:\n{text}")
+        return WorkerError(f"{exc!r} in a worker process:\n{text}")
 
 
-class _Pool:
+class Pool:
     """Worker processes (or, with 0 workers, the calling process) running tasks in order.
 
     Each worker has its own pipe; task ``i`` goes to worker ``i % workers`` unless the task
@@ -489,7 +502,7 @@ class _Pool:
             got = self._inboxes[worker].get()
             if isinstance(got, BaseException):  # its pipe closed: the worker is gone
                 code = self._exit_code(worker)
-                raise _WorkerError(f"worker process {worker} died (exit code {code})") from got
+                raise WorkerError(f"worker process {worker} died (exit code {code})") from got
             ok, value = got
             if not ok:
                 raise value
@@ -497,19 +510,19 @@ class _Pool:
                 return value
             self._unread[worker] -= 1  # configure()'s answer, not a task's
 
-    def imap(self, tasks: Iterator[_Task | _Done]) -> Iterator[Any]:
+    def imap(self, tasks: Iterator[Task | Done]) -> Iterator[Any]:
         """Results of ``fn(*args)`` for each ``(worker, fn, args)``, in order (a
-        :class:`_Done` stands for its own result).
+        :class:`Done` stands for its own result).
 
         ``worker`` None: the next worker in turn; else that worker (index modulo workers).
         """
         if not self.workers:
             for task in tasks:
-                yield task.value if isinstance(task, _Done) else task[1](*task[2])
+                yield task.value if isinstance(task, Done) else task[1](*task[2])
             return
-        window: deque[int | _Done] = deque()
+        window: deque[int | Done] = deque()
         for task in tasks:
-            if isinstance(task, _Done):
+            if isinstance(task, Done):
                 window.append(task)
             else:
                 worker, fn, args = task
@@ -519,7 +532,7 @@ class _Pool:
                 worker %= self.workers
                 self._outboxes[worker].put((fn, args))
                 window.append(worker)
-            while window and (len(window) >= 3 * self.workers or isinstance(window[0], _Done)):
+            while window and (len(window) >= 3 * self.workers or isinstance(window[0], Done)):
                 yield self._result(window.popleft())
         while window:
             yield self._result(window.popleft())
@@ -541,8 +554,8 @@ class _Pool:
             self._codes[got] = code
         return self._codes.get(worker)
 
-    def _result(self, slot: int | _Done) -> Any:
-        return slot.value if isinstance(slot, _Done) else self._recv(slot)
+    def _result(self, slot: int | Done) -> Any:
+        return slot.value if isinstance(slot, Done) else self._recv(slot)
 
     def close(self) -> None:
         """Stop the workers; tasks not yet sent are dropped (a run that failed mid-way).

@@ -19,7 +19,7 @@ from indexer.fingerprints import FingerprintParams, decode_id, fingerprint_array
 from indexer.lines import LineBatch, action_line
 from indexer.prepare import PrepareConfig
 from indexer.sources import read_items, read_rows, take
-from indexer.workers import _Pool
+from indexer.workers import Pool
 
 
 def _batch(seqs: range, size: int = 10) -> LineBatch:
@@ -111,7 +111,7 @@ def _configured_max_doc_bytes() -> int:
 
 
 def test_pool_keeps_task_order_and_raises_worker_errors() -> None:
-    pool = _Pool(2)
+    pool = Pool(2)
     pool.configure(PrepareConfig())
     try:
         tasks = [(None, operator.add, (i, 1)) for i in range(20)] + [(1, operator.mul, (3, 3))]
@@ -126,7 +126,7 @@ def test_pool_keeps_task_order_and_raises_worker_errors() -> None:
 def test_every_worker_takes_the_configuration_given_after_it_started(workers: int) -> None:
     """The workers start (and load their kernels) before the index's fields are known; the
     configuration sent then reaches each before its first task, and its answer is no task's."""
-    pool = _Pool(workers)
+    pool = Pool(workers)
     pool.configure(PrepareConfig(max_doc_bytes=1234))
     try:
         tasks = [(w, _configured_max_doc_bytes, ()) for w in (0, 1, 0, 1)]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from indexer.prepare import PrepareConfig
-from indexer.workers import _Pool, _Task
+from indexer.workers import Pool, Task
 
 
 def _slow(items: list[str]) -> int:
@@ -25,7 +25,7 @@ def _slow(items: list[str]) -> int:
     return len(items)
 
 
-def _tasks() -> Iterator[_Task]:
+def _tasks() -> Iterator[Task]:
     """Tasks that take the feeder thread a while to pickle, and the workers a while to run."""
     for _ in range(100):
         yield None, _slow, ([str(j) for j in range(200_000)],)
@@ -41,7 +41,7 @@ def test_closing_while_the_feeder_sends_raises_nothing_in_its_thread(
 
     monkeypatch.setattr(threading, "excepthook", hook)
     for _ in range(10):  # a race: before the fix, about 4 closes in 10 raised a TypeError
-        pool = _Pool(2)
+        pool = Pool(2)
         pool.configure(PrepareConfig())
         results = pool.imap(_tasks())
         assert [next(results) for _ in range(3)] == [200_000] * 3
@@ -56,14 +56,14 @@ def test_a_pool_leaves_the_collector_as_it_found_it() -> None:
     was_frozen = gc.get_freeze_count() > 0  # an in-process proxy app of another test
     gc.unfreeze()
     try:
-        pool = _Pool(1)
+        pool = Pool(1)
         assert gc.get_freeze_count() > 0
         pool.configure(PrepareConfig())
         pool.close()
         assert gc.get_freeze_count() == 0
 
         gc.freeze()  # the application's own
-        pool = _Pool(1)
+        pool = Pool(1)
         pool.configure(PrepareConfig())
         pool.close()
         assert gc.get_freeze_count() > 0  # theirs (less any freed meanwhile)
@@ -77,7 +77,7 @@ def test_a_pool_leaves_the_collector_as_it_found_it() -> None:
 def test_either_start_runs_the_tasks_in_order_and_reports_a_dead_worker(start: str) -> None:
     """Under the fork start the workers are forked by one process of the pool's (which loads
     the kernels once); under forkserver (a process with threads) each is the server's."""
-    pool = _Pool(2, start)
+    pool = Pool(2, start)
     pool.configure(PrepareConfig(max_doc_bytes=99))
     try:
         tasks = [(None, operator.add, (i, 1)) for i in range(9)] + [(1, operator.neg, (4,))]
@@ -91,7 +91,7 @@ def test_either_start_runs_the_tasks_in_order_and_reports_a_dead_worker(start: s
 _COMMAND_POOL = """
 import os, resource, sys, time
 from indexer import workers
-from indexer.workers import _Pool
+from indexer.workers import Pool
 from indexer.prepare import PrepareConfig
 
 def spin(seconds):
@@ -104,7 +104,7 @@ early = sys.argv[1] == "early"
 if early:
     workers.start_early()
     parent = workers._early.pid
-pool = _Pool(2)
+pool = Pool(2)
 pool.configure(PrepareConfig())
 try:
     parents = set(pool.imap(iter([(w, spin, (0.3,)) for w in (0, 1)])))
@@ -139,7 +139,7 @@ def test_a_commands_workers_are_forked_by_one_parent_and_counted(early: str) -> 
     assert float(out.stdout) >= 0.55
 
 
-@pytest.mark.parametrize("pool", ["_Pool(0)", "_Pool(1, 'forkserver')"])
+@pytest.mark.parametrize("pool", ["Pool(0)", "Pool(1, 'forkserver')"])
 def test_an_early_parent_that_no_pool_takes_is_ended(pool: str) -> None:
     """``ingest --workers 0`` fingerprints in its own process, and a forkserver pool starts
     each worker itself: the workers' parent started early is ended and reaped, not left
@@ -147,7 +147,7 @@ def test_an_early_parent_that_no_pool_takes_is_ended(pool: str) -> None:
     code = (
         "import os\n"
         "from indexer import workers\n"
-        "from indexer.workers import _Pool\n"
+        "from indexer.workers import Pool\n"
         "workers.start_early()\n"
         "pid = workers._early.pid\n"
         f"pool = {pool}\n"
