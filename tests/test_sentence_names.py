@@ -177,6 +177,67 @@ def test_a_story_under_two_sites_frames_folds_without_host_models(header: str, f
     assert folds_with_first([quote.format("Mark Twain"), quote.format("Mark Hamill")]) == [False]
 
 
+@pytest.mark.parametrize(
+    ("header", "footer"),
+    [
+        ("{site} | Local news", "More news from {site} every morning."),
+        ("{site}\nNews · Sports · Weather", "Shared by the editors of {site}.\nMore at {site}."),
+        ("{site} — Новости города", "Больше новостей от {site} каждое утро."),
+        ("Главная | {site}", "Подготовлено редакцией {site}.\n© 2026 {site}. Все права защищены."),
+    ],
+)
+def test_a_story_in_frames_joined_by_single_line_breaks_folds(header: str, footer: str) -> None:
+    """Two sites' header and footer lines joined to the story by single line breaks, the footer
+    naming the site as the header does: the copies fold without any host model, and a name
+    changed in the story, framed alike, still stays apart."""
+    ru = "а" in footer
+    template = RU if ru else EN
+    names = ("Иваном Петровым", "Сергеем Ивановым") if ru else ("John Smith", "Peter Jones")
+    sites = ("Вечерний Город", "Северный Курьер") if ru else ("Lakeside Sentinel", "Harbor Gazette")
+
+    def framed(site: str, name: str) -> str:
+        story = template.format(name=name, city="Казани" if ru else "London")
+        return f"{header.format(site=site)}\n{story}\n{footer.format(site=site)}"
+
+    copies = [framed(sites[0], names[0]), framed(sites[1], names[0])]
+    assert folds_with_first(copies) == [True]
+    assert folds_with_first([copies[0], framed(sites[1], names[1])]) == [False]
+    assert folds_with_first([copies[0], framed(sites[0], names[1])]) == [False]
+
+
+@pytest.mark.parametrize(
+    ("title", "line", "name", "changed"),
+    [
+        # the story's own last line repeats its headline's words: its names count
+        (
+            "Tuesday After Lunch is the cosmic time…",
+            "Tuesday After Lunch is the cosmic time.",
+            "Lunch",
+            "Priya",
+        ),
+        (
+            "The Law of the Letter: The best…",
+            "The Law of the Letter: The best way is to seal it.",
+            "Letter",
+            "Novak",
+        ),
+        (
+            "Вчера Иван Петров открыл библиотеку…",
+            "Вчера Иван Петров открыл библиотеку.",
+            "Петров",
+            "Соколов",
+        ),
+    ],
+)
+def test_a_last_line_repeating_the_title_keeps_its_names(
+    title: str, line: str, name: str, changed: str
+) -> None:
+    """A short last line naming what the title names is no footer when it repeats the title's
+    other words, or more than a site's name of them: a name changed there stays apart."""
+    head = f"{title}\nSome words of the story come first here.\n"
+    assert folds_with_first([head + line, head + line.replace(name, changed)]) == [False]
+
+
 _LOWER = ["the", "a", "of", "and", "council", "met", "budget", "city", "library"]
 
 

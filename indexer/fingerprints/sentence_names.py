@@ -48,15 +48,20 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   for a line starting with a dash (a credit: ``-- George Bernard Shaw`` gives ``Bernard``, then
   ``Shaw``), and lines of the frame (blank in the content text given beside; in the host models'
   path, lines with any token of the host's frame); texts that capitalise nouns (German:
-  :func:`_capitalises_nouns`) give none, since there every noun would be a name.
+  :func:`_capitalises_nouns`) give none, since there every noun would be a name;
+* a site's name at both ends: on the last two lines under a title, a short line (a footer)
+  gives no entry for the names the title line holds capitalised ("More news from Valley
+  Tribune every morning." under "Valley Tribune | Local news"), unless it holds more than
+  three of them or shares two other words of four letters or more with the title (the
+  story's own line repeating its headline).
 
 Not seen: a name of one word at a sentence's start ("John said …" → "Peter said …") or on a
 text's first line, a name replaced by one of the same initial, a name changed together with both
 its neighbours, names in scripts without case (Chinese, Japanese), German texts.
-Costs: a name in a text's last paragraph of one line is not seen; a frame's sentence naming
-the site on a line that no blank line sets apart makes two copies in two sites' frames
-conflict, unless a host model cut the line (measured in docs/fingerprints.md, "Names inside
-sentences").
+Costs: a name in a text's last paragraph of one line is not seen, nor on a short last line
+naming what its title names; a footer naming the site on a line that no blank line sets apart
+makes two copies in two sites' frames conflict when no header names the site too, unless a
+host model cut the line (measured in docs/fingerprints.md, "Names inside sentences").
 """
 
 from __future__ import annotations
@@ -123,6 +128,34 @@ _WORDS_AND_GAPS = re.compile(f"({_WORD.pattern})")
 
 
 _Name = tuple[str, str, str | None, bool]
+
+#: A site's footer: how many of a text's last lines, and of at most how many words each, give
+#: no entry for a name its title line (a site's header) also holds.
+FRAME_LINES = 2
+FRAME_LINE_WORDS = 16
+#: At most how many of such a line's words its title holds capitalised (a site's name).
+SITE_NAME_WORDS = 3
+
+
+def _site_names(names: list[_Name], words: Sequence[str], title: str) -> set[str]:
+    """Those of the ``names`` of one of a text's last lines (of ``words``) that its ``title``
+    line holds capitalised, when the line is a site's footer naming the site its header (the
+    title line) names: short, holding at most :data:`SITE_NAME_WORDS` of those, and sharing
+    with the title at most one word of four letters or more besides its names (a line
+    repeating the title's words is the story's own)."""
+    header = _WORD.findall(title)
+    site = {w.casefold() for w in header if w[0].isupper()}
+    held = sum(w.casefold() in site for w in words)
+    if len(words) > FRAME_LINE_WORDS or not held or held > SITE_NAME_WORDS:
+        return set()
+    own = {n[1] for n in names}
+    heads = {w.casefold() for w in header}
+    shared = {
+        f
+        for w in words
+        if (f := w.casefold()) in heads and len(f) > 3 and (f not in own or not w[0].isupper())
+    }
+    return set() if len(shared) > 1 else own & site
 
 
 def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -> list[_Name]:
@@ -230,11 +263,13 @@ def name_entries(
         if _capitalises_nouns([w for parts in split for w in parts[1::2]]):
             continue  # asked first: a German text's nouns would make every line's names
         ends = not footer  # the last line left ends the text
-        found = [
-            t
-            for k, (line, parts) in enumerate(zip(body, split, strict=True), 1 - len(body))
-            for t in _line_names(line, k == 0 and ends, parts)
-        ]
+        found: list[_Name] = []
+        for k, (line, parts) in enumerate(zip(body, split, strict=True)):
+            names = _line_names(line, k == len(body) - 1 and ends, parts)
+            if names and k >= max(1, len(body) - FRAME_LINES):
+                site = _site_names(names, parts[1::2], title)
+                names = [t for t in names if t[1] not in site]
+            found += names
         for before, name, after, going_on in found:
             value = _initial_hash(name[0])  # its initial: a typo rarely changes it
             contexts = [(0, f"{before} {after or ''}")]
