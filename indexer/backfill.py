@@ -31,6 +31,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import orjson
 from elasticsearch import Elasticsearch, helpers
 from pydantic import BaseModel
 
@@ -50,6 +51,7 @@ from indexer.fingerprints import FingerprintArrays, FingerprintParams, encode_id
 from indexer.fingerprints.record import RETIRED_FIELDS
 from indexer.hits import FINGERPRINT_FIELD
 from indexer.mapping import ensure_index, recorded_fields
+from indexer.sources import Row
 
 ID_FIELD = f"{FINGERPRINT_FIELD}.id"
 PACKED_FIELD = f"{FINGERPRINT_FIELD}.packed"
@@ -60,6 +62,7 @@ __all__ = [
     "BackfillSummary",
     "backfill",
     "current_query",
+    "documents_as_rows",
     "stale_query",
     "without_id_query",
 ]
@@ -127,7 +130,7 @@ def _pages(
     index: str,
     query: dict[str, Any],
     size: int,
-    fields: list[str] | bool,
+    fields: list[str] | bool | dict[str, list[str]],
     docvalues: list[str] | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
     """Pages of the documents matching ``query``, each once, as they were when the first page
@@ -150,6 +153,25 @@ def _pages(
                 if values:
                     hit["fields"][name] = [padded_base64(v) for v in values]
         yield hits
+
+
+def documents_as_rows(
+    es: Elasticsearch, index: str, limit: int, page_size: int = 500
+) -> Iterator[Row]:
+    """The first ``limit`` documents of ``index`` (in index order, without ``collapse_fp``) as
+    the rows :func:`indexer.sources.read_rows` gives for a JSON Lines file: what ``learn``
+    reads when it learns from an index's own documents."""
+    source = {"excludes": [FINGERPRINT_FIELD]}
+    seq = 0
+    for hits in _pages(es, index, {"match_all": {}}, min(page_size, max(limit, 1)), source):
+        for hit in hits:
+            if seq >= limit:
+                return
+            doc = {"id": hit["_id"], **hit.get("_source", {})}
+            yield seq, f"{hit['_index']}/_doc/{hit['_id']}", None, "jsonl", orjson.dumps(doc)
+            seq += 1
+        if seq >= limit:
+            return
 
 
 def _pit_pages(
@@ -196,12 +218,14 @@ def backfill(
     page_size: int = 500,
     store: str = DEFAULT_STORE,
     verify: bool = False,
+    every: bool = False,
 ) -> BackfillSummary:
     """Fingerprint every document of ``index`` lacking the current version computed from the
     text fields its index records, and add ``id`` to those of the current version lacking it;
     ``verify``: also rewrite the values derived from ``packed`` and ``id`` where stale, and
-    ``packed`` where missing from doc values (module doc). Indices
-    of a pattern that record different fields are each read with their own."""
+    ``packed`` where missing from doc values (module doc); ``every``: fingerprint every
+    document again (after ``learn`` stored other host models). Indices of a pattern that
+    record different fields are each read with their own."""
     p = params or FingerprintParams()
     started = time.perf_counter()
     ensure_index(es, index, p)
@@ -210,7 +234,7 @@ def backfill(
     for name, recorded in sorted(recorded_fields(es, index).items()):
         by_fields.setdefault(recorded or DEFAULT_TEXT_FIELDS, []).append(name)
     for fields, names in by_fields.items():
-        _refingerprint(es, ",".join(names), p, fields, page_size, store, summary)
+        _refingerprint(es, ",".join(names), p, fields, page_size, store, summary, every)
         summary.text_fields = list(dict.fromkeys([*summary.text_fields, *fields.names]))
     if summary.no_text and 2 * summary.no_text > summary.scanned:
         summary.fields_seen = _fields_seen(es, index, p, by_fields)
@@ -237,11 +261,12 @@ def _refingerprint(
     page_size: int,
     store: str,
     summary: BackfillSummary,
+    every: bool = False,
 ) -> None:
-    """Pass 1: documents of another version or text fields (or none) fingerprinted from the
-    text of ``fields``."""
+    """Pass 1: documents of another version or text fields (or none; ``every``: all of them)
+    fingerprinted from the text of ``fields``."""
     models: dict[str, HostModel | None] = {}
-    query = stale_query(p.version, fields)
+    query = {"match_all": {}} if every else stale_query(p.version, fields)
     tag_field = f"{FINGERPRINT_FIELD}.fields"
     model_field = f"{FINGERPRINT_FIELD}.{MODEL_KEY}"
     retired = [f"{FINGERPRINT_FIELD}.{name}" for name in RETIRED_FIELDS]

@@ -298,9 +298,9 @@ class LearnSummary(BaseModel):
 def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
     """``indexer learn``: learn the host models of ``opts.index`` from the learning sample of
     the first ``boilerplate_sample`` documents of the inputs (the pages ``ingest`` would learn
-    from) and store them (replacing stored ones), so that ingesters started afterwards, in
-    parallel, all use them. Creates the index as ``ingest`` would (which records its text
-    fields)."""
+    from; no inputs: of the index's own documents) and store them (replacing stored ones), so
+    that ingesters started afterwards, in parallel, all use them, and ``backfill`` too.
+    Creates the index as ``ingest`` would (which records its text fields)."""
     started = time.perf_counter()
     read = 0
     pool = Pool(opts.workers)  # its workers load their kernels meanwhile
@@ -309,7 +309,12 @@ def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
         config = opts.prepare.model_copy(update={"text_fields": fields})
         pool.configure(config)
         learner = Learner(opts.boilerplate_config)
-        rows = read_rows(opts.inputs)
+        if opts.inputs:
+            rows = read_rows(opts.inputs)
+        else:  # the index's own documents (imported here: ``ingest`` never needs it)
+            from indexer.backfill import documents_as_rows
+
+            rows = documents_as_rows(es, opts.index, opts.boilerplate_sample)
         window = WindowSplit(opts.boilerplate_host_pages, config.max_doc_bytes)
 
         def tasks() -> Iterator[Task]:

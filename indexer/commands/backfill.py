@@ -31,8 +31,16 @@ __all__ = ["backfill_command"]
     "collapse_fp.packed that disagree with the rest of its fingerprint (an id kept by a "
     "reindex that changed ids; values left by a partial update). Reads the whole index.",
 )
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Fingerprint every document again, current or not: after `learn` stored new host "
+    "boilerplate models (from the index's own documents, for one), so that all use them. "
+    "Run again after an interruption, it starts over.",
+)
 @es_url_option
-def backfill_command(index: str, page_size: int, verify: bool, es_url: str) -> None:
+def backfill_command(index: str, page_size: int, verify: bool, every: bool, es_url: str) -> None:
     """Add fingerprints to documents lacking them, carrying another fingerprint version or
     computed from other text fields than INDEX records (``init --text-field``), and
     collapse_fp.id (the document's _id) to current ones stored without it (ids Elasticsearch
@@ -40,10 +48,14 @@ def backfill_command(index: str, page_size: int, verify: bool, es_url: str) -> N
 
     Point in time + search_after, bulk partial updates; run it again after an interruption
     and it continues with the documents still lacking them. Exit 1 when some failed.
+
+    Each document is fingerprinted with its host's stored boilerplate model. An index whose
+    documents were written by another loader or through the proxy has none until `learn
+    --index INDEX` (without INPUTS) learns them from its own documents; then `backfill --all`.
     """
     es = client(es_url)
     try:
-        s = backfill(es, index, page_size=page_size, verify=verify)
+        s = backfill(es, index, page_size=page_size, verify=verify, every=every)
     except MappingConflict as exc:
         raise Fatal(str(exc)) from exc
     except TransportError as exc:

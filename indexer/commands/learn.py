@@ -84,7 +84,7 @@ def learning_options(fn: F) -> F:
 @click.option(
     "--index", required=True, help="Target index (created with the fingerprint mapping if missing)."
 )
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
+@click.argument("inputs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
 @learning_options
 @click.option(
     "--max-doc-bytes",
@@ -114,6 +114,10 @@ def learn_command(
     """Learn the per-host boilerplate models of INDEX from the first --boilerplate-sample
     documents of INPUTS (as `ingest` reads them) and store them, replacing stored ones.
 
+    Without INPUTS, from INDEX's own documents (written by another loader or through the
+    proxy; their url field gives the host), then run `backfill --index INDEX --all` so that
+    every document is fingerprinted with them.
+
     Run it before ingesting parts of one input with several `indexer ingest` processes: each
     then fingerprints every host with the stored model (the version printed here, kept in each
     document's collapse_fp.model), so the parts are fingerprinted as one run would.
@@ -136,6 +140,8 @@ def learn_command(
     )
     es = client(es_url)
     try:
+        if not inputs and not es.indices.exists(index=index):
+            raise Fatal(f"no index {index} to learn from: give the INPUTS its documents come from")
         summary = learn(es, opts)
     except MappingConflict as exc:
         raise Fatal(str(exc)) from exc
