@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +13,7 @@ from elasticsearch import Elasticsearch, helpers
 
 import indexer.backfill as backfill_module
 from indexer.backfill import backfill
+from indexer.boilerplate_store import MODEL_KEY
 from indexer.cli import main
 from indexer.fingerprints import (
     FingerprintParams,
@@ -26,6 +29,7 @@ from tests.test_ingest import (
     prose,
     read_from_doc_values,
 )
+from tests.test_parallel_ingest import SITE, fingerprints, forget_models, learnt_from, site_pages
 
 pytestmark = pytest.mark.opensearch
 
@@ -205,3 +209,52 @@ def test_backfill_updates_are_guarded(
     assert (second.scanned, second.updated, second.conflicts) == (1, 1, 0)
     victim = es.get(index=index_name, id=rewritten[0])["_source"]
     assert victim[FINGERPRINT_FIELD] == fingerprint(bodies[rewritten[0]]).to_es(rewritten[0])
+
+
+def test_learn_from_the_index_then_backfill_all_fingerprints_as_ingest_does(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    """Documents written by another loader have no host model until ``learn`` (without
+    inputs) learns it from the index's own documents; ``backfill --all`` then gives every
+    document the fingerprint ``ingest`` gives it from the same documents."""
+    docs = site_pages()
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    ingested, loaded = f"{index_name}-ingested", f"{index_name}-loaded"
+    common = ["--es-url", es_url]
+    try:
+        state = ["--rejects", str(tmp_path / "r.jsonl"), "--state", str(tmp_path / "s")]
+        _cli(["ingest", *common, "--index", ingested, *state, str(src)])
+        helpers.bulk(es, ({"_index": loaded, "_id": d["id"], "_source": d} for d in docs))
+        es.indices.refresh(index=loaded)
+        assert "updated 110" in _cli(["backfill", *common, "--index", loaded])
+
+        def by_id(index: str) -> dict[str, dict[str, Any]]:
+            return {i: json.loads(fp) for i, fp in fingerprints(es, index).items()}
+
+        want = by_id(ingested)
+        before = by_id(loaded)
+        assert len(want) == len(before) == len(docs)
+        assert not any(MODEL_KEY in fp for fp in before.values())  # no model stored yet
+        assert before != want
+        out = _cli(["learn", *common, "--index", loaded])
+        site = learnt_from([d for d in docs if d["url"].startswith(f"https://{SITE}/")])
+        assert f"read {len(docs)}," in out and f"{SITE}: model {site} from 80 pages" in out
+        assert "updated 0" in _cli(["backfill", *common, "--index", loaded])  # all current
+        assert "updated 110" in _cli(["backfill", *common, "--index", loaded, "--all"])
+        assert by_id(loaded) == want
+    finally:
+        forget_models(es, ingested, loaded)
+        es.options(ignore_status=404).indices.delete(index=[ingested, loaded])
+
+
+def test_learn_without_inputs_needs_the_index(es_url: str, index_name: str) -> None:
+    result = CliRunner().invoke(main, ["learn", "--es-url", es_url, "--index", index_name])
+    assert result.exit_code != 0
+    assert f"no index {index_name} to learn from" in result.output
+
+
+def _cli(args: list[str]) -> str:
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    return result.output

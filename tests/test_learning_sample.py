@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from elasticsearch import Elasticsearch, helpers
+from elasticsearch import Elasticsearch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -207,46 +207,3 @@ def test_pages_without_a_host_go_in_before_the_models_are_learnt(
         assert len(bare) == 16 and max(bare) < order["man-0"]
     finally:
         forget_models(es, index_name)
-
-
-def test_learn_from_the_index_then_backfill_all_fingerprints_as_ingest_does(
-    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
-) -> None:
-    """Documents written by another loader have no host model until ``learn`` (without
-    inputs) learns it from the index's own documents; ``backfill --all`` then gives every
-    document the fingerprint ``ingest`` gives it from the same documents."""
-    docs = site_pages()
-    src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps(d) + "\n" for d in docs))
-    ingested, loaded = f"{index_name}-ingested", f"{index_name}-loaded"
-    common = ["--es-url", es_url]
-    try:
-        state = ["--rejects", str(tmp_path / "r.jsonl"), "--state", str(tmp_path / "s")]
-        _run(["ingest", *common, "--index", ingested, *state, str(src)])
-        helpers.bulk(es, ({"_index": loaded, "_id": d["id"], "_source": d} for d in docs))
-        es.indices.refresh(index=loaded)
-        assert "updated 110" in _run(["backfill", *common, "--index", loaded])
-
-        def by_id(index: str) -> dict[str, dict[str, Any]]:
-            return {i: json.loads(fp) for i, fp in fingerprints(es, index).items()}
-
-        want = by_id(ingested)
-        before = by_id(loaded)
-        assert len(want) == len(before) == len(docs)
-        assert not any(MODEL_KEY in fp for fp in before.values())  # no model stored yet
-        assert before != want
-        out = _run(["learn", *common, "--index", loaded])
-        site = learnt_from([d for d in docs if d["url"].startswith(f"https://{SITE}/")])
-        assert f"read {len(docs)}," in out and f"{SITE}: model {site} from 80 pages" in out
-        assert "updated 0" in _run(["backfill", *common, "--index", loaded])  # all current
-        assert "updated 110" in _run(["backfill", *common, "--index", loaded, "--all"])
-        assert by_id(loaded) == want
-    finally:
-        forget_models(es, ingested, loaded)
-        es.options(ignore_status=404).indices.delete(index=[ingested, loaded])
-
-
-def test_learn_without_inputs_needs_the_index(es_url: str, index_name: str) -> None:
-    result = CliRunner().invoke(main, ["learn", "--es-url", es_url, "--index", index_name])
-    assert result.exit_code != 0
-    assert f"no index {index_name} to learn from" in result.output
