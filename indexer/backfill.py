@@ -4,7 +4,8 @@ Two passes, each under a point in time with ``search_after`` (a scroll on OpenSe
 
 1. the documents whose ``collapse_fp.version`` is not the current one (missing, or another
    version), whose ``collapse_fp.fields`` are not the text fields their index records
-   (``indexer init --text-field``) or that lack ``collapse_fp.packed`` (the record): those
+   (``indexer init --text-field``) or that lack ``collapse_fp.packed`` (the record), or with
+   ``every`` all documents (after ``learn`` stored other host models): those
    fields' text (minus their host's stored boilerplate) is fingerprinted and the whole
    ``collapse_fp`` is written back, with ``id`` (the document's ``_id``) and ``fields``
    (and null over the fields earlier generations stored beside ``packed``,
