@@ -61,7 +61,8 @@ Guarantees, up to hash coincidences:
 
 Not promised: a changed number whose cells all also hold contexts of one document only (a
 frame's numbers, a cut) is not seen — the more one-sided numbers, the likelier (measured in
-docs/fingerprints.md, "Numbers"); nor one changed together with both its contexts. A frame
+docs/fingerprints.md, "Numbers"); nor one changed together with both its contexts; nor a
+number written as a word in a script with case (``one-year`` against ``two-year``). A frame
 that both documents share, with another number in it (one template's page counter on two
 copies), conflicts. Order of the documents never matters. A document without numbers has an
 all-zero sketch.
