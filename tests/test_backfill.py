@@ -13,7 +13,7 @@ from elasticsearch import Elasticsearch, helpers
 
 import indexer.backfill as backfill_module
 from indexer.backfill import backfill
-from indexer.boilerplate_store import MODEL_KEY
+from indexer.boilerplate_store import MODEL_KEY, load_models
 from indexer.cli import main
 from indexer.fingerprints import (
     FingerprintParams,
@@ -258,3 +258,34 @@ def _cli(args: list[str]) -> str:
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     return result.output
+
+
+def test_learn_from_an_alias_stores_under_its_index_and_refuses_several(
+    es: Elasticsearch, es_url: str, index_name: str
+) -> None:
+    """Models are stored and read under a concrete index's name: ``learn`` from an alias
+    stores them under the index it names (where ``backfill`` finds them), and refuses a
+    pattern that names several indices."""
+    docs = site_pages()
+    a, b, alias = f"{index_name}-a", f"{index_name}-b", f"{index_name}-alias"
+    try:
+        helpers.bulk(es, ({"_index": a, "_id": d["id"], "_source": d} for d in docs))
+        es.indices.create(index=b)
+        es.indices.refresh(index=a)
+        es.indices.put_alias(index=a, name=alias)
+        out = _cli(["learn", "--es-url", es_url, "--index", alias])
+        assert f"(index {a}," in out
+        assert SITE in load_models(es, a, FingerprintParams().version, [SITE])
+        several = ["learn", "--es-url", es_url, "--index", f"{index_name}-*"]
+        result = CliRunner().invoke(main, several)
+        assert result.exit_code != 0
+        assert f"names 2 indices ({a}, {b}): learn from one at a time" in result.output
+        assert "updated 110" in _cli(["backfill", "--es-url", es_url, "--index", alias])
+        assert all(fp.get(MODEL_KEY) for i, fp in _fps(es, a).items() if i.startswith("man-"))
+    finally:
+        forget_models(es, a)
+        es.options(ignore_status=404).indices.delete(index=[a, b])
+
+
+def _fps(es: Elasticsearch, index: str) -> dict[str, dict[str, Any]]:
+    return {i: json.loads(fp) for i, fp in fingerprints(es, index).items()}

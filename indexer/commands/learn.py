@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from elasticsearch import TransportError
+from elasticsearch import Elasticsearch, NotFoundError, TransportError
 
 from indexer.boilerplate import BoilerplateConfig
 from indexer.commands.common import (
@@ -32,6 +32,21 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: Hosts listed one per line by ``learn``; more are counted.
 _SHOWN = 20
+
+
+def _one_index(es: Elasticsearch, name: str) -> str:
+    """The concrete index that ``name`` (an index, an alias) names: models are stored, and
+    read by ``backfill`` and the proxy, under a concrete index's name."""
+    try:
+        found = sorted(es.indices.get(index=name, allow_no_indices=False).body)
+    except NotFoundError:
+        found = []
+    if not found:
+        raise Fatal(f"no index {name} to learn from: give the INPUTS its documents come from")
+    if len(found) > 1:
+        listed = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+        raise Fatal(f"{name} names {len(found)} indices ({listed}): learn from one at a time")
+    return found[0]
 
 
 def learning_options(fn: F) -> F:
@@ -140,8 +155,8 @@ def learn_command(
     )
     es = client(es_url)
     try:
-        if not inputs and not es.indices.exists(index=index):
-            raise Fatal(f"no index {index} to learn from: give the INPUTS its documents come from")
+        if not inputs:  # from the index's own documents: one concrete index, models under its name
+            opts.index = _one_index(es, index)
         summary = learn(es, opts)
     except MappingConflict as exc:
         raise Fatal(str(exc)) from exc
@@ -151,7 +166,7 @@ def learn_command(
         es.close()
     click.echo(
         f"read {summary.read}, hosts {summary.hosts}, models stored for {len(summary.models)}"
-        f" (index {index}, fingerprint version {summary.version}) in {summary.seconds:.1f} s"
+        f" (index {opts.index}, fingerprint version {summary.version}) in {summary.seconds:.1f} s"
     )
     for host, version in list(summary.models.items())[:_SHOWN]:
         click.echo(f"{host}: model {version} from {summary.pages[host]} pages")
