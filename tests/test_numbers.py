@@ -90,6 +90,50 @@ def test_numbers_in_cjk_numerals_read_as_their_values() -> None:
     assert not conflict("统一的标准让一些团队受益。", "统一的规范让一些团队受益匪浅。")
 
 
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "Acme kettle, stainless steel, 1.7 litres, one-year warranty, free delivery.",
+            "Acme kettle, stainless steel, 1.7 litres, two-year warranty, free delivery.",
+        ),
+        (
+            "The warranty covers parts and labour for two years from the date of purchase.",
+            "The warranty covers parts and labour for three years from the date of purchase.",
+        ),
+        (
+            "Die Garantie umfasst Teile und Arbeitszeit für zwei Jahre ab dem Kaufdatum.",
+            "Die Garantie umfasst Teile und Arbeitszeit für fünf Jahre ab dem Kaufdatum.",
+        ),
+        (
+            "Гарантия распространяется на детали в течение двух лет с даты покупки.",
+            "Гарантия распространяется на детали в течение трёх лет с даты покупки.",
+        ),
+        ("Посылка придёт через «пять» дней.", "Посылка придёт через «шесть» дней."),
+    ],
+)
+def test_a_number_written_as_a_word_conflicts(a: str, b: str) -> None:
+    """English, German and Russian cardinals are the numbers they write."""
+    assert conflict(a, b) and conflict_short(a, b)
+
+
+def test_a_number_as_a_word_or_in_digits_is_one_number() -> None:
+    """ "in two days" is "in 2 days" (agreeing, where before only one side had a number);
+    words that merely hold a number word, and the articles, are no numbers."""
+    words = numbers._bytes_of("In two days, zwölf; два. Twofold, eleventh, done")
+    got, ends = numbers._number_words(words, np.array([len(words) + 1]))
+    assert got.split() == numbers._bytes_of("In 2 days, 12; 2. Twofold, eleventh, done").split()
+    assert ends.tolist() == [len(got) + 1]
+    for a, b in [
+        ("Ships free in two days with tracking.", "Ships free in 2 days with tracking."),
+        ("Lieferung in zwei Tagen, versandkostenfrei.", "Lieferung in 2 Tagen, versandkostenfrei."),
+    ]:
+        assert not conflict(a, b) and not conflict_short(a, b)
+        assert conflict_short(a, b.replace("2", "3"))
+    assert not conflict("Someone wrote often.", "Someone wrote twice.")
+    assert not conflict("Er kaufte ein Buch.", "Er kaufte eine Lampe.")
+
+
 def test_an_identifier_with_an_underscore_is_no_number() -> None:
     assert not conflict("Link with asn1_der here.", "Link with asn2_der here.")
 

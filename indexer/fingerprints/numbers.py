@@ -35,6 +35,9 @@ ends a run (``版本2`` is ``版本`` then ``2``):
 * a run of CJK numerals (第二章, 三天, 一百零五, 二〇二六年) is the number it writes, in ASCII
   digits (2, 3, 105, 2026): Chinese and Japanese texts write their numbers so as often as in
   digits (a numeral inside a word, 统一, 一些, is a number too: its context stays with it);
+* an English, German or Russian word that writes a number (``two``, ``zwölf``, ``двух``;
+  :data:`_NUMBER_WORDS`) is that number in digits, so "one-year" is not "two-year" and "in
+  two days" is "in 2 days";
 * a URL is the word ``url``; on a line of content (by the same weight) its numeric runs
   follow it as one number, between ``url`` and ``url`` (a link's ``posix_1003.1e`` is not
   ``posix_1003.2e``), while the URL of a short line (each host's "printed from <url>") has none.
@@ -56,16 +59,16 @@ Guarantees, up to hash coincidences:
   cells) always conflicts (missed when 8 value bits agree: 2**-8 a cell);
 * numbers whose contexts are in one document only never conflict, however many (a "printed
   on <date>" line, a byline's date, a page counter in another template, "in 2 days" beside
-  "in two days", a number cut or added): they change their cells' context sums, so those
+  "in a couple of days", a number cut or added): they change their cells' context sums, so those
   cells are not compared. A cell whose context sums agree by chance (2**-16) may conflict.
 
 Not promised: a changed number whose cells all also hold contexts of one document only (a
 frame's numbers, a cut) is not seen — the more one-sided numbers, the likelier (measured in
 docs/fingerprints.md, "Numbers"); nor one changed together with both its contexts; nor a
-number written as a word in a script with case (``one-year`` against ``two-year``). A frame
-that both documents share, with another number in it (one template's page counter on two
-copies), conflicts. Order of the documents never matters. A document without numbers has an
-all-zero sketch.
+number written as a word outside :data:`_NUMBER_WORDS` (an ordinal, a compound such as
+``twenty-two`` against ``22``, a language not listed). A frame that both documents share,
+with another number in it (one template's page counter on two copies), conflicts. Order of
+the documents never matters. A document without numbers has an all-zero sketch.
 
 A batch's bytes are sketched by a compiled kernel (:mod:`indexer.fingerprints.numbers_kernel`,
 numba); the numpy path here (:func:`_sketches_of_buf_numpy`) is the readable reference it is
@@ -81,6 +84,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from itertools import pairwise
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -89,6 +93,9 @@ from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, name
 from indexer.fingerprints.sentence_names import KINDS, name_entries
 from indexer.fingerprints.writing import writing_codes, writings_agree
 from indexer.text import normalize, sub_urls, top_code_points
+
+if TYPE_CHECKING:
+    from indexer.fingerprints.numbers_kernel import Tables
 
 __all__ = [
     "BUCKETS",
@@ -601,7 +608,7 @@ _KERNEL_SHAPE = (ROWS, BUCKETS, CELLS)
 
 
 @lru_cache(maxsize=1)
-def _kernel_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+def _kernel_tables() -> Tables:
     """This module's tables and constants as :func:`.numbers_kernel.sketch` takes them (line
     weights doubled there: a non-ASCII byte 1, an ASCII one 2, so :data:`_MIN_LINE` twice)."""
     constants = (
@@ -615,6 +622,32 @@ def _kernel_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarra
         _UNIT_MAX,
         _month_hashes(),
         np.array([int(c) for c in constants], dtype=np.uint64),
+        _number_word_tables(),
+    )
+
+
+def _number_word_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """:data:`_NUMBER_WORDS` as the kernel reads them: the first bytes, the words' run hashes
+    (:func:`_range_hashes`) sorted, their digits (a row each, in that order) and widths, the
+    shortest and the longest word."""
+    words = list(_NUMBER_WORD_DIGITS)
+    buf = np.frombuffer(b"".join(words), dtype=np.uint8)
+    size = np.array([len(w) for w in words], dtype=np.int64)
+    hashes = _range_hashes(buf, np.cumsum(size) - size, np.cumsum(size))
+    order = np.argsort(hashes)
+    width = max(map(len, _NUMBER_WORD_DIGITS.values()))
+    digits = np.zeros((len(words), width), dtype=np.uint8)
+    for row, i in enumerate(order.tolist()):
+        d = _NUMBER_WORD_DIGITS[words[i]]
+        digits[row, : len(d)] = np.frombuffer(d, dtype=np.uint8)
+    widths = np.array([len(_NUMBER_WORD_DIGITS[words[i]]) for i in order], dtype=np.int64)
+    return (
+        _NUMBER_WORD_FIRST,
+        hashes[order],
+        digits,
+        widths,
+        _NUMBER_WORD_MIN,
+        _NUMBER_WORD_MAX,
     )
 
 
@@ -655,6 +688,7 @@ def _sketches_of_buf_numpy(
     sides: np.ndarray | None = None,
 ) -> np.ndarray:
     """:func:`_sketches_of_buf` in numpy: the reference the kernel is tested against."""
+    buf, ends = _number_words(buf, ends)
     n = len(ends)
     out = np.zeros((n, CELLS), dtype=np.uint32)
     digits = np.flatnonzero(np.frombuffer(buf.translate(_DIGITS), dtype=np.bool_))
@@ -785,6 +819,89 @@ _UNIT_MAX = max(len(u.encode()) for u in _UNITS)
 # the bytes that continue a word after a unit (a unit must end its word)
 _WORD_BYTE = np.array([48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128 for c in range(256)])
 _SHIFTS = np.arange(0, 8 * _UNIT_MAX, 8, dtype=np.uint64)
+
+
+#: Numbers written as words, as the sketch reads them (folded): English, German and Russian
+#: cardinals to nineteen and the tens (Russian in the cases a count takes). Not the articles
+#: (``ein``, ``eine``) nor Russian ``семью`` ("family" too); CJK numerals are read by
+#: :func:`_cjk_numerals`.
+_NUMBER_WORDS_BY_VALUE: tuple[tuple[int, str], ...] = (
+    (1, "one eins один одна одно одного одной одному одним одном одну"),
+    (2, "two zwei два две двух двум двумя"),
+    (3, "three drei три трёх трех трём трем тремя"),
+    (4, "four vier четыре четырёх четырех четырём четырем четырьмя"),
+    (5, "five fünf пять пяти пятью"),
+    (6, "six sechs шесть шести шестью"),
+    (7, "seven sieben семь семи"),
+    (8, "eight acht восемь восьми восемью"),
+    (9, "nine neun девять девяти девятью"),
+    (10, "ten zehn десять десяти десятью"),
+    (11, "eleven elf одиннадцать одиннадцати"),
+    (12, "twelve zwölf двенадцать двенадцати"),
+    (13, "thirteen dreizehn тринадцать тринадцати"),
+    (14, "fourteen vierzehn четырнадцать четырнадцати"),
+    (15, "fifteen fünfzehn пятнадцать пятнадцати"),
+    (16, "sixteen sechzehn шестнадцать шестнадцати"),
+    (17, "seventeen siebzehn семнадцать семнадцати"),
+    (18, "eighteen achtzehn восемнадцать восемнадцати"),
+    (19, "nineteen neunzehn девятнадцать девятнадцати"),
+    (20, "twenty zwanzig двадцать двадцати"),
+    (30, "thirty dreissig тридцать тридцати"),
+    (40, "forty vierzig сорок сорока"),
+    (50, "fifty fünfzig пятьдесят пятидесяти"),
+    (60, "sixty sechzig шестьдесят шестидесяти"),
+    (70, "seventy siebzig семьдесят семидесяти"),
+    (80, "eighty achtzig восемьдесят восьмидесяти"),
+    (90, "ninety neunzig девяносто девяноста"),
+)
+_NUMBER_WORDS = {word: value for value, words in _NUMBER_WORDS_BY_VALUE for word in words.split()}
+#: Each number word's bytes as the sketch reads them: its digits, set apart from the runs around
+#: it by more than :data:`_MAX_GAP` spaces, so that a number word never joins a neighbouring
+#: number ("zwei drei" is two numbers, as a copy that swapped them reads them).
+_NUMBER_WORD_DIGITS = {
+    w.encode(): b" " * (_MAX_GAP + 1) + str(v).encode() + b" " * (_MAX_GAP + 1)
+    for w, v in _NUMBER_WORDS.items()
+}
+_NUMBER_WORD_MIN = min(map(len, _NUMBER_WORD_DIGITS))
+_NUMBER_WORD_MAX = max(map(len, _NUMBER_WORD_DIGITS))
+#: The bytes a number word starts with.
+_NUMBER_WORD_FIRST = np.zeros(256, dtype=np.bool_)
+_NUMBER_WORD_FIRST[[w[0] for w in _NUMBER_WORD_DIGITS]] = True
+
+
+def _number_words(buf: bytes, ends: np.ndarray) -> tuple[bytes, np.ndarray]:
+    """The texts' bytes with each word that writes a number (:data:`_NUMBER_WORDS`) as its
+    digits, spaced apart (:data:`_NUMBER_WORD_DIGITS`: "two-year" is "2 year", "in two days" "in
+    2 days"), and ``ends`` moved with them.
+    A word is a maximal run of word bytes (:data:`_CLASSES`' ASCII and other bytes, common
+    non-ASCII punctuation a space, as :func:`_punctuation_is_space` has it)."""
+    a = np.frombuffer(buf, dtype=np.uint8)
+    cls = np.frombuffer(buf.translate(_CLASSES), dtype=np.uint8).copy()
+    if not buf.isascii():
+        _punctuation_is_space(buf, cls)
+    word = ((cls == _ASCII) | (cls == _OTHER)).astype(np.int8)
+    edges = np.flatnonzero(np.diff(np.r_[np.int8(0), word, np.int8(0)]))
+    lo, hi = edges[::2], edges[1::2]
+    size = hi - lo
+    pick = (size >= _NUMBER_WORD_MIN) & (size <= _NUMBER_WORD_MAX)
+    pick[pick] = _NUMBER_WORD_FIRST[a[lo[pick]]]
+    found = [
+        (s, e, d)
+        for s, e in zip(lo[pick].tolist(), hi[pick].tolist(), strict=True)
+        if (d := _NUMBER_WORD_DIGITS.get(buf[s:e])) is not None
+    ]
+    if not found:
+        return buf, ends
+    pieces = []
+    at = 0
+    for s, e, d in found:
+        pieces += [buf[at:s], d]
+        at = e
+    pieces.append(buf[at:])
+    starts = np.array([s for s, _, _ in found], dtype=np.int64)
+    removed = np.cumsum([e - s - len(d) for s, e, d in found])
+    before = np.searchsorted(starts, ends)  # the words starting before each end
+    return b"".join(pieces), ends - np.r_[0, removed][before]
 
 
 def _unit_spaces(buf: bytes, digits: np.ndarray) -> np.ndarray:

@@ -20,7 +20,15 @@ from numba import njit
 
 from indexer.fingerprints.tokens_kernel import _is_space, _next_url
 
-__all__ = ["joined", "sketch", "warm"]
+__all__ = ["Tables", "joined", "sketch", "warm"]
+
+#: What :func:`sketch` takes from :mod:`indexer.fingerprints.numbers`: byte classes, word
+#: bytes, sorted unit keys, the longest unit, sorted month hashes, the constants, and the
+#: number words' (first bytes, sorted run hashes, digits, their widths, shortest, longest).
+Tables = tuple[
+    np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray,
+    tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int],
+]  # fmt: skip
 
 # byte classes, as numbers._CLASSES has them
 _SPACE, _ASCII, _OTHER, _SEP, _BREAK = 0, 1, 2, 3, 4
@@ -89,6 +97,96 @@ def _side(
 
 
 @njit(cache=True)
+def _number_words(
+    a: np.ndarray,
+    ends: np.ndarray,
+    classes: np.ndarray,
+    first: np.ndarray,
+    keys: np.ndarray,
+    digits: np.ndarray,
+    widths: np.ndarray,
+    min_len: int,
+    max_len: int,
+    p: np.uint64,
+) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
+    """numbers._number_words: each number word as its digits (``keys``: the words' sorted run
+    hashes, ``digits`` and ``widths`` their digits in that order), ``ends`` moved with them;
+    ``a`` and ``ends`` themselves when the bytes hold none."""
+    n = len(a)
+    lo = np.empty(n // 2 + 1, dtype=np.int64)
+    hi = np.empty(n // 2 + 1, dtype=np.int64)
+    which = np.empty(n // 2 + 1, dtype=np.int64)
+    count = 0
+    force = 0
+    start = -1
+    for i in range(n + 1):
+        is_word = False
+        if i < n:
+            ch = a[i]
+            if ch >= 0xC2 and i < n - 1:
+                nb = a[i + 1]
+                if ch == 0xC2:
+                    if nb >= 0xA0 and nb <= 0xBF:
+                        force = max(force, 2)
+                elif ((ch == 0xE2 and nb in (0x80, 0x81)) or (ch == 0xE3 and nb == 0x80)) and (
+                    i + 2 < n
+                ):
+                    force = 3
+            c = classes[ch]
+            if force:
+                c = _SPACE
+                force -= 1
+            is_word = c in (_ASCII, _OTHER)
+        if is_word:
+            if start < 0:
+                start = i
+            continue
+        if start >= 0:
+            size = i - start
+            if size >= min_len and size <= max_len and first[a[start]]:
+                h = _range_hash(a, start, i, p)
+                j = np.searchsorted(keys, h)
+                if j < len(keys) and keys[j] == h:
+                    lo[count] = start
+                    hi[count] = i
+                    which[count] = j
+                    count += 1
+            start = -1
+    if not count:
+        return a, ends
+    removed = 0
+    for c in range(count):
+        removed += hi[c] - lo[c] - widths[which[c]]
+    b = np.empty(n - removed, dtype=np.uint8)
+    moved = ends.copy()
+    at = 0
+    o = 0
+    c = 0
+    removed = 0
+    for e in range(len(ends)):
+        while c < count and lo[c] < ends[e]:
+            b[o : o + lo[c] - at] = a[at : lo[c]]
+            o += lo[c] - at
+            w = widths[which[c]]
+            b[o : o + w] = digits[which[c], :w]
+            o += w
+            removed += hi[c] - lo[c] - w
+            at = hi[c]
+            c += 1
+        moved[e] = ends[e] - removed
+    while c < count:  # words past the last end (none when ends cover the bytes)
+        b[o : o + lo[c] - at] = a[at : lo[c]]
+        o += lo[c] - at
+        w = widths[which[c]]
+        b[o : o + w] = digits[which[c], :w]
+        o += w
+        at = hi[c]
+        c += 1
+    b[o:] = a[at:]
+    return b, moved
+
+
+@njit(cache=True)
 def _sketch(
     a: np.ndarray,
     ends: np.ndarray,
@@ -100,12 +198,16 @@ def _sketch(
     unit_max: int,
     months: np.ndarray,
     k: np.ndarray,
+    words: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int],
     rows: int,
     buckets: int,
     cells: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - compiled
-    """(cells, stamp documents, stamp lines) of the texts' bytes ``a`` joined by ``\\0``: the
-    spaces before units cut, then :func:`_sketch_cut`."""
+    """(cells, stamp documents, stamp lines) of the texts' bytes ``a`` joined by ``\\0``: number
+    words as digits (``words``: :func:`_number_words`' tables), the spaces before units cut,
+    then :func:`_sketch_cut`."""
+    first, keys, digits, widths, min_len, max_len = words
+    a, ends = _number_words(a, ends, classes, first, keys, digits, widths, min_len, max_len, k[0])
     size_a = len(a)
     # a unit of measure one space after a digit joins it: the spaces to cut, from the digits
     cuts = np.empty(size_a // 2 + 1, dtype=np.int64)
@@ -369,14 +471,15 @@ def sketch(
     buf: bytes,
     ends: np.ndarray,
     sides: np.ndarray | None,
-    tables: tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray],
+    tables: Tables,
     shape: tuple[int, int, int],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The (n, cells) sketches of texts' bytes joined by ``\\0`` (``ends``: each text's end past
     its separator), and the frame's stamps as (documents, lines) in order. ``tables``: byte
     classes, word bytes, sorted unit keys, the longest unit, sorted month hashes, the
-    constants; ``shape``: rows, buckets, cells (see :mod:`indexer.fingerprints.numbers`)."""
-    classes, word_byte, unit_keys, unit_max, months, k = tables
+    constants, the number words' tables; ``shape``: rows, buckets, cells (see
+    :mod:`indexer.fingerprints.numbers`)."""
+    classes, word_byte, unit_keys, unit_max, months, k, words = tables
     use = sides is not None
     side = sides if sides is not None else np.zeros(0, dtype=np.bool_)
     return _sketch(
@@ -390,6 +493,7 @@ def sketch(
         unit_max,
         months,
         k,
+        words,
         *shape,
     )
 
@@ -585,7 +689,7 @@ def joined(
 
 
 def warm(
-    tables: tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray],
+    tables: Tables,
     shape: tuple[int, int, int],
 ) -> None:
     """Compile (or load from the cache) the kernel for the argument types it is called with."""
