@@ -626,10 +626,21 @@ def _kernel_tables() -> Tables:
     )
 
 
-def _number_word_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
-    """:data:`_NUMBER_WORDS` as the kernel reads them: the first bytes, the words' run hashes
-    (:func:`_range_hashes`) sorted, their digits (a row each, in that order) and widths, the
-    shortest and the longest word."""
+def _number_word_tables() -> tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int
+]:
+    """:data:`_NUMBER_WORDS` as the kernel reads them: per byte 1 for a word byte (by
+    :data:`_CLASSES`), 2 for one that may start common punctuation, 0 otherwise; per first
+    two bytes (``first << 8 | second``) the lengths of the words starting so, as bits; the
+    words' run hashes (:func:`_range_hashes`)
+    sorted, their digits (a row each, in that order) and widths, the shortest and the longest
+    word."""
+    classes = np.frombuffer(_CLASSES, dtype=np.uint8)
+    word = ((classes == _ASCII) | (classes == _OTHER)).astype(np.uint8)
+    word[[0xC2, 0xE2, 0xE3]] = 2
+    prefix = np.zeros(1 << 16, dtype=np.uint32)
+    for w in _NUMBER_WORD_DIGITS:
+        prefix[w[0] << 8 | w[1]] |= 1 << len(w)
     words = list(_NUMBER_WORD_DIGITS)
     buf = np.frombuffer(b"".join(words), dtype=np.uint8)
     size = np.array([len(w) for w in words], dtype=np.int64)
@@ -642,7 +653,8 @@ def _number_word_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
         digits[row, : len(d)] = np.frombuffer(d, dtype=np.uint8)
     widths = np.array([len(_NUMBER_WORD_DIGITS[words[i]]) for i in order], dtype=np.int64)
     return (
-        _NUMBER_WORD_FIRST,
+        word,
+        prefix,
         hashes[order],
         digits,
         widths,

@@ -24,10 +24,11 @@ __all__ = ["Tables", "joined", "sketch", "warm"]
 
 #: What :func:`sketch` takes from :mod:`indexer.fingerprints.numbers`: byte classes, word
 #: bytes, sorted unit keys, the longest unit, sorted month hashes, the constants, and the
-#: number words' (first bytes, sorted run hashes, digits, their widths, shortest, longest).
+#: number words' (word bytes, first two bytes, sorted run hashes, digits, their widths,
+#: shortest, longest: see :func:`_number_words`).
 Tables = tuple[
     np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray,
-    tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int],
+    tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int],
 ]  # fmt: skip
 
 # byte classes, as numbers._CLASSES has them
@@ -96,12 +97,27 @@ def _side(
     return _range_hash(b, lo, hi, p)
 
 
+@njit(cache=True, inline="always")
+def _punctuation(a: np.ndarray, i: int, n: int) -> int:  # pragma: no cover - compiled
+    """Bytes of common non-ASCII punctuation starting at ``i`` (numbers._punctuation_is_space),
+    or 0."""
+    ch = a[i]
+    if i < n - 1:
+        nb = a[i + 1]
+        if ch == 0xC2:
+            if nb >= 0xA0 and nb <= 0xBF:
+                return 2
+        elif ((ch == 0xE2 and nb in (0x80, 0x81)) or (ch == 0xE3 and nb == 0x80)) and i + 2 < n:
+            return 3
+    return 0
+
+
 @njit(cache=True)
 def _number_words(
     a: np.ndarray,
     ends: np.ndarray,
-    classes: np.ndarray,
-    first: np.ndarray,
+    word: np.ndarray,
+    prefix: np.ndarray,
     keys: np.ndarray,
     digits: np.ndarray,
     widths: np.ndarray,
@@ -109,49 +125,48 @@ def _number_words(
     max_len: int,
     p: np.uint64,
 ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
-    """numbers._number_words: each number word as its digits (``keys``: the words' sorted run
-    hashes, ``digits`` and ``widths`` their digits in that order), ``ends`` moved with them;
-    ``a`` and ``ends`` themselves when the bytes hold none."""
+    """numbers._number_words: each number word as its digits, ``ends`` moved with them; ``a``
+    and ``ends`` themselves when the bytes hold none. ``word``: per byte 1 for a word byte, 2
+    for one that may start punctuation, 0 otherwise; ``prefix``: the words' first two bytes;
+    ``keys``: the words' sorted run hashes, ``digits`` and ``widths`` their digits in that
+    order."""
     n = len(a)
-    lo = np.empty(n // 2 + 1, dtype=np.int64)
-    hi = np.empty(n // 2 + 1, dtype=np.int64)
-    which = np.empty(n // 2 + 1, dtype=np.int64)
+    most = n // (min_len + 1) + 1  # words of min_len bytes and one byte between each two
+    lo = np.empty(most, dtype=np.int64)
+    hi = np.empty(most, dtype=np.int64)
+    which = np.empty(most, dtype=np.int64)
     count = 0
-    force = 0
-    start = -1
+    start = -1  # the current word's first byte
+    space = 0  # bytes before this one are punctuation (a space)
     for i in range(n + 1):
-        is_word = False
         if i < n:
-            ch = a[i]
-            if ch >= 0xC2 and i < n - 1:
-                nb = a[i + 1]
-                if ch == 0xC2:
-                    if nb >= 0xA0 and nb <= 0xBF:
-                        force = max(force, 2)
-                elif ((ch == 0xE2 and nb in (0x80, 0x81)) or (ch == 0xE3 and nb == 0x80)) and (
-                    i + 2 < n
-                ):
-                    force = 3
-            c = classes[ch]
-            if force:
-                c = _SPACE
-                force -= 1
-            is_word = c in (_ASCII, _OTHER)
-        if is_word:
-            if start < 0:
-                start = i
+            w = word[a[i]]
+            if w == 1 and i >= space:  # most bytes: inside a word, or starting one
+                if start < 0:
+                    start = i
+                continue
+            if w == 2:
+                skip = _punctuation(a, i, n)
+                if skip:
+                    space = max(space, i + skip)
+                elif i >= space:
+                    if start < 0:
+                        start = i
+                    continue
+        if start < 0:
             continue
-        if start >= 0:
-            size = i - start
-            if size >= min_len and size <= max_len and first[a[start]]:
-                h = _range_hash(a, start, i, p)
-                j = np.searchsorted(keys, h)
-                if j < len(keys) and keys[j] == h:
-                    lo[count] = start
-                    hi[count] = i
-                    which[count] = j
-                    count += 1
-            start = -1
+        # a word ends here: one whose first two bytes and length are a number word's?
+        length = i - start
+        lead = np.int64(a[start]) << 8 | np.int64(a[min(start + 1, n - 1)])
+        if length <= max_len and (prefix[lead] >> np.uint32(length)) & np.uint32(1):
+            h = _range_hash(a, start, i, p)
+            j = np.searchsorted(keys, h)
+            if j < len(keys) and keys[j] == h:
+                lo[count] = start
+                hi[count] = i
+                which[count] = j
+                count += 1
+        start = -1
     if not count:
         return a, ends
     removed = 0
@@ -198,7 +213,7 @@ def _sketch(
     unit_max: int,
     months: np.ndarray,
     k: np.ndarray,
-    words: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int],
+    words: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int],
     rows: int,
     buckets: int,
     cells: int,
@@ -206,8 +221,8 @@ def _sketch(
     """(cells, stamp documents, stamp lines) of the texts' bytes ``a`` joined by ``\\0``: number
     words as digits (``words``: :func:`_number_words`' tables), the spaces before units cut,
     then :func:`_sketch_cut`."""
-    first, keys, digits, widths, min_len, max_len = words
-    a, ends = _number_words(a, ends, classes, first, keys, digits, widths, min_len, max_len, k[0])
+    word, prefix, keys, digits, widths, min_len, max_len = words
+    a, ends = _number_words(a, ends, word, prefix, keys, digits, widths, min_len, max_len, k[0])
     size_a = len(a)
     # a unit of measure one space after a digit joins it: the spaces to cut, from the digits
     cuts = np.empty(size_a // 2 + 1, dtype=np.int64)
