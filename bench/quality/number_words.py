@@ -25,10 +25,7 @@ import collections
 import random
 import re
 
-from bench.quality.frames import SITES, TEMPLATES, fortunes, framed
-from indexer.fingerprints import FingerprintParams, fingerprint_batch
-from indexer.grouping import DEFAULT_THRESHOLDS
-from indexer.lookup import verdict
+from bench.quality.frames import SITES, TEMPLATES, Pair, fortunes, framed, report
 
 #: Cardinals two to ten as the texts write them (the nominative; Russian genitive too), with
 #: their values: the generator's own list, not the fingerprint's.
@@ -38,9 +35,6 @@ CARDINALS = {
     "ru": ["два", "три", "четыре", "пять", "шесть", "семь", "восемь", "девять", "десять"],
 }
 _RU_GENITIVE = ["двух", "трёх", "четырёх", "пяти", "шести", "семи", "восьми", "девяти", "десяти"]
-
-Pair = tuple[str, str, bool]  # two texts, whether they are a true pair
-
 
 def _forms(lang: str) -> list[list[str]]:
     """Lists of cardinals of one grammatical form (a word is replaced within its list)."""
@@ -91,23 +85,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=3)
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    params = FingerprintParams()
-    print(f"{'language and category':32s} {'wrong':>9s}  (missed for true pairs, folded for others)")
+    head = f"{'language and category':32s} {'wrong':>9s}"
+    print(f"{head}  (missed for true pairs, folded for others)")
     for lang in ("en", "ru", "de"):
-        for name, pairs in sorted(cases(lang, args.per_language, rng).items()):
-            records = fingerprint_batch([x for a, b, _ in pairs for x in (a, b)], params)
-            wrong = collections.Counter[str]()
-            for i, (_, _, true) in enumerate(pairs):
-                v = verdict(records[2 * i], records[2 * i + 1], DEFAULT_THRESHOLDS)
-                if v.near_duplicate != true:
-                    wrong[v.reason.split(" (")[0]] += 1
-            bad = sum(wrong.values())
-            what = "missed" if pairs[0][2] else "folded"
-            print(
-                f"{lang} {name:29s} {bad:3d}/{len(pairs):3d} {100 * bad / len(pairs):5.1f}% {what}"
-                + (f"  ({wrong.most_common(1)[0][0]})" if wrong else "")
-            )
-
+        report(lang, cases(lang, args.per_language, rng), 29)
 
 if __name__ == "__main__":
     main()
