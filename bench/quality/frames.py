@@ -213,5 +213,6 @@ def main() -> None:
     for lang in ("en", "ru", "de"):
         report(lang, cases(lang, args.per_language, rng), 39)
 
+
 if __name__ == "__main__":
     main()

@@ -36,6 +36,7 @@ CARDINALS = {
 }
 _RU_GENITIVE = ["двух", "трёх", "четырёх", "пяти", "шести", "семи", "восьми", "девяти", "десяти"]
 
+
 def _forms(lang: str) -> list[list[str]]:
     """Lists of cardinals of one grammatical form (a word is replaced within its list)."""
     return [CARDINALS[lang], _RU_GENITIVE] if lang == "ru" else [CARDINALS[lang]]
@@ -89,6 +90,7 @@ def main() -> None:
     print(f"{head}  (missed for true pairs, folded for others)")
     for lang in ("en", "ru", "de"):
         report(lang, cases(lang, args.per_language, rng), 29)
+
 
 if __name__ == "__main__":
     main()
