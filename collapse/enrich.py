@@ -2,8 +2,8 @@
 
 The fingerprint is the one ``indexer ingest`` stores for the same document: the text of the
 fields the target index records (``indexer.documents.document_text``; ``EnrichRules.fields``,
-read by ``collapse.index_fields``), the host of ``url``
-(``indexer.documents.host_of``) and that host's boilerplate model stored by the indexer, all
+read by ``collapse.index_fields``), the host of the URL in the url field it records
+(``TextFields.host_of``) and that host's boilerplate model stored by the indexer, all
 fingerprinted as one batch by ``indexer.boilerplate.fingerprint_excluding`` with the indexer's
 ``PrepareConfig`` defaults. Documents without text (no non-empty body field) are forwarded as
 they are, without a fingerprint, and counted.
@@ -58,7 +58,6 @@ from indexer.boilerplate_store import (
     model_version,
 )
 from indexer.documents import DEFAULT_TEXT_FIELDS, DocumentError, TextFields, document_text
-from indexer.documents import host_of as _host_of
 from indexer.fingerprints import FingerprintParams
 from indexer.fingerprints.record import RETIRED_FIELDS
 from indexer.hits import FINGERPRINT_FIELD
@@ -99,12 +98,7 @@ class EnrichRules(BaseModel):
 
     def touches_text(self, partial: Mapping[str, Any], index: str | None) -> bool:
         """True when a partial document changes what the fingerprint depends on."""
-        return "url" in partial or not self.fields_for(index).roots.isdisjoint(partial)
-
-
-def host_of(doc: Mapping[str, Any]) -> str | None:
-    """The host whose boilerplate model applies to a document (the indexer's rule)."""
-    return _host_of(doc.get("url"))
+        return not self.fields_for(index).roots.isdisjoint(partial)
 
 
 @dataclass(slots=True)
@@ -277,7 +271,7 @@ def update_lookups(
         entry: Doc = {
             "_index": index,
             "_id": str(doc_id),
-            "_source": [*rules.fields_for(index).names, "url", *_STORED_FP],
+            "_source": [*rules.fields_for(index).names, rules.fields_for(index).url, *_STORED_FP],
         }
         routing = item.meta.get("routing", default_routing)
         if routing is not None:
@@ -359,7 +353,9 @@ def enrich(
     if not chosen:
         return outcome
     host_models = [
-        models.get((t.index, host)) if t.index and (host := host_of(t.doc)) else None
+        models.get((t.index, host))
+        if t.index and (host := rules.fields_for(t.index).host_of(t.doc))
+        else None
         for t in chosen
     ]
     arrays, _ = fingerprint_excluding(
@@ -386,12 +382,14 @@ def enrich(
     return outcome
 
 
-def hosts_needed(targets_: Iterable[Target]) -> set[tuple[str, str]]:
+def hosts_needed(targets_: Iterable[Target], rules: EnrichRules) -> set[tuple[str, str]]:
     """The (index, host) pairs whose boilerplate models the targets may need."""
     out = set()
     for target in targets_:
-        host = host_of(target.doc)
-        if target.index and host:
+        if not target.index:
+            continue
+        host = rules.fields_for(target.index).host_of(target.doc)
+        if host:
             out.add((target.index, host))
     return out
 

@@ -114,11 +114,7 @@ def _fields(index: str, entries: _Entries) -> TextFields:
     """The one set of text fields the indices behind ``index`` record (BadRequest if several)."""
     found: set[TextFields] = set()
     for entry in entries:
-        names = entry.get("text_fields")
-        try:
-            found.add(TextFields.of(names) if isinstance(names, list) else DEFAULT_TEXT_FIELDS)
-        except ValueError:
-            found.add(DEFAULT_TEXT_FIELDS)
+        found.add(TextFields.recorded(entry) or DEFAULT_TEXT_FIELDS)
     if len(found) > 1:
         raise BadRequest(
             f"the indices behind {index!r} record different text fields ("

@@ -43,7 +43,6 @@ from indexer.documents import (
     DocumentError,
     TextFields,
     document_text,
-    host_of,
     string_fields,
 )
 from indexer.engine import OPENSEARCH, padded_base64
@@ -271,14 +270,14 @@ def _refingerprint(
     tag_field = f"{FINGERPRINT_FIELD}.fields"
     model_field = f"{FINGERPRINT_FIELD}.{MODEL_KEY}"
     retired = [f"{FINGERPRINT_FIELD}.{name}" for name in RETIRED_FIELDS]
-    source = [*fields.names, "url", tag_field, model_field, *retired]
+    source = [*fields.names, fields.url, tag_field, model_field, *retired]
     for hits in _pages(es, index, query, page_size, source):
         summary.scanned += len(hits)
         good: list[tuple[dict[str, Any], str, str | None]] = []
         for hit in hits:
             source = hit.get("_source", {})
             try:
-                good.append((hit, document_text(source, fields), host_of(source.get("url"))))
+                good.append((hit, document_text(source, fields), fields.host_of(source)))
             except DocumentError:
                 summary.no_text += 1
         hosts = {h for _, _, h in good if h and h not in models}

@@ -10,7 +10,7 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -40,9 +40,22 @@ class NoText(DocumentError):
     """A document none of whose required text fields holds text."""
 
 
+def _check_name(name: object, what: str) -> None:
+    """ValueError saying what to fix when ``name`` is no field name or dot path."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"a {what} name must be a non-empty string")
+    if name != name.strip() or "," in name or ";" in name or any(not p for p in name.split(".")):
+        raise ValueError(
+            f"{what} {name!r}: use a field name or a dot path (article.body), "
+            "without commas, semicolons, spaces around it or empty parts"
+        )
+
+
 @dataclass(frozen=True)
 class TextFields:
-    """The fields whose text is fingerprinted, in order, and which of them must hold text.
+    """The fields a fingerprint reads: those whose text is fingerprinted, in order, which of
+    them must hold text, and the field whose URL names the document's host (whose boilerplate
+    model applies: ``url`` unless the index records another).
 
     A name is a field of ``_source`` or a dot path into objects (``article.body``); arrays
     along the path and array values are followed and their strings joined by newlines. The
@@ -52,36 +65,61 @@ class TextFields:
 
     names: tuple[str, ...]
     required: tuple[str, ...]
+    url: str = "url"
 
     @classmethod
-    def of(cls, names: Sequence[str] | None) -> TextFields:
-        """Fields named by a user (None or empty: the defaults); ValueError saying what to fix."""
+    def of(cls, names: Sequence[str] | None, url: str | None = None) -> TextFields:
+        """Fields named by a user (None or empty: the defaults; ``url`` None: ``url``);
+        ValueError saying what to fix."""
+        if url is not None and url != "url":
+            _check_name(url, "url field")
+            return replace(cls.of(names), url=url)
         if not names:
             return DEFAULT_TEXT_FIELDS
         names = tuple(names)
         if names == DEFAULT_TEXT_FIELDS.names:
             return DEFAULT_TEXT_FIELDS
         for name in names:
-            if not isinstance(name, str) or not name.strip():
-                raise ValueError("a text field name must be a non-empty string")
-            if name != name.strip() or "," in name or any(not p for p in name.split(".")):
-                raise ValueError(
-                    f"text field {name!r}: use a field name or a dot path (article.body), "
-                    "without commas, spaces around it or empty parts"
-                )
+            _check_name(name, "text field")
         if len(set(names)) != len(names):
             raise ValueError(f"text fields {list(names)} name a field twice")
         return cls(names, names)
 
     @classmethod
+    def recorded(cls, entry: object) -> TextFields | None:
+        """The fields an index's ``_meta`` entry records (:attr:`meta`); None when it records
+        none, or nothing readable."""
+        if not isinstance(entry, Mapping):
+            return None
+        names, url = entry.get("text_fields"), entry.get("url_field")
+        if not (isinstance(names, list) and names) and not isinstance(url, str):
+            return None
+        try:
+            return cls.of(names if isinstance(names, list) else None, url)
+        except ValueError:
+            return None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """What an index's ``_meta`` entry records of them: ``text_fields``, and ``url_field``
+        when it is not ``url``."""
+        out: dict[str, Any] = {"text_fields": list(self.names)}
+        if self.url != "url":
+            out["url_field"] = self.url
+        return out
+
+    @classmethod
     def from_tag(cls, tag: str) -> TextFields:
         """The fields of a stored ``tag`` (:attr:`tag`)."""
-        return cls.of(tag.split(","))
+        names, _, url = tag.partition(";url=")
+        return cls.of(names.split(","), url or None)
 
     @property
     def tag(self) -> str:
-        """The names joined by commas: what the index and each fingerprint record."""
-        return ",".join(self.names)
+        """The names joined by commas, then ``;url=`` and the url field when it is not
+        ``url``: what the index and each fingerprint record."""
+        names = ",".join(self.names)
+        return names if self.url == "url" else f"{names};url={self.url}"
 
     @property
     def stored_tag(self) -> str | None:
@@ -97,12 +135,24 @@ class TextFields:
 
     @property
     def roots(self) -> frozenset[str]:
-        """Top-level ``_source`` keys the fields live under (a partial update touching one of
-        them may change the text)."""
-        return frozenset(n.split(".", 1)[0] for n in self.names)
+        """Top-level ``_source`` keys the fields and the url field live under (a partial
+        update touching one of them may change the text or the host)."""
+        return frozenset(n.split(".", 1)[0] for n in (*self.names, self.url))
+
+    def url_of(self, doc: Mapping[str, Any]) -> str | None:
+        """The document's URL: the first string in its url field (None when it has none)."""
+        if "." not in self.url:
+            value = doc.get(self.url)
+            return value if isinstance(value, str) else None
+        return next((v for v in _values(doc, self.url.split(".")) if isinstance(v, str)), None)
+
+    def host_of(self, doc: Mapping[str, Any]) -> str | None:
+        """The host of the document's URL (:func:`host_of`)."""
+        return host_of(self.url_of(doc))
 
     def __str__(self) -> str:
-        return ", ".join(self.names)
+        names = ", ".join(self.names)
+        return names if self.url == "url" else f"{names} (host from {self.url})"
 
 
 #: title + body/text, as documents without a recorded choice are read.

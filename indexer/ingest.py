@@ -29,7 +29,7 @@ from indexer.bulk import BulkConfig, send_lines
 from indexer.checkpoint import Checkpoint, SeqWatermark, held
 from indexer.documents import NO_TEXT_REASON, TextFields, string_fields
 from indexer.lines import LineBatch
-from indexer.mapping import ensure_index, text_fields_for
+from indexer.mapping import ensure_index, text_fields_for, with_url_field
 from indexer.prepare import (
     PrepareConfig,
     Prepared,
@@ -74,6 +74,9 @@ class IngestOptions(BaseModel):
     resume: bool = False
     #: the text fields the user named (None: those the index records, else the defaults)
     text_fields: TextFields | None = None
+    #: the url field the user named without text fields (None: the one ``text_fields`` has,
+    #: else the one the index records, else ``url``)
+    url_field: str | None = None
     prepare: PrepareConfig = PrepareConfig()
     bulk: BulkConfig = BulkConfig()
     boilerplate: bool = True
@@ -161,7 +164,9 @@ def _learn(
     models (:func:`work_finish`), the batches fingerprinted ahead, and the input left.
     """
     learner = Learner(opts.boilerplate_config)
-    window = WindowSplit(opts.boilerplate_host_pages, opts.prepare.max_doc_bytes)
+    window = WindowSplit(
+        opts.boilerplate_host_pages, opts.prepare.max_doc_bytes, opts.prepare.text_fields
+    )
     held: list[tuple[int, int]] = []
     raws: list[RawBatch] = []
     later: list[RawBatch] = []  # the window's pages left for after the sample
@@ -315,7 +320,7 @@ def learn(es: Elasticsearch, opts: IngestOptions) -> LearnSummary:
             from indexer.backfill import documents_as_rows
 
             rows = documents_as_rows(es, opts.index, opts.boilerplate_sample)
-        window = WindowSplit(opts.boilerplate_host_pages, config.max_doc_bytes)
+        window = WindowSplit(opts.boilerplate_host_pages, config.max_doc_bytes, fields)
 
         def tasks() -> Iterator[Task]:
             nonlocal read
@@ -504,8 +509,11 @@ def _no_huge_pages() -> None:
 
 def _index_fields(es: Elasticsearch, opts: IngestOptions) -> TextFields:
     """Create the index if missing (or check its mapping); the text fields it records."""
-    ensure_index(es, opts.index, opts.prepare.params, opts.text_fields)
-    return text_fields_for(es, opts.index, opts.text_fields)
+    given = opts.text_fields
+    if given is None and opts.url_field is not None:
+        given = with_url_field(es, opts.index, opts.url_field)
+    ensure_index(es, opts.index, opts.prepare.params, given)
+    return text_fields_for(es, opts.index, given)
 
 
 class _NoProgress:

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from indexer.boilerplate import HostModel, fingerprint_excluding
 from indexer.candidates import candidates_query
-from indexer.documents import TextFields, document_text, host_of
+from indexer.documents import TextFields, document_text
 from indexer.fingerprints import FingerprintRecord
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import WRITING_CELL, agree
@@ -70,9 +70,10 @@ class LookupResult(BaseModel):
 
 
 def text_and_host(doc: Mapping[str, Any], fields: TextFields) -> tuple[str, str | None]:
-    """A document's text (the fields its index records) and the host of its ``url``, whose
-    boilerplate model applies (raises ``DocumentError`` when it has no text)."""
-    return document_text(doc, fields), host_of(doc.get("url"))
+    """A document's text (the fields its index records) and the host of its URL (the url
+    field it records), whose boilerplate model applies (raises ``DocumentError`` when it has
+    no text)."""
+    return document_text(doc, fields), fields.host_of(doc)
 
 
 def lookup_record(

@@ -63,6 +63,7 @@ __all__ = [
     "recorded_fields",
     "recorded_probes",
     "text_fields_for",
+    "with_url_field",
 ]
 
 
@@ -81,8 +82,11 @@ class InitResult(BaseModel):
     name: str
     action: str  # "created" | "updated" | "compatible"
     text_fields: list[str] = []
+    #: the field whose URL gives a document's host
+    url_field: str = "url"
     probe: str = DEFAULT_PROBE
-    #: the fields recorded before, when this init changed them (then: run ``backfill``)
+    #: the fields recorded before, when this init changed them (then: run ``backfill``): the
+    #: text fields, then ``url field: NAME`` when the url field changed
     fields_before: list[str] | None = None
     #: the fingerprint version recorded before, when another (then: run ``backfill``)
     version_before: str | None = None
@@ -137,7 +141,7 @@ def _meta_entry(
     fields: TextFields, params: FingerprintParams | None, probe: Probe
 ) -> dict[str, Any]:
     return {
-        "text_fields": list(fields.names),
+        **fields.meta,
         "version": (params or FingerprintParams()).version,
         "probe": probe,
     }
@@ -163,14 +167,7 @@ def recorded_probes(es: Elasticsearch, index: str) -> dict[str, Probe]:
 
 def _fields_in(meta: Any) -> TextFields | None:
     """The text fields a mapping's ``_meta`` records (None: none recorded, or unreadable)."""
-    entry = meta.get(META_KEY) if isinstance(meta, dict) else None
-    names = entry.get("text_fields") if isinstance(entry, dict) else None
-    if not isinstance(names, list) or not names:
-        return None
-    try:
-        return TextFields.of(names)
-    except ValueError:
-        return None
+    return TextFields.recorded(meta.get(META_KEY) if isinstance(meta, dict) else None)
 
 
 def recorded_fields(es: Elasticsearch, index: str) -> dict[str, TextFields | None]:
@@ -184,6 +181,20 @@ def recorded_fields(es: Elasticsearch, index: str) -> dict[str, TextFields | Non
         name: _fields_in(body.get("mappings", {}).get("_meta"))
         for name, body in answer.body.items()
     }
+
+
+def _before(before: TextFields | None, now: TextFields) -> list[str] | None:
+    """:attr:`InitResult.fields_before` of the fields recorded before (None: unchanged)."""
+    if before is None:
+        return None
+    return [*before.names, *([f"url field: {before.url}"] if before.url != now.url else [])]
+
+
+def with_url_field(es: Elasticsearch, index: str, url: str) -> TextFields:
+    """The text fields ``index`` records (the defaults when it records none) with ``url`` as
+    the url field: what ``--url-field`` alone asks for."""
+    recorded = [f for f in recorded_fields(es, index).values() if f is not None]
+    return TextFields.of((recorded[0] if recorded else DEFAULT_TEXT_FIELDS).names, url)
 
 
 def text_fields_for(es: Elasticsearch, index: str, given: TextFields | None = None) -> TextFields:
@@ -212,6 +223,7 @@ def text_fields_for(es: Elasticsearch, index: str, given: TextFields | None = No
             f"index {index!r} records the text fields {have}, but {given} were given. "
             f"To fingerprint other fields, run `indexer init --index {index}"
             + "".join(f" --text-field {n}" for n in given.names)
+            + (f" --url-field {given.url}" if given.url != "url" else "")
             + f"`, then `indexer backfill --index {index}`; or leave the fields out"
         )
     return have
@@ -438,8 +450,9 @@ def init(
             name=name,
             action=action,
             text_fields=list(fields.names),
+            url_field=fields.url,
             probe=probes.pop() if len(probes) == 1 else probe or DEFAULT_PROBE,
-            fields_before=list(before.names) if before is not None else None,
+            fields_before=_before(before, fields),
             version_before=version_before,
         )
     tname = template_name or template_name_for(name)
@@ -473,7 +486,8 @@ def init(
         name=tname,
         action="updated" if exists else "created",
         text_fields=list(fields.names),
+        url_field=fields.url,
         probe=probe,
-        fields_before=list(before.names) if before is not None else None,
+        fields_before=_before(before, fields),
         version_before=version_before,
     )

@@ -37,7 +37,6 @@ from indexer.documents import (
     TextFields,
     content_id,
     document_text,
-    host_of,
 )
 from indexer.encoding import NotTextError, decode_html
 from indexer.fingerprints import FingerprintParams
@@ -137,14 +136,14 @@ def _page(html: str) -> Extracted:
 
 def _from_html(html: str, fields: TextFields) -> dict[str, Any]:
     """A page's main text in the first named text field that is not ``title``, its title in
-    ``title`` and its canonical URL in ``url``."""
+    ``title`` and its canonical URL in the url field (``url`` by default)."""
     page = _page(html)
     doc: dict[str, Any] = {}
     if page.title:
         doc["title"] = page.title
     _put(doc, fields.html_field, page.text)
     if page.canonical_url:
-        doc["url"] = page.canonical_url
+        _put(doc, fields.url, page.canonical_url)
     return doc
 
 
@@ -212,7 +211,8 @@ def parse(
             return reject(f"invalid UTF-8 at byte {exc.start}")
         if item.kind == "html":
             doc = _from_html(raw, fields)
-            doc.setdefault("url", Path(item.source).resolve().as_uri())
+            if fields.url_of(doc) is None:
+                _put(doc, fields.url, Path(item.source).resolve().as_uri())
             doc["source_path"] = item.source
         else:
             try:
@@ -234,7 +234,7 @@ def parse(
         return reject(str(exc))
     raw_id = doc.get("id")
     if raw_id is None or raw_id == "":
-        doc_id = content_id(text, doc.get("url") if isinstance(doc.get("url"), str) else None)
+        doc_id = content_id(text, fields.url_of(doc))
     elif isinstance(raw_id, str | int) and not isinstance(raw_id, bool):
         doc_id = str(raw_id)
     else:
@@ -245,7 +245,7 @@ def parse(
         return reject(f"id is not valid Unicode (lone surrogate at character {exc.start})")
     if id_bytes > MAX_ID_BYTES:
         return reject(f"id is longer than {MAX_ID_BYTES} bytes")
-    return Parsed(item.seq, doc_id, doc, text, host_of(doc.get("url")))
+    return Parsed(item.seq, doc_id, doc, text, fields.host_of(doc))
 
 
 def _prepare(

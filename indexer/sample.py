@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from indexer.documents import host_of
+from indexer.documents import DEFAULT_TEXT_FIELDS, TextFields
 from indexer.sources import RawBatch
 
 __all__ = ["DEFAULT_HOST_PAGES", "DEFAULT_SAMPLE", "Split", "WindowSplit", "host_hint"]
@@ -37,9 +37,11 @@ DEFAULT_SAMPLE = 10_000
 DEFAULT_HOST_PAGES = DEFAULT_SAMPLE
 
 
-def host_hint(kind: str, data: bytes, max_doc_bytes: int) -> tuple[bool, str | None]:
-    """``(True, host)``: the host the worker's parse will give this JSON line (None: none);
-    ``(False, None)``: only that parse can tell."""
+def host_hint(
+    kind: str, data: bytes, max_doc_bytes: int, fields: TextFields = DEFAULT_TEXT_FIELDS
+) -> tuple[bool, str | None]:
+    """``(True, host)``: the host the worker's parse will give this JSON line (None: none; its
+    URL in ``fields``' url field); ``(False, None)``: only that parse can tell."""
     if kind != "jsonl" or len(data) > max_doc_bytes:
         return False, None
     try:
@@ -48,7 +50,7 @@ def host_hint(kind: str, data: bytes, max_doc_bytes: int) -> tuple[bool, str | N
         return False, None
     if not isinstance(doc, dict):
         return False, None
-    return True, host_of(doc.get("url"))
+    return True, fields.host_of(doc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +68,15 @@ class WindowSplit:
 
     host_pages: int = DEFAULT_HOST_PAGES
     max_doc_bytes: int = 10 * 1024 * 1024
+    #: the fields the pages are read with (their url field gives the host)
+    fields: TextFields = DEFAULT_TEXT_FIELDS
     #: pages of each host put in the sample so far
     pages: dict[str, int] = field(default_factory=dict)
 
     def split(self, batch: RawBatch) -> Split:
         parts: tuple[list[int], list[int], list[int]] = ([], [], [])
         for i, (kind, data) in enumerate(zip(batch.kinds, batch.datas, strict=True)):
-            known, host = host_hint(kind, data, self.max_doc_bytes)
+            known, host = host_hint(kind, data, self.max_doc_bytes, self.fields)
             if not known:
                 parts[0].append(i)
             elif host is None:

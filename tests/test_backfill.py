@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner
 from elasticsearch import Elasticsearch, helpers
@@ -289,3 +290,88 @@ def test_learn_from_an_alias_stores_under_its_index_and_refuses_several(
 
 def _fps(es: Elasticsearch, index: str) -> dict[str, dict[str, Any]]:
     return {i: json.loads(fp) for i, fp in fingerprints(es, index).items()}
+
+
+def test_a_url_field_of_the_users_own_names_the_host_for_every_writer(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    """An index whose documents keep their URL in ``page.link`` (``init --url-field``): host
+    models are learnt and applied from it by ``ingest``, ``learn`` from the index, ``backfill``
+    and the proxy's write path, giving the fingerprints that ``url`` gives in a default index
+    (tagged with the url field); without the setting, the same index gets no model."""
+    from collapse.app import create_app
+    from collapse.settings import Settings
+    from tests.conftest import ServerThread
+
+    docs = site_pages()
+    linked = []
+    for d in docs:
+        moved = {k: v for k, v in d.items() if k != "url"}
+        moved["page"] = {"link": d["url"], "lang": "en"}
+        linked.append(moved)
+    names = {w: f"{index_name}-{w}" for w in ("plain", "ingest", "loaded", "proxy")}
+    common = ["--es-url", es_url]
+    try:
+        for w in ("plain", "ingest"):
+            src = tmp_path / f"{w}.jsonl"
+            rows = docs if w == "plain" else linked
+            src.write_text("".join(json.dumps(d) + "\n" for d in rows))
+            state = ["--rejects", str(tmp_path / f"{w}.r"), "--state", str(tmp_path / f"{w}.s")]
+            field = ["--url-field", "page.link"] if w == "ingest" else []
+            out = _cli(["ingest", *common, "--index", names[w], *field, *state, str(src)])
+            assert "records other" not in out
+        want = _fps(es, names["plain"])
+        got = _fps(es, names["ingest"])
+        assert {i: fp.pop("fields") for i, fp in got.items()} == dict.fromkeys(
+            want, "title,body,text;url=page.link"
+        )
+        assert got == want  # the same host models, from the other field
+        assert any(fp.get(MODEL_KEY) for fp in want.values())
+
+        loaded = names["loaded"]
+        helpers.bulk(es, ({"_index": loaded, "_id": d["id"], "_source": d} for d in linked))
+        es.indices.refresh(index=loaded)
+        assert "url field: page.link" in _cli(
+            ["init", *common, "--index", loaded, "--url-field", "page.link"]
+        )
+        out = _cli(["learn", *common, "--index", loaded])
+        assert f"{SITE}: model" in out
+        assert "updated 110" in _cli(["backfill", *common, "--index", loaded])
+        assert _fps(es, loaded) == _fps(es, names["ingest"])
+
+        # the proxy's write path reads the url field the index records
+        key = "url-field-key-0123456789"
+        _cli(["init", *common, "--index", names["proxy"], "--url-field", "page.link"])
+        _cli(["learn", *common, "--index", names["proxy"], str(tmp_path / "ingest.jsonl")])
+        doc = linked[5]
+        with ServerThread(create_app(Settings(es_url=[es_url], write_api_key=key))) as server:
+            answer = httpx.put(
+                f"{server.url}/{names['proxy']}/_doc/{doc['id']}",
+                json={k: v for k, v in doc.items() if k != "id"},
+                headers={"x-api-key": key},
+            )
+        assert answer.status_code == 201, answer.text
+        assert _fps(es, names["proxy"])[doc["id"]] == _fps(es, names["ingest"])[doc["id"]]
+        assert _fps(es, names["proxy"])[doc["id"]].get(MODEL_KEY)
+
+        # the same documents read with the default url field: no host, no model
+        out = _cli(["init", *common, "--index", loaded, "--url-field", "url"])
+        assert "; url field" not in out and "(were title, body, text, url field: page.link)" in out
+        assert "updated 110" in _cli(["backfill", *common, "--index", loaded])
+        assert not any(fp.get(MODEL_KEY) or fp.get("fields") for fp in _fps(es, loaded).values())
+    finally:
+        forget_models(es, *names.values())
+        es.options(ignore_status=404).indices.delete(index=list(names.values()))
+
+
+def test_a_url_field_is_checked_like_a_text_field() -> None:
+    from indexer.documents import TextFields
+
+    fields = TextFields.of(["headline"], "meta.link")
+    assert fields.host_of({"meta": {"link": "https://www.news.example/a"}}) == "news.example"
+    assert fields.host_of({"url": "https://other.example/"}) is None
+    assert TextFields.from_tag(fields.tag) == fields and fields.roots == {"headline", "meta"}
+    assert TextFields.of(None, "url") is TextFields.of(None)
+    for bad in ("", " link", "a..b", "a,b", "a;b"):
+        result = CliRunner().invoke(main, ["init", "--index", "x", "--url-field", bad])
+        assert result.exit_code == 2 and "--url-field" in result.output

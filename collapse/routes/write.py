@@ -124,7 +124,7 @@ async def _stored_sources(
 async def _fingerprint(request: Request, found: list[Target], rules: EnrichRules) -> Outcome:
     """Load the needed boilerplate models (cached, batched), then fingerprint in a thread."""
     cache: ModelCache = request.app.state.models
-    models = await cache.get(hosts_needed(found), _internal_headers(request))
+    models = await cache.get(hosts_needed(found, rules), _internal_headers(request))
     return await asyncio.to_thread(enrich, found, models, rules)
 
 

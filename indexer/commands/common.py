@@ -89,7 +89,15 @@ def client(es_url: str) -> Elasticsearch:
 
 
 def text_field_option(fn: F) -> F:
-    """``--text-field NAME`` (repeatable): the fields whose text is fingerprinted."""
+    """``--text-field NAME`` (repeatable): the fields whose text is fingerprinted; and
+    ``--url-field NAME``: the field whose URL gives a document's host."""
+    fn = click.option(
+        "--url-field",
+        "url_field",
+        default=None,
+        help="The field holding a document's URL, whose host picks its boilerplate model: a "
+        "name or a dot path (page.link). Default: the field the index records (init), else url.",
+    )(fn)
     return click.option(
         "--text-field",
         "text_fields",
@@ -100,12 +108,19 @@ def text_field_option(fn: F) -> F:
     )(fn)
 
 
-def text_fields_given(names: tuple[str, ...]) -> TextFields | None:
-    """The ``--text-field`` values as :class:`TextFields` (None when none were given)."""
+def text_fields_given(names: tuple[str, ...], url: str | None = None) -> TextFields | None:
+    """The ``--text-field`` values, with the ``--url-field`` one, as :class:`TextFields` (None
+    when no text field was given: a url field alone goes with the text fields the index
+    records, ``indexer.mapping.with_url_field``). Both are checked here."""
+    try:
+        if url is not None:
+            TextFields.of(None, url)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--url-field") from exc
     if not names:
         return None
     try:
-        return TextFields.of(names)
+        return TextFields.of(names, url)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--text-field") from exc
 

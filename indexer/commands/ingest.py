@@ -122,6 +122,7 @@ def ingest_command(
     index: str,
     inputs: tuple[str, ...],
     text_fields: tuple[str, ...],
+    url_field: str | None,
     rejects_path: Path | None,
     state_path: Path | None,
     resume: bool,
@@ -154,7 +155,8 @@ def ingest_command(
     """
     opts = IngestOptions(
         index=index,
-        text_fields=text_fields_given(text_fields),
+        text_fields=text_fields_given(text_fields, url_field),
+        url_field=url_field,
         inputs=list(inputs),
         rejects_path=rejects_path or Path(f"{index}.rejects.jsonl"),
         state_path=state_path or Path(f".{index}.ingest-state.json"),

@@ -13,7 +13,7 @@ from indexer.commands.common import (
 )
 from indexer.fingerprints import FingerprintParams
 from indexer.hits import DEFAULT_PROBE, PROBES, Probe
-from indexer.mapping import MappingConflict, init
+from indexer.mapping import MappingConflict, init, with_url_field
 
 __all__ = ["init_command"]
 
@@ -41,20 +41,24 @@ def init_command(
     priority: int,
     probe: Probe | None,
     text_fields: tuple[str, ...],
+    url_field: str | None,
     es_url: str,
 ) -> None:
     """Create INDEX with the fingerprint fields (your own fields keep their mapping), and record
-    which fields' text is fingerprinted (--text-field; kept when not given) and how copies
-    are found (--probe; an existing index keeps its scheme, another is refused).
+    which fields' text is fingerprinted (--text-field; kept when not given), which field's URL
+    gives a document's host (--url-field; kept when not given, else url) and how copies are
+    found (--probe; an existing index keeps its scheme, another is refused).
 
     With a pattern (``logs-*``) an index template is created instead. An existing index whose
     fingerprint fields are mapped differently is refused (exit 3) and left unchanged: the
     message says how to rebuild. Naming other text fields than an existing index records, or
     an index recording another fingerprint version, calls for ``backfill`` next.
     """
-    given = text_fields_given(text_fields)
+    given = text_fields_given(text_fields, url_field)
     es = client(es_url)
     try:
+        if given is None and url_field is not None:
+            given = with_url_field(es, index, url_field)
         result = init(
             es,
             index,
@@ -71,6 +75,7 @@ def init_command(
     click.echo(
         f"{result.kind} {result.name}: {result.action}; text fields: "
         + ", ".join(result.text_fields)
+        + (f"; url field: {result.url_field}" if result.url_field != "url" else "")
         + f"; probe: {result.probe}"
     )
     if result.version_before is not None:

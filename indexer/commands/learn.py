@@ -117,6 +117,7 @@ def learn_command(
     index: str,
     inputs: tuple[str, ...],
     text_fields: tuple[str, ...],
+    url_field: str | None,
     boilerplate_share: float,
     boilerplate_slot_share: float,
     boilerplate_min_pages: int,
@@ -139,7 +140,8 @@ def learn_command(
     """
     opts = IngestOptions(
         index=index,
-        text_fields=text_fields_given(text_fields),
+        text_fields=text_fields_given(text_fields, url_field),
+        url_field=url_field,
         inputs=list(inputs),
         rejects_path=Path(f"{index}.rejects.jsonl"),  # not written
         state_path=Path(f".{index}.ingest-state.json"),  # not written
