@@ -482,6 +482,40 @@ def test_a_number_changed_near_miss_stays_apart_through_the_proxy(
     assert groups["v30"] == [] and groups["v21-price"] == []
 
 
+@pytest.mark.es
+def test_a_number_written_as_a_word_changed_stays_apart_through_the_proxy(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    """Short listings: the copy writing "2" for "two" and a reformatted copy fold behind the
+    first; the same listing with a three-year warranty, or "drei" for "zwei" in German, stays
+    a result of its own."""
+    listing = (
+        "Acme kettle, brushed steel, 1.7 litres, {w}-year warranty, delivered free in {d} days "
+        "to your door."
+    )
+    german = "Acme Wasserkocher aus gebürstetem Stahl, {w} Jahre Garantie, Lieferung frei Haus."
+    index_texts(
+        es,
+        index_name,
+        {
+            "en": listing.format(w="two", d="two"),
+            "en-digits": listing.format(w="two", d="2"),
+            "en-reformatted": listing.format(w="Two", d="two").replace(", ", " - "),
+            "en-three": listing.format(w="three", d="two"),
+            "de": german.format(w="zwei"),
+            "de-drei": german.format(w="drei"),
+        },
+    )
+    body = {"query": {"match_all": {}}, "sort": [{"n": "asc"}], "size": 10}
+    groups = folded_groups(proxy_url, index_name, body)
+    assert groups == {
+        "en": ["en-digits", "en-reformatted"],
+        "en-three": [],
+        "de": [],
+        "de-drei": [],
+    }
+
+
 def test_a_printer_line_of_a_script_without_spaces_is_the_frames() -> None:
     """A Chinese printer line goes on right after its URL with no space ("...-5-1，打印时间：
     <date>"): the URL ends at the comma, so the line is seen as a short line with a date, the
