@@ -626,34 +626,35 @@ def _joined(
     min_line: int,
     out: np.ndarray,
     ends: np.ndarray,
+    stops: np.ndarray,
+    has_url: np.ndarray,
 ) -> int:  # pragma: no cover - compiled
-    """Fill ``out`` and ``ends`` (see :func:`joined`); returns the bytes written, or -1 when
-    ``data`` does not hold one ``\\0`` between each two texts."""
+    """Fill ``out`` and ``ends`` (see :func:`joined`; ``stops``: the positions of ``data``'s
+    ``\\0`` bytes, one between each two texts; ``has_url``: per text, whether it holds a
+    ``://``); returns the bytes written."""
     o = 0
     a = 0
     n = len(data)
     for t in range(len(ascii_text)):
-        b = a
         url = False
         one_line = True
-        if ascii_text[t]:  # its end, and whether it holds a ``://`` and a line break
-            while b < n:
-                c = data[b]
-                if c <= 58:
-                    if c == 0:
-                        break
-                    if c == 10:
-                        one_line = False
-                    elif c == 58 and b + 2 < n and data[b + 1] == 47 and data[b + 2] == 47:
-                        url = True
-                b += 1
-        else:
-            while b < n and data[b] != 0:
-                b += 1
+        written = False
+        b = stops[t] if t < len(stops) else n
+        if ascii_text[t]:  # translated while its line breaks are counted
+            breaks = 0
+            text = data[a:b]
+            into = out[o : o + b - a]
+            for i in range(b - a):
+                c = text[i]
+                into[i] = table[c]
+                breaks += c == 10
+            written = True
+            one_line = breaks == 0
+            url = has_url[t]
         if (b == n) != (t == len(ascii_text) - 1):
             return -1
         if not url:
-            o = _put(out, o, data, a, b, table)
+            o = o + b - a if written else _put(out, o, data, a, b, table)
         elif one_line or not _any_content(data, a, b, min_line):
             o = _url_line(data, a, b, True, table, out, o)  # one line, or short lines only
         else:  # line by line: a URL on a line of content with its numbers
@@ -694,10 +695,18 @@ def joined(
     ``numbers._MIN_LINE``), all bytes then through ``table``. The bytes, and each text's end
     past its separator; None when a text holds a ``\\0`` of its own."""
     a = np.frombuffer(data, dtype=np.uint8)
+    stops = np.flatnonzero(a == 0)
+    if len(stops) != len(ascii_text) - 1:
+        return None  # a text holds a ``\0`` of its own
+    colons = np.flatnonzero(a[:-2] == 58)  # each ``://``, found from the colons
+    urls = colons[(a[colons + 1] == 47) & (a[colons + 2] == 47)]
+    has_url = np.zeros(len(ascii_text), dtype=np.bool_)
+    has_url[np.searchsorted(stops, urls)] = True
     # a URL of L bytes (at least 5, one ``://``) becomes at most 1.5 L + 6
-    out = np.empty(len(a) + len(a) // 2 + 6 * data.count(b"://") + 16, dtype=np.uint8)
+    out = np.empty(len(a) + len(a) // 2 + 6 * len(urls) + 16, dtype=np.uint8)
     ends = np.empty(len(ascii_text), dtype=np.int64)
-    n = _joined(a, np.ascontiguousarray(ascii_text, dtype=np.bool_), table, min_line, out, ends)
+    texts = np.ascontiguousarray(ascii_text, dtype=np.bool_)
+    n = _joined(a, texts, table, min_line, out, ends, stops, has_url)
     if n < 0:
         return None
     return out[:n].tobytes(), ends
