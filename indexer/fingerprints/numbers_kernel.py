@@ -316,12 +316,13 @@ def _sketch_cut(
         if force:
             c = _SPACE
             force -= 1
-        if c != prev:
-            last_run += 1
-            bounds[last_run] = i
-            kind[last_run] = c
-            tally[last_run] = tallied
-            prev = c
+        # the next run's fields written at every byte and kept where the class changes (no
+        # branch: runs change every few bytes, too often to predict)
+        bounds[last_run + 1] = i
+        kind[last_run + 1] = c
+        tally[last_run + 1] = tallied
+        last_run += np.int64(c != prev)
+        prev = c
         tallied += counts[ch]
     n_runs = last_run + 1
     bounds[n_runs] = m
