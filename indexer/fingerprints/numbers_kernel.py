@@ -127,46 +127,50 @@ def _number_words(
 ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
     """numbers._number_words: each number word as its digits, ``ends`` moved with them; ``a``
     and ``ends`` themselves when the bytes hold none. ``word``: per byte 1 for a word byte, 2
-    for one that may start punctuation, 0 otherwise; ``prefix``: the words' first two bytes;
-    ``keys``: the words' sorted run hashes, ``digits`` and ``widths`` their digits in that
-    order."""
+    for one that may start punctuation, 0 otherwise; ``prefix``: per first two bytes
+    (``first << 8 | second``), bit ``length`` set for each number word's length; ``keys``:
+    the words' sorted run hashes, ``digits`` and ``widths`` their digits in that order."""
     n = len(a)
     most = n // (min_len + 1) + 1  # words of min_len bytes and one byte between each two
     lo = np.empty(most, dtype=np.int64)
     hi = np.empty(most, dtype=np.int64)
     which = np.empty(most, dtype=np.int64)
     count = 0
-    start = -1  # the current word's first byte
+    # the words' bounds, alternately a first byte and the byte past the last: the next slot
+    # written at every byte, kept where a word starts or ends (no branch per byte: words end
+    # too often to predict)
+    edges = np.empty(n + 2, dtype=np.int64)
+    found = 0
+    inside = np.int64(0)
     space = 0  # bytes before this one are punctuation (a space)
-    for i in range(n + 1):
-        if i < n:
-            w = word[a[i]]
-            if w == 1 and i >= space:  # most bytes: inside a word, or starting one
-                if start < 0:
-                    start = i
-                continue
-            if w == 2:
-                skip = _punctuation(a, i, n)
-                if skip:
-                    space = max(space, i + skip)
-                elif i >= space:
-                    if start < 0:
-                        start = i
-                    continue
-        if start < 0:
+    for i in range(n):
+        w = word[a[i]]
+        if w == 2:
+            skip = _punctuation(a, i, n)
+            if skip:
+                space = max(space, i + skip)
+        now = np.int64(w != 0) & np.int64(i >= space)
+        edges[found] = i
+        found += now ^ inside
+        inside = now
+    if inside:
+        edges[found] = n
+        found += 1
+    for e in range(0, found, 2):
+        start, stop = edges[e], edges[e + 1]
+        length = stop - start
+        if length < min_len or length > max_len:
             continue
-        # a word ends here: one whose first two bytes and length are a number word's?
-        length = i - start
-        lead = np.int64(a[start]) << 8 | np.int64(a[min(start + 1, n - 1)])
-        if length <= max_len and (prefix[lead] >> np.uint32(length)) & np.uint32(1):
-            h = _range_hash(a, start, i, p)
-            j = np.searchsorted(keys, h)
-            if j < len(keys) and keys[j] == h:
-                lo[count] = start
-                hi[count] = i
-                which[count] = j
-                count += 1
-        start = -1
+        # one whose first two bytes and length are a number word's (few are) is hashed
+        if not (prefix[np.int64(a[start]) << 8 | np.int64(a[start + 1])] >> length) & 1:
+            continue
+        h = _range_hash(a, start, stop, p)
+        j = np.searchsorted(keys, h)
+        if j < len(keys) and keys[j] == h:
+            lo[count] = start
+            hi[count] = stop
+            which[count] = j
+            count += 1
     if not count:
         return a, ends
     removed = 0
