@@ -160,8 +160,8 @@ def scan(
     its line to ``line_no[j]``, each text's token count to ``counts``; returns the number of
     tokens and of code points whose kind is not yet known (recorded in ``unknown`` while it
     has room): when that is not 0 the output is to be discarded, the kinds learnt and the
-    scan run again. ``out`` holds at least 3 bytes per byte of ``data``, ``off`` one more
-    entry than ``data`` has bytes.
+    scan run again. ``out`` holds at least 3 bytes per byte of ``data``, ``off`` two more
+    entries than ``data`` has bytes (its last one is written over freely).
     """
     ntok = 0
     at = 0
@@ -180,7 +180,38 @@ def scan(
         if ascii_text[t]:
             url_a, url_b = _next_url(data, start, end)
         i = start
+        scratch = len(off) - 1  # a slot no token's offset takes
         while i < end:
+            if (
+                dense_n == 0
+                and data[i] < 0x80
+                and ascii_out[data[i]] != _LINE_BREAK
+                and i != url_a
+            ):
+                # ASCII outside a dense run, up to a line break, a URL or another byte: a
+                # separator ends a word, the others are written; stores made whatever the byte
+                # and kept or not by how far ``at`` and ``ntok`` move (no branch per byte:
+                # words start and end too often to predict)
+                lim = url_a if url_a >= 0 else end
+                inside = np.int64(in_word)
+                while i < lim:
+                    b0 = data[i]
+                    if b0 >= 0x80:
+                        break
+                    o = ascii_out[b0]
+                    if o == _LINE_BREAK:
+                        break
+                    sep = np.int64(o == _SPACE)
+                    ended = sep & inside
+                    out[at] = o  # a separator's is the space that ends a word
+                    at += (1 - sep) | ended
+                    line_no[ntok] = line
+                    off[ntok + 1 if ended else scratch] = at
+                    ntok += ended
+                    inside = 1 - sep
+                    i += 1
+                in_word = inside == 1
+                continue
             if i == url_a:  # one token: the URL's letters and digits, lower-cased
                 if in_word:
                     at, ntok = _emit_word_end(out, off, at, ntok)
@@ -646,7 +677,7 @@ class Batch:
         size = len(data)
         src = np.frombuffer(data, dtype=np.uint8)
         self.out = np.empty(3 * size + 1, dtype=np.uint8)
-        self.off = np.empty(size + 2, dtype=np.int64)
+        self.off = np.empty(size + 3, dtype=np.int64)  # the last: scan's scratch slot
         self.line_no = np.empty(size + 1, dtype=np.int32)
         self.counts = np.empty(len(ends), dtype=np.int64)
         unknown = np.empty(_UNKNOWN_ROOM, dtype=np.int64)
