@@ -151,7 +151,7 @@ def _number_words(
                 space = max(space, i + skip)
         now = np.int64(w != 0) & np.int64(i >= space)
         edges[found] = i
-        found += now ^ inside
+        found += int(now ^ inside)
         inside = now
     if inside:
         edges[found] = n
@@ -325,7 +325,7 @@ def _sketch_cut(
         bounds[last_run + 1] = i
         kind[last_run + 1] = c
         tally[last_run + 1] = tallied
-        last_run += np.int64(c != prev)
+        last_run += int(c != prev)
         prev = c
         tallied += counts[ch]
     n_runs = last_run + 1

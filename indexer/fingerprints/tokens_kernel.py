@@ -182,12 +182,7 @@ def scan(
         i = start
         scratch = len(off) - 1  # a slot no token's offset takes
         while i < end:
-            if (
-                dense_n == 0
-                and data[i] < 0x80
-                and ascii_out[data[i]] != _LINE_BREAK
-                and i != url_a
-            ):
+            if dense_n == 0 and data[i] < 0x80 and ascii_out[data[i]] != _LINE_BREAK and i != url_a:
                 # ASCII outside a dense run, up to a line break, a URL or another byte: a
                 # separator ends a word, the others are written; stores made whatever the byte
                 # and kept or not by how far ``at`` and ``ntok`` move (no branch per byte:
@@ -204,10 +199,10 @@ def scan(
                     sep = np.int64(o == _SPACE)
                     ended = sep & inside
                     out[at] = o  # a separator's is the space that ends a word
-                    at += (1 - sep) | ended
+                    at += int((1 - sep) | ended)
                     line_no[ntok] = line
                     off[ntok + 1 if ended else scratch] = at
-                    ntok += ended
+                    ntok += int(ended)
                     inside = 1 - sep
                     i += 1
                 in_word = inside == 1
