@@ -125,11 +125,12 @@ def _number_words(
     max_len: int,
     p: np.uint64,
 ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled
-    """numbers._number_words: each number word as its digits, ``ends`` moved with them; ``a``
-    and ``ends`` themselves when the bytes hold none. ``word``: per byte 1 for a word byte, 2
-    for one that may start punctuation, 0 otherwise; ``prefix``: per first two bytes
-    (``first << 8 | second``), bit ``length`` set for each number word's length; ``keys``:
-    the words' sorted run hashes, ``digits`` and ``widths`` their digits in that order."""
+    """numbers._number_words: each number word as its digits, ``ends`` (the last past the
+    bytes' end) moved with them; ``a`` and ``ends`` themselves when the bytes hold none.
+    ``word``: per byte 1 for a word byte, 2 for one that may start punctuation, 0 otherwise;
+    ``prefix``: per first two bytes (``first << 8 | second``), bit ``length`` set for each
+    number word's length; ``keys``: the words' sorted run hashes, ``digits`` and ``widths``
+    their digits in that order."""
     n = len(a)
     most = n // (min_len + 1) + 1  # words of min_len bytes and one byte between each two
     lo = np.empty(most, dtype=np.int64)
@@ -193,14 +194,6 @@ def _number_words(
             at = hi[c]
             c += 1
         moved[e] = ends[e] - removed
-    while c < count:  # words past the last end (none when ends cover the bytes)
-        b[o : o + lo[c] - at] = a[at : lo[c]]
-        o += lo[c] - at
-        w = widths[which[c]]
-        b[o : o + w] = digits[which[c], :w]
-        o += w
-        at = hi[c]
-        c += 1
     b[o:] = a[at:]
     return b, moved
 
@@ -309,13 +302,8 @@ def _sketch_cut(
     last_run = -1
     for i in range(m):
         ch = b[i]
-        if ch >= 0xC2 and i < m - 1:
-            nb = b[i + 1]
-            if ch == 0xC2:
-                if nb >= 0xA0 and nb <= 0xBF:
-                    force = max(force, 2)
-            elif ((ch == 0xE2 and nb in (0x80, 0x81)) or (ch == 0xE3 and nb == 0x80)) and i + 2 < m:
-                force = 3  # at most 2 left from before
+        if ch >= 0xC2:
+            force = max(force, _punctuation(b, i, m))
         c = classes[ch]
         if force:
             c = _SPACE
