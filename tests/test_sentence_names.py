@@ -4,6 +4,8 @@ change anything else still fold."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from elasticsearch import Elasticsearch
@@ -12,7 +14,12 @@ from hypothesis import strategies as st
 
 from indexer.fingerprints import fingerprint_arrays
 from indexer.fingerprints.numbers import NUMBER_CELLS, number_sketches
-from indexer.fingerprints.sentence_names import _line_names, name_entries
+from indexer.fingerprints.sentence_names import (
+    _GOING_ON_CHARS,
+    _WORD,
+    _line_names,
+    name_entries,
+)
 from indexer.text import fold
 from tests.proxy_support import index_texts
 from tests.test_names import folds_with_first
@@ -121,6 +128,25 @@ def test_german_nouns_are_not_names() -> None:
 )
 def test_names_are_found_inside_sentences_only(line: str, names: list[str]) -> None:
     assert [found[1] for found in _line_names(line)] == names
+
+
+#: Characters a gap between two words may hold: every kind the gap test reads, and others.
+_GAP_CHARS = " ,.;:!?\"'“”‘’«»„()[]{}-—xЖ漢\u3001" + "".join(
+    c for c in map(chr, range(0x3001)) if c.isspace()
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=_GAP_CHARS, max_size=6))
+def test_a_sentence_goes_on_over_spaces_commas_quotes_and_brackets(gap: str) -> None:
+    """What a gap between two words may hold for the second to be a name (module docstring:
+    spaces as ``\\s`` reads them, commas, quotes, brackets), as a regular expression states it."""
+    going_on = re.compile(r"[\s,\"'“”‘’«»„()\[\]]*")
+    assert (not gap.strip(_GOING_ON_CHARS)) == (going_on.fullmatch(gap) is not None)
+    line = f"we met{gap}John there"
+    if not any(map(str.isalpha, gap)) and _WORD.findall(line) == ["we", "met", "John", "there"]:
+        found = [f[1] for f in _line_names(line)]
+        assert found == (["john"] if going_on.fullmatch(gap) else [])
 
 
 def test_the_title_and_frame_lines_give_no_names() -> None:

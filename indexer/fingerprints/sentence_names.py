@@ -99,8 +99,9 @@ def _single_spaced(text: str) -> str:
 
 #: A line that ends a sentence (not an ellipsis: a heading cut short ends in one).
 _SENTENCE_END = re.compile(r"(?<!\.)[.!?。！？][\"'”’»)\]]*\s*$")
-#: What may stand between a word and the name after it, the sentence going on.
-_GOING_ON = re.compile(r"[\s,\"'“”‘’«»„()\[\]]*")
+#: What may stand between a word and the name after it, the sentence going on: spaces
+#: (``str.isspace``, as ``\s``), commas, quotes, brackets.
+_GOING_ON_CHARS = ",\"'“”‘’«»„()[]" + "".join(c for c in map(chr, range(0x3001)) if c.isspace())
 #: Words of German (not English) that are among its most frequent: a text holding them
 #: capitalises its nouns.
 _GERMAN = frozenset(
@@ -143,10 +144,12 @@ def _site_names(names: list[_Name], words: Sequence[str], title: str) -> set[str
     title line) names: short, holding at most :data:`SITE_NAME_WORDS` of those, and sharing
     with the title at most one word of four letters or more besides its names (a line
     repeating the title's words is the story's own)."""
+    if len(words) > FRAME_LINE_WORDS:
+        return set()
     header = _WORD.findall(title)
     site = {w.casefold() for w in header if w[0].isupper()}
-    held = sum(w.casefold() in site for w in words)
-    if len(words) > FRAME_LINE_WORDS or not held or held > SITE_NAME_WORDS:
+    held = sum(w.casefold() in site for w in words) if site else 0
+    if not held or held > SITE_NAME_WORDS:
         return set()
     own = {n[1] for n in names}
     heads = {w.casefold() for w in header}
@@ -169,21 +172,22 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
         parts = _WORDS_AND_GAPS.split(line)
     words = parts[1::2]  # gap 0, word 0, gap 1, word 1, ..., the gap after the last word
     n = len(words)
-    caps = {i for i, w in enumerate(words) if len(w) > 1 and w[0].isupper()}
+    caps = [i for i, w in enumerate(words) if w[0].isupper() and len(w) > 1]  # in order
     k = len(caps)
     credit = CREDIT_DASH.match(line) is not None  # "-- George Bernard Shaw": names, all of them
     if not k or (not credit and (k == n or (4 * k > 3 * n and n > 6))):
         return []  # none, or a heading, a menu, a shouting line
+    capital = set(caps)
 
     def going_on(i: int) -> bool:  # word i follows word i - 1 in one sentence
-        return i > 0 and _GOING_ON.fullmatch(parts[2 * i]) is not None
+        return i > 0 and not parts[2 * i].strip(_GOING_ON_CHARS)
 
     def named(i: int) -> bool:
-        return i in caps and going_on(i)
+        return i in capital and going_on(i)
 
     out: list[_Name] = []
-    for i in sorted(caps):
-        if not named(i):
+    for i in caps:
+        if not going_on(i):
             continue
         j = i  # a name's first word has the word after the whole name as its next
         if not named(i - 1):
