@@ -11,7 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.fingerprints import fingerprint_arrays
-from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, names_agree
+from indexer.fingerprints.names import (
+    NAME_CELLS,
+    NAMED_BELOW,
+    PER_PART,
+    name_cells,
+    names_agree,
+)
 from indexer.fingerprints.numbers import NAMES_AT
 from indexer.grouping import Prints, Thresholds, verify
 from tests.proxy_support import index_texts
@@ -70,6 +76,46 @@ def test_a_listing_with_another_product_name_stays_apart() -> None:
     # a headline with a remark after the name still has the name as its subject
     revised = LISTING.format(title="Atomix（修订版）", name="Atomix")
     assert folds_with_first([revised, texts[0], texts[-1]]) == [True, False]
+
+
+JA_LISTING = (
+    "{title}\n{name} 1.10：dconf データベースを編集するためのグラフィカルツールです。"
+    "容量512GB、価格10580円（税込）、送料無料。"
+)
+
+
+@pytest.mark.parametrize(
+    ("template", "name", "other"),
+    [
+        (LISTING, "Dconf Editor", "Color Scheme Editor"),
+        (JA_LISTING, "Dconf Editor", "Color Scheme Editor"),
+    ],
+    ids=["en", "ja"],
+)
+def test_product_names_that_share_a_word_stay_apart(template: str, name: str, other: str) -> None:
+    """Names of at most three words sharing at most half of them are other names: that listing
+    stays apart (it would fold without the name cells), a copy under a headline folds."""
+    texts = [
+        template.format(title=name, name=name),
+        template.format(title=f"Update: {name} | Gadget Store", name=name),
+        template.format(title=other, name=other),
+    ]
+    assert folds_with_first(texts) == [True, False]
+    assert folds_with_first(texts, names=False) == [True, True]
+
+
+def test_a_cut_headline_with_another_title_part_does_not_conflict() -> None:
+    """Of a title with two parts that lines start with, the subject is the longer; a headline
+    cut inside the second takes the first: longer than a name, they share words and agree."""
+    lines = [
+        "gcloud builds worker-pools - manage worker pools for Google Cloud Build",
+        "gcloud builds worker-pools create POOL",
+        "manage worker pools for Google Cloud Build in the current project.",
+    ]
+    full = _cells("gcloud builds worker-pools - manage worker pools for Google Cloud Build", lines)
+    cut = _cells("In depth: gcloud builds worker-pools - manage worker (revised)", lines)
+    assert (full[0, :PER_PART] > 0).sum() == PER_PART and (cut[0, :PER_PART] > 0).sum() == 4
+    assert names_agree(full, cut)[0]
 
 
 @pytest.mark.parametrize(

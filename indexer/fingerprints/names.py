@@ -33,14 +33,20 @@ of its own. Each part is stored as the 24-bit hashes of its first :data:`PER_PAR
 words (an attribution with a work: the first half of the name's and the first half of the
 work's; 0: none), only for documents under :data:`NAMED_BELOW` words of content.
 
-**Conflict** (:func:`names_agree`): both documents have a subject and the two share no word,
-or both have an attribution and at most half of the smaller one's words are in the other.
+**Conflict** (:func:`names_agree`): both documents have an attribution and at most half of
+the smaller one's words are in the other; or both have a subject and the two share no word,
+or, when both are names (at most :data:`NAME_WORDS` words: "Dconf Editor", "Color Scheme
+Editor"), at most half of the smaller one's. A longer subject is a headline or a description,
+which copies cut and reword, and of a title with two parts that lines start with, a cut copy
+may take the other ("gcloud builds worker-pools - manage worker pools …" cut after "manage
+worker"): those conflict only sharing no word.
 Guarantees: a part one document lacks never conflicts (a copy that drops the credit, a long
 document); a part whose words a copy keeps, whatever it adds after them, never conflicts; a
-part replaced by other words (a disjoint subject, an attribution sharing at most half)
-always conflicts. So does the same author credited with another work (half the cells are the
-work's). Not seen: a name inside a sentence, subjects that share a word ("GNOME Robots",
-"GNOME Maps"), and a copy that adds a work to a credit of more than three name words.
+part replaced by other words (a disjoint subject, a name or an attribution sharing at most
+half) always conflicts. So does the same author credited with another work (half the cells are
+the work's). Not seen: a name inside a sentence, a name of three words with one changed
+("GNOME Sound Recorder", "GNOME Sound Juicer"), subjects of more than three words that share a
+word, and a copy that adds a work to a credit of more than three name words.
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ __all__ = [
     "MAX_ATTRIBUTION",
     "NAMED_BELOW",
     "NAME_CELLS",
+    "NAME_WORDS",
     "PARTS",
     "PER_PART",
     "dashed_lines",
@@ -75,6 +82,9 @@ NAME_CELLS = PARTS * PER_PART
 NAMED_BELOW = 100
 #: Most words an attribution line may have (a dense-script character: half a word).
 MAX_ATTRIBUTION = 8
+#: Subjects of at most this many words are names (a product's, a program's): they conflict
+#: as attributions do; longer ones (a headline, a description) only when they share no word.
+NAME_WORDS = 3
 #: Most words a first line may have to give a subject (a longer one is text, not a title).
 _MAX_TITLE = 24
 
@@ -234,6 +244,8 @@ def names_agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ny = (y > 0).sum(axis=2)
     shared = ((x[:, :, :, None] == y[:, :, None, :]) & (x > 0)[:, :, :, None]).sum(axis=(2, 3))
     both = (nx > 0) & (ny > 0)
-    subject = both[:, 0] & (shared[:, 0] == 0)
-    attribution = both[:, 1] & (2 * shared[:, 1] <= np.minimum(nx[:, 1], ny[:, 1]))
+    half = 2 * shared <= np.minimum(nx, ny)  # at most half of the smaller one's words shared
+    named = np.maximum(nx[:, 0], ny[:, 0]) <= NAME_WORDS  # two subjects that are names
+    subject = both[:, 0] & ((shared[:, 0] == 0) | (named & half[:, 0]))
+    attribution = both[:, 1] & half[:, 1]
     return ~(subject | attribution)
