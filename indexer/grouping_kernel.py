@@ -67,6 +67,7 @@ def _agree(  # pragma: no cover - compiled
     writing: int,
     parts: int,
     per_part: int,
+    name_words: int,
 ) -> bool:
     """:func:`indexer.fingerprints.numbers.agree` of rows ``na[i]`` and ``nb[j]``."""
     for c in range(sketch_cells):
@@ -90,9 +91,10 @@ def _agree(  # pragma: no cover - compiled
             if nb[j, lo + u] > 0:
                 ny += 1
         if nx > 0 and ny > 0:
-            if p == 0 and shared == 0:  # the subjects share no name
+            half = 2 * shared <= min(nx, ny)  # at most half of the smaller one's words shared
+            if p == 0 and (shared == 0 or (half and max(nx, ny) <= name_words)):  # subjects
                 return False
-            if p == 1 and 2 * shared <= min(nx, ny):  # the credits share half or less
+            if p == 1 and half:  # the credits
                 return False
     return True
 
@@ -131,10 +133,10 @@ def first_verified(  # pragma: no cover - compiled
     ``thresholds[t]``: the similarity a pair needs whose shorter side has ``t`` tokens (clipped
     to the table); ``similarity[c]``: of two sketches with ``c`` equal values. ``cells``: the
     number sketch's cells (those whose XOR must not be in 1..255), the first name cell, the
-    writing cell, the name parts and cells per part.
+    writing cell, the name parts, cells per part and the most words of a subject that is a name.
     """
     sketch_cells, names_at, writing = cells[0], cells[1], cells[2]
-    parts, per_part = cells[3], cells[4]
+    parts, per_part, name_words = cells[3], cells[4], cells[5]
     isrep = np.empty(len(sb), np.bool_)
     for j in range(len(sb)):
         isrep[j] = rep[j] == j if window else True
@@ -165,7 +167,9 @@ def first_verified(  # pragma: no cover - compiled
                         equal += 1
                 s = similarity[equal]
                 if not ok and s >= thresholds[min(max(min(ta[i], tb[j]), 0), last)]:
-                    ok = _agree(na, i, nb, j, sketch_cells, names_at, writing, parts, per_part)
+                    ok = _agree(
+                        na, i, nb, j, sketch_cells, names_at, writing, parts, per_part, name_words
+                    )
             if ok:
                 rep[i] = j
                 ham[i] = h

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from indexer import grouping
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
-from indexer.fingerprints.names import PER_PART
+from indexer.fingerprints.names import NAME_WORDS, PER_PART
 from indexer.fingerprints.numbers import CELLS, NAMES_AT, SKETCH_CELLS, WRITING_CELL
 from indexer.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 
@@ -190,13 +190,15 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
         int(x) >> 8 == int(y) >> 8 and int(x) != int(y)
         for x, y in zip(a.numbers[i, :SKETCH_CELLS], b.numbers[r, :SKETCH_CELLS], strict=True)
     )
-    # the names: the subject not disjoint, at most half of the smaller attribution not shared
+    # the names: the subject not disjoint, nor two names (subjects of at most NAME_WORDS words)
+    # sharing at most half of the smaller one's words, nor two such attributions
     for part in range(2):
         cols = slice(NAMES_AT + part * PER_PART, NAMES_AT + (part + 1) * PER_PART)
         x = {int(v) for v in a.numbers[i, cols] if v}
         y = {int(v) for v in b.numbers[r, cols] if v}
-        shared = len(x & y)
-        if x and y and (shared == 0 if part == 0 else 2 * shared <= min(len(x), len(y))):
+        half = 2 * len(x & y) <= min(len(x), len(y))
+        names = max(len(x), len(y)) <= NAME_WORDS
+        if x and y and (half if part == 1 else not x & y or (half and names)):
             agree = False
     # the writing: both known (Simplified, Traditional) and different
     wa, wb = int(a.numbers[i, WRITING_CELL]), int(b.numbers[r, WRITING_CELL])
@@ -240,11 +242,12 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
     centres = [flip(BASE, range(c * 16, c * 16 + 7)) for c in range(4)]
     families = [rng.integers(0, 2**16, 64, dtype=np.uint16) for _ in range(3)]
     figures = [rng.integers(0, 2**24, CELLS, dtype=np.uint32) for _ in range(3)]
-    for f in figures:  # name cells: a few words of a small vocabulary, or none
+    for f in figures:  # name cells: names and longer subjects of a small vocabulary, or none
         f[NAMES_AT:] = 0
         for part in range(2):
             at = NAMES_AT + part * PER_PART
-            words = rng.choice(np.arange(1, 6, dtype=np.uint32), rng.integers(0, 4), replace=False)
+            many = rng.integers(0, PER_PART + 1)
+            words = rng.choice(np.arange(1, 9, dtype=np.uint32), many, replace=False)
             f[at : at + len(words)] = words
         f[WRITING_CELL] = rng.integers(0, 3)  # unknown, Simplified or Traditional
     simhashes, sketches, keys, tokens, present, numbers = [], [], [], [], [], []

@@ -164,3 +164,32 @@ def test_the_proxy_loads_the_compiled_pass_unless_told_not_to(es_url: str) -> No
             assert asyncio.run(started(on)) is on
     finally:
         grouping._compiled = before
+
+
+@pytest.mark.parametrize(
+    ("subjects", "reps"),
+    [
+        ([[1, 2], [3, 4, 2], [1, 2, 9]], [0, 1, 0]),  # names sharing half: another name
+        ([[1, 2, 3, 4, 5, 6], [3, 4, 7, 8], [9, 10, 11, 12]], [0, 0, 2]),  # longer: share one
+    ],
+    ids=["names", "longer subjects"],
+)
+def test_subjects_conflict_alike_in_both_passes(subjects: list[list[int]], reps: list[int]) -> None:
+    """Copies alike in all but their subjects' words: two names (at most NAME_WORDS words)
+    sharing at most half of them stay apart, longer subjects only sharing none; the compiled
+    pass and the numpy path agree."""
+    one = _random_window([(0, 0, 0, False)], seed=1)
+    n = len(subjects)
+    numbers = np.zeros((n, one.numbers.shape[1]), dtype=np.uint32)
+    for row, words in zip(numbers, subjects, strict=True):
+        row[grouping.NAMES_AT : grouping.NAMES_AT + len(words)] = words
+    p = Prints(
+        np.repeat(one.simhash, n),
+        np.repeat(one.minhash, n, axis=0),
+        np.arange(n, dtype=np.int64) + 100,
+        np.full(n, 20, dtype=one.token_count.dtype),
+        np.ones(n, dtype=bool),
+        numbers,
+    )
+    want, got = _both(group, p, Thresholds(max_distance=3, min_similarity=0.5, min_tokens=10))
+    assert want.rep.tolist() == got.rep.tolist() == reps
