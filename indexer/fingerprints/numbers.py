@@ -124,11 +124,13 @@ BUCKETS = 24
 SIDES_BELOW = NO_WORDS
 #: Cells of the number sketch proper.
 NUMBER_CELLS = ROWS * BUCKETS
-#: Cells per kind of entry of the sketch of names inside sentences, after the number sketch's.
+#: Cells per row of each kind of entry of the sketch of names inside sentences.
 NAME_BUCKETS = 10
+#: Rows per kind of entry of the names inside sentences: an entry falls in one cell of each.
+NAME_ROWS = 2
 #: Cells compared by the sketch's rule: the number sketch's, then the names inside sentences'
-#: (:mod:`indexer.fingerprints.sentence_names`, a row per kind of entry).
-SKETCH_CELLS = NUMBER_CELLS + len(KINDS) * NAME_BUCKETS
+#: (:mod:`indexer.fingerprints.sentence_names`, :data:`NAME_ROWS` rows per kind of entry).
+SKETCH_CELLS = NUMBER_CELLS + len(KINDS) * NAME_ROWS * NAME_BUCKETS
 #: Where the name cells (:mod:`indexer.fingerprints.names`) are.
 NAMES_AT = SKETCH_CELLS
 #: Where the writing cell (:mod:`indexer.fingerprints.writing`) is, after the name cells.
@@ -327,19 +329,21 @@ def _add_names(
 ) -> None:
     """Fills the sketch of the names inside sentences (:data:`NUMBER_CELLS` to
     :data:`SKETCH_CELLS`) of the documents ``named`` (those ``sides`` also with each neighbour
-    alone): one row of :data:`NAME_BUCKETS` cells per kind of entry (both neighbours, the word
-    before, the word after), so that a name changed with nothing else is the only difference
-    among its kind's contexts."""
+    alone): :data:`NAME_ROWS` rows of :data:`NAME_BUCKETS` cells per kind of entry (both
+    neighbours, the word before, the word after), so that a name changed with nothing else is
+    the only difference among its kind's contexts, and an entry falls in one cell of each row
+    (one that a context of one document only shares hides it in that row only)."""
     doc, kind, ctx, value = name_entries(written, content, named, sides)
     if not len(doc):
         return
     with np.errstate(over="ignore"):
         pair = _fmix(ctx ^ _fmix(value + _Q))
+    width = NAME_ROWS * NAME_BUCKETS
     for k in range(len(KINDS)):
-        at = NUMBER_CELLS + k * NAME_BUCKETS
+        at = NUMBER_CELLS + k * width
         mine = kind == k
-        out[:, at : at + NAME_BUCKETS] = _sums(
-            doc[mine], ctx[mine], pair[mine], len(out), NAME_BUCKETS, rows=1
+        out[:, at : at + width] = _sums(
+            doc[mine], ctx[mine], pair[mine], len(out), NAME_BUCKETS, rows=NAME_ROWS
         )
 
 
