@@ -338,13 +338,10 @@ def _add_names(
         return
     with np.errstate(over="ignore"):
         pair = _fmix(ctx ^ _fmix(value + _Q))
-    width = NAME_ROWS * NAME_BUCKETS
-    for k in range(len(KINDS)):
-        at = NUMBER_CELLS + k * width
-        mine = kind == k
-        out[:, at : at + width] = _sums(
-            doc[mine], ctx[mine], pair[mine], len(out), NAME_BUCKETS, rows=NAME_ROWS
-        )
+    # each (document, kind) a row of its own, its kind's cells in the document's
+    kinds = len(KINDS)
+    cells = _sums(doc * kinds + kind, ctx, pair, len(out) * kinds, NAME_BUCKETS, rows=NAME_ROWS)
+    out[:, NUMBER_CELLS:SKETCH_CELLS] = cells.reshape(len(out), kinds * NAME_ROWS * NAME_BUCKETS)
 
 
 def _bytes_of(text: str, folded: bool = False) -> bytes:
