@@ -143,7 +143,7 @@ def _number_words(
     edges = np.empty(n + 2, dtype=np.int64)
     found = 0
     inside = np.int64(0)
-    space = 0  # bytes before this one are punctuation (a space)
+    space = 0  # end of the punctuation found so far: the bytes before it read as a space
     for i in range(n):
         w = word[a[i]]
         if w == 2:
