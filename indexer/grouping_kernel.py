@@ -96,6 +96,8 @@ def _agree(  # pragma: no cover - compiled
                 return False
             if p == 1 and half:  # the credits
                 return False
+            if p == 2 and shared == 0:  # the title's parts the texts mention
+                return False
     return True
 
 

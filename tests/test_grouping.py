@@ -191,14 +191,16 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
         for x, y in zip(a.numbers[i, :SKETCH_CELLS], b.numbers[r, :SKETCH_CELLS], strict=True)
     )
     # the names: the subject not disjoint, nor two names (subjects of at most NAME_WORDS words)
-    # sharing at most half of the smaller one's words, nor two such attributions
-    for part in range(2):
+    # sharing at most half of the smaller one's words, nor two such attributions, nor the
+    # mentions disjoint
+    for part in range(3):
         cols = slice(NAMES_AT + part * PER_PART, NAMES_AT + (part + 1) * PER_PART)
         x = {int(v) for v in a.numbers[i, cols] if v}
         y = {int(v) for v in b.numbers[r, cols] if v}
         half = 2 * len(x & y) <= min(len(x), len(y))
         names = max(len(x), len(y)) <= NAME_WORDS
-        if x and y and (half if part == 1 else not x & y or (half and names)):
+        refused = (not x & y or (half and names), half, not x & y)[part]
+        if x and y and refused:
             agree = False
     # the writing: both known (Simplified, Traditional) and different
     wa, wb = int(a.numbers[i, WRITING_CELL]), int(b.numbers[r, WRITING_CELL])
@@ -244,7 +246,7 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
     figures = [rng.integers(0, 2**24, CELLS, dtype=np.uint32) for _ in range(3)]
     for f in figures:  # name cells: names and longer subjects of a small vocabulary, or none
         f[NAMES_AT:] = 0
-        for part in range(2):
+        for part in range(3):
             at = NAMES_AT + part * PER_PART
             many = rng.integers(0, PER_PART + 1)
             words = rng.choice(np.arange(1, 9, dtype=np.uint32), many, replace=False)

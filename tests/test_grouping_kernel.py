@@ -167,22 +167,26 @@ def test_the_proxy_loads_the_compiled_pass_unless_told_not_to(es_url: str) -> No
 
 
 @pytest.mark.parametrize(
-    ("subjects", "reps"),
+    ("part", "subjects", "reps"),
     [
-        ([[1, 2], [3, 4, 2], [1, 2, 9]], [0, 1, 0]),  # names sharing half: another name
-        ([[1, 2, 3, 4, 5, 6], [3, 4, 7, 8], [9, 10, 11, 12]], [0, 0, 2]),  # longer: share one
+        (0, [[1, 2], [3, 4, 2], [1, 2, 9]], [0, 1, 0]),  # names sharing half: another name
+        (0, [[1, 2, 3, 4, 5, 6], [3, 4, 7, 8], [9, 10, 11, 12]], [0, 0, 2]),  # longer: share one
+        (2, [[1], [2, 1], [3], [3, 4, 5, 6]], [0, 0, 2, 2]),  # mentions: apart sharing none
     ],
-    ids=["names", "longer subjects"],
+    ids=["names", "longer subjects", "mentions"],
 )
-def test_subjects_conflict_alike_in_both_passes(subjects: list[list[int]], reps: list[int]) -> None:
+def test_subjects_conflict_alike_in_both_passes(
+    part: int, subjects: list[list[int]], reps: list[int]
+) -> None:
     """Copies alike in all but their subjects' words: two names (at most NAME_WORDS words)
-    sharing at most half of them stay apart, longer subjects only sharing none; the compiled
-    pass and the numpy path agree."""
+    sharing at most half of them stay apart, longer subjects only sharing none; mentions
+    (part 2) sharing none stay apart; the compiled pass and the numpy path agree."""
     one = _random_window([(0, 0, 0, False)], seed=1)
     n = len(subjects)
     numbers = np.zeros((n, one.numbers.shape[1]), dtype=np.uint32)
+    at = grouping.NAMES_AT + part * grouping.PER_PART
     for row, words in zip(numbers, subjects, strict=True):
-        row[grouping.NAMES_AT : grouping.NAMES_AT + len(words)] = words
+        row[at : at + len(words)] = words
     p = Prints(
         np.repeat(one.simhash, n),
         np.repeat(one.minhash, n, axis=0),

@@ -118,6 +118,89 @@ def test_a_cut_headline_with_another_title_part_does_not_conflict() -> None:
     assert names_agree(full, cut)[0]
 
 
+#: A manual page's summary on a site: the title, then the header, the heading, the text that
+#: names the command, related pages and the footer (paragraphs, as a crawl's text has them).
+MAN_PAGE = (
+    "{title}\n{site}. Start News Search Contact\n\n{heading}\n\n{text}\n\n"
+    "See also: mtools(1), mdir(1), mcopy(1)\n\n{footer}"
+)
+MMD = {
+    "de": ("mmd - ein MS-DOS-Unterverzeichnis anlegen", "Der Befehl mmd wird zum Anlegen eines "
+           "MS-DOS-Unterverzeichnisses verwendet. Die Syntax lautet wie folgt:"),
+    "en": ("mmd - make an MSDOS subdirectory", "The mmd command is used to make an MS-DOS "
+           "subdirectory. Its syntax is as follows:"),
+}  # fmt: skip
+MRD = {
+    "de": ("mrd - ein MS-DOS-Unterverzeichnis entfernen", "Der Befehl mrd wird zum Entfernen "
+           "eines MS-DOS-Unterverzeichnisses verwendet. Die Syntax lautet wie folgt:"),
+    "en": ("mrd - remove an MSDOS subdirectory", "The mrd command is used to remove an MS-DOS "
+           "subdirectory. Its syntax is as follows:"),
+}  # fmt: skip
+
+
+def _man(page: tuple[str, str], title: str = "{}", site: str = "Manual Pages") -> str:
+    heading, text = page
+    footer = f"© 2026 {site}. All rights reserved."
+    return MAN_PAGE.format(
+        title=title.format(heading), site=site, heading=heading, text=text, footer=footer
+    )
+
+
+@pytest.mark.parametrize("lang", ["de", "en"])
+def test_pages_of_sibling_commands_stay_apart(lang: str) -> None:
+    """The pages of two commands whose titles and texts differ only in the words naming them
+    ("mmd"/"mrd", make/remove) stay apart (they fold without the name cells); a copy under a
+    headline, on another site with its name after the title, or with a word changed folds."""
+    mmd, mrd = MMD[lang], MRD[lang]
+    texts = [
+        _man(mmd),
+        _man(mmd, title="Update: {}"),
+        _man(mmd, title="{} | Daily Tech", site="Daily Tech"),
+        _man((mmd[0], mmd[1].replace("mmd", "mdd", 1))),
+        _man(mrd),
+    ]
+    assert folds_with_first(texts) == [True, True, True, False]
+    assert folds_with_first(texts, names=False) == [True, True, True, True]
+
+
+def test_mentions_read_as_documented() -> None:
+    """The mentions: title parts of at most NAME_WORDS words whose words are on a line inside
+    the text (not its first or last EDGE_LINES, not a line equal to the title), one hash each."""
+    lines = ["Daily Tech", "", "mmd - make a directory", "", "The mmd command makes one.", "",
+             "See also: mrd", "", "© Daily Tech"]  # fmt: skip
+    cells = _cells("mmd - make a directory | Daily Tech", lines)
+    # "mmd" and "make a directory" (the heading is not the title): "daily tech" is on the edges
+    assert (cells[0, 2 * PER_PART :] > 0).sum() == 2
+    other = _cells("mrd - remove a directory", [line.replace("mmd", "mrd") for line in lines])
+    assert not names_agree(cells, other)[0]
+    assert not _cells("mmd", lines[:4])[0, 2 * PER_PART :].any()  # too few lines: no inside
+    # a line equal to the title does not count, nor a part longer than a name
+    assert not _cells("The mmd command", ["a", "b", "The mmd command", "c", "d"]).any()
+    assert not _cells("mmd makes a directory", lines)[0, 2 * PER_PART :].any()
+
+
+WORDS = st.lists(st.text("abcdefghij", min_size=3, max_size=8), min_size=1, max_size=3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(WORDS, WORDS, st.text("klmnopqrst", min_size=3, max_size=8))
+def test_a_copy_keeps_its_mentions(name: list[str], other: list[str], site: str) -> None:
+    """A headline before the title and a site after it (named in the site's header and
+    footer) never conflict with the original; pages naming disjoint things do."""
+    subject = " ".join(name)
+
+    def page(title: str, named: str, frame: str) -> np.ndarray:
+        lines = [frame, "", f"{named} is small.", "", f"Use {named} daily.", "", f"© {frame}"]
+        return _cells(title, lines)
+
+    first = page(subject, subject, "home")
+    assert (first[0, 2 * PER_PART :] > 0).sum() == 1
+    assert names_agree(first, page(f"News: {subject} | {site}", subject, site))[0]
+    if not set(name) & set(other):
+        o = " ".join(other)
+        assert not names_agree(first, page(o, o, "home"))[0]
+
+
 @pytest.mark.parametrize(
     ("template", "title", "credit", "same", "other"),
     [
@@ -260,7 +343,8 @@ def test_a_name_changed_near_miss_stays_apart_through_the_proxy(
     es: Elasticsearch, index_name: str, proxy_url: str
 ) -> None:
     """A listing's copies (headline, site name, one word) fold behind it; the listing of
-    another product and the quote credited to another author stay results of their own."""
+    another product, the quote credited to another author and the page of a sibling command
+    stay results of their own."""
     texts = {
         "atomix": LISTING.format(title="Atomix", name="Atomix"),
         "atomix-headline": LISTING.format(title="Explained: Atomix", name="Atomix"),
@@ -269,6 +353,9 @@ def test_a_name_changed_near_miss_stays_apart_through_the_proxy(
         "lennon": QUOTE.format(title="Life is what happens…", credit="-- John Lennon"),
         "lennon-copy": QUOTE.format(title="Life is what happens…", credit="— John Lennon"),
         "saunders": QUOTE.format(title="Life is what happens…", credit="-- Allen Saunders"),
+        "mmd": _man(MMD["de"]),
+        "mmd-site": _man(MMD["de"], title="{} | Daily Tech", site="Daily Tech"),
+        "mrd": _man(MRD["de"]),
     }
     index_texts(es, index_name, texts)
     body = {"query": {"match_all": {}}, "sort": [{"n": "asc"}], "size": 10}
@@ -277,6 +364,8 @@ def test_a_name_changed_near_miss_stays_apart_through_the_proxy(
         "mines": [],
         "lennon": ["lennon-copy"],
         "saunders": [],
+        "mmd": ["mmd-site"],
+        "mrd": [],
     }
 
 

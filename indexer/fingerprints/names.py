@@ -3,7 +3,7 @@ another product name or another author stays apart.
 
 A short listing whose product name changed, or a quote credited to someone else, differs from
 its original in one or two words: to SimHash and MinHash a one-word edit like any other. A
-reader sees another document. Two places in a short text say what it is, in every script:
+reader sees another document. Three places in a short text say what it is, in every script:
 
 * its *subject*: the longest part of its first line (the title, when the document has one),
   bracketed remarks left out (a headline's "(updated)"), split at the separators titles use
@@ -25,13 +25,23 @@ reader sees another document. Two places in a short text say what it is, in ever
   Roosevelt``, ``…之全真。——洪应明``), not itself ending a sentence (``. ! ? 。``, but for an
   initial: a dialogue's next line ``- Why? - Because.`` is none).
   With a quoted work (``《…》``, ``«…»``, ``“…”``), the name's first words and the work's
-  share the part's cells.
+  share the part's cells;
+* its *mentions*: the parts of its title (split as for the subject) of at most
+  :data:`NAME_WORDS` words each of which is on another of its lines, neither among the first
+  nor the last :data:`EDGE_LINES` after the title (blank ones too: where a site's header and
+  footer name the site the title names after its separator) nor one equal to the title: the
+  command of "mmd - ein
+  MS-DOS-Unterverzeichnis anlegen" that "Der Befehl mmd wird …" names. Two pages of sibling
+  commands or products ("mmd"/"mrd … entfernen") differ in the few words that name them, and
+  a short text repeats those.
 
 Words are maximal runs of letters, case folded (digits belong to the number sketch); each
 character of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is a word
-of its own. Each part is stored as the 24-bit hashes of its first :data:`PER_PART` distinct
-words (an attribution with a work: the first half of the name's and the first half of the
-work's; 0: none), only for documents under :data:`NAMED_BELOW` words of content.
+of its own. The subject and the attribution are stored as the 24-bit hashes of their first
+:data:`PER_PART` distinct words (an attribution with a work: the first half of the name's and
+the first half of the work's; 0: none), the mentions as one hash per part (its words together,
+the first :data:`PER_PART` parts), only for documents under :data:`NAMED_BELOW` words of
+content.
 
 **Conflict** (:func:`names_agree`): both documents have an attribution and at most half of
 the smaller one's words are in the other; or both have a subject and the two share no word,
@@ -39,14 +49,21 @@ or, when both are names (at most :data:`NAME_WORDS` words: "Dconf Editor", "Colo
 Editor"), at most half of the smaller one's. A longer subject is a headline or a description,
 which copies cut and reword, and of a title with two parts that lines start with, a cut copy
 may take the other ("gcloud builds worker-pools - manage worker pools …" cut after "manage
-worker"): those conflict only sharing no word.
+worker"): those conflict only sharing no word. Both documents have mentions and share no
+mention: a conflict.
 Guarantees: a part one document lacks never conflicts (a copy that drops the credit, a long
 document); a part whose words a copy keeps, whatever it adds after them, never conflicts; a
 part replaced by other words (a disjoint subject, a name or an attribution sharing at most
 half) always conflicts. So does the same author credited with another work (half the cells are
-the work's). Not seen: a name inside a sentence, a name of three words with one changed
-("GNOME Sound Recorder", "GNOME Sound Juicer"), subjects of more than three words that share a
-word, and a copy that adds a work to a credit of more than three name words.
+the work's). A copy that keeps the title and the text's words keeps its mentions, and a
+headline or a site's name added to the title only adds mentions; titles naming two things the
+texts mention ("mmd", "mrd") conflict. Not seen: a name inside a
+sentence, a name of three words with one changed ("GNOME Sound Recorder", "GNOME Sound
+Juicer"), subjects of more than three words that share a word, a copy that adds a work to a
+credit of more than three name words, and sibling titles whose parts are all longer than
+:data:`NAME_WORDS` words. Cost: a copy whose headline keeps none of the original's mentions
+(cut inside its one short part) and whose own headline is a word its text uses ("Update:" over
+a text saying "update") conflicts.
 """
 
 from __future__ import annotations
@@ -61,6 +78,7 @@ import numpy as np
 
 __all__ = [
     "CREDIT_DASH",
+    "EDGE_LINES",
     "MAX_ATTRIBUTION",
     "NAMED_BELOW",
     "NAME_CELLS",
@@ -72,8 +90,8 @@ __all__ = [
     "names_agree",
 ]
 
-#: Parts: the subject, then the attribution.
-PARTS = 2
+#: Parts: the subject, the attribution, the mentions.
+PARTS = 3
 #: Hashes kept per part (of its first words).
 PER_PART = 6
 #: Cells in all, after the number sketch's.
@@ -85,6 +103,9 @@ MAX_ATTRIBUTION = 8
 #: Subjects of at most this many words are names (a product's, a program's): they conflict
 #: as attributions do; longer ones (a headline, a description) only when they share no word.
 NAME_WORDS = 3
+#: Lines at each end of a text (after its title, blank ones too) whose words give no mention:
+#: a site's header and footer, single lines or paragraphs.
+EDGE_LINES = 2
 #: Most words a first line may have to give a subject (a longer one is text, not a title).
 _MAX_TITLE = 24
 
@@ -168,6 +189,21 @@ def _subject(lines: list[str], title: str) -> list[str]:
     return best
 
 
+def _mentions(lines: list[str], title: str) -> list[str]:
+    """The parts of the title (split as :func:`_subject` splits it) of at most
+    :data:`NAME_WORDS` words each of which is on one of ``lines`` other than the first and the
+    last :data:`EDGE_LINES` (where a site's header and footer name the site) and a line equal
+    to the title, each as its words joined by a space."""
+    pieces = _TITLE_SEPARATORS.split(_REMARK.sub(" ", title))
+    parts = [w for w in map(_words, pieces) if 0 < len(w) <= NAME_WORDS]
+    if not parts or len(lines) <= 2 * EDGE_LINES:
+        return []
+    head = title.strip()
+    inner = [line for line in lines[EDGE_LINES:-EDGE_LINES] if line and line.strip() != head]
+    seen = set(_words("\n".join(inner)))
+    return [" ".join(words) for words in parts if seen.issuperset(words)]
+
+
 def _attribution(lines: list[str], last: str) -> list[str]:
     """The words an attribution is compared by: of the last of ``lines`` that starts with a
     dash, else of a credit inside ``last`` (the text's last line, the title too when it is the
@@ -229,7 +265,9 @@ def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -
     for i in np.flatnonzero(short).tolist():
         first, *lines = texts[i].split("\n")
         last = next((line for line in reversed(lines) if line.strip()), first)
-        for part, words in enumerate((_subject(lines, titles[i]), _attribution(lines, last))):
+        title = titles[i]
+        parts = (_subject(lines, title), _attribution(lines, last), _mentions(lines, title))
+        for part, words in enumerate(parts):
             hs = _hashes(words)
             out[i, part * PER_PART : part * PER_PART + len(hs)] = hs
     return out
@@ -248,4 +286,5 @@ def names_agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     named = np.maximum(nx[:, 0], ny[:, 0]) <= NAME_WORDS  # two subjects that are names
     subject = both[:, 0] & ((shared[:, 0] == 0) | (named & half[:, 0]))
     attribution = both[:, 1] & half[:, 1]
-    return ~(subject | attribution)
+    mentions = both[:, 2] & (shared[:, 2] == 0)
+    return ~(subject | attribution | mentions)
