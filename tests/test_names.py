@@ -219,6 +219,11 @@ def test_a_copy_keeps_its_mentions(name: list[str], other: list[str], site: str)
         (QUOTE, "Life is what happens…", "— Лев Толстой, «Анна Каренина»",
          "— Лев Толстой, «Анна Каренина» (Source: Daily Quote)",
          "— Лев Толстой, «Война и мир»"),
+        # a source described in more words than a name, no punctuation inside: 11 words
+        (QUOTE, "Life is what happens…",
+         "-- Discussion in comp.os.linux.misc on the intuitiveness of interfaces",
+         "— Discussion in comp.os.linux.misc on the intuitiveness of interfaces (via Example)",
+         "-- Wesley T. Williams"),
     ],
 )  # fmt: skip
 def test_a_quote_credited_to_someone_else_stays_apart(
@@ -303,6 +308,13 @@ def test_a_list_is_no_attribution_unless_it_ends_the_text() -> None:
     dialogue = _cells("Q", ["— Как дела?", "— Хорошо.", "— Антон Чехов"])
     other = _cells("Q", ["— Как дела?", "— Хорошо.", "— Лев Толстой"])
     assert dialogue[0, 6] and not names_agree(dialogue, other)[0]
+    # a joke's dialogue on one dash line, longer than MAX_ATTRIBUTION words: no credit, so the
+    # copy that splits it over two lines (its last one short enough to be read as a credit)
+    # does not conflict with it
+    joke = "- Как предохраниться от зачатия? - Нужно пить нарзан. - До или после? - Вместо."
+    one = _cells("Q", ["Шутка дня", joke])
+    split = _cells("Q", ["Шутка дня", *joke.replace(". - До", ".\n- До").split("\n")])
+    assert not one.any() and split.any() and names_agree(one, split)[0]
 
 
 NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)

@@ -19,7 +19,10 @@ reader sees another document. Three places in a short text say what it is, in ev
   after the name: ``-- F. D. Roosevelt, first inaugural address``), if its name has at most
   :data:`MAX_ATTRIBUTION` words (a character of a script written without spaces counts half
   a word, as in a document's word count, and a quoted work's title one word:
-  ``—— 晏殊《采桑子·时光只解催人老》`` is two); when several lines start with a dash (a list,
+  ``—— 晏殊《采桑子·时光只解催人老》`` is two), or :data:`MAX_PLAIN_ATTRIBUTION` when it
+  holds no sentence's end, comma, colon or dash before more text (a source described: ``--
+  Discussion in comp.os.linux.misc on the intuitiveness of interfaces``; a dialogue's line
+  holds those); when several lines start with a dash (a list,
   a dialogue), only if no text follows it. Without such a line, a credit at the end of the
   text's last line, after a full stop or a closing quote (``… itself.” — F. D.
   Roosevelt``, ``…之全真。——洪应明``), not itself ending a sentence (``. ! ? 。``, but for an
@@ -80,6 +83,7 @@ __all__ = [
     "CREDIT_DASH",
     "EDGE_LINES",
     "MAX_ATTRIBUTION",
+    "MAX_PLAIN_ATTRIBUTION",
     "NAMED_BELOW",
     "NAME_CELLS",
     "NAME_WORDS",
@@ -100,6 +104,9 @@ NAME_CELLS = PARTS * PER_PART
 NAMED_BELOW = 100
 #: Most words an attribution line may have (a dense-script character: half a word).
 MAX_ATTRIBUTION = 8
+#: Most words of an attribution whose text holds no sentence's end, comma, colon or dash before
+#: more text (a description of the source); a line of a dialogue holds them.
+MAX_PLAIN_ATTRIBUTION = 12
 #: Subjects of at most this many words are names (a product's, a program's): they conflict
 #: as attributions do; longer ones (a headline, a description) only when they share no word.
 NAME_WORDS = 3
@@ -209,10 +216,11 @@ def _attribution(lines: list[str], last: str) -> list[str]:
     dash, else of a credit inside ``last`` (the text's last line, the title too when it is the
     only one), bracketed remarks left out (a source added after the name), if its name has
     at most :data:`MAX_ATTRIBUTION` words (a dense-script character counting half, a quoted
-    work's title one). With a quoted work (``《…》``, ``«…»``, ``“…”`` ...), the first half of
-    the cells go to the name and the rest to the work, so that the same author credited with
-    another work, or a long work's title, is still seen. When several lines start with a dash
-    (a list, a dialogue), only a last line of the text is a credit."""
+    work's title one; :data:`MAX_PLAIN_ATTRIBUTION` without punctuation inside). With a
+    quoted work (``《…》``, ``«…»``, ``“…”`` ...), the first half of the cells go to the name
+    and the rest to the work, so that the same author credited with another work, or a long
+    work's title, is still seen. When several lines start with a dash (a list, a dialogue),
+    only a last line of the text is a credit."""
     dashed = [(i, m.end()) for i, m in enumerate(map(CREDIT_DASH.match, lines)) if m is not None]
     if dashed:
         at, start = dashed[-1]
@@ -227,6 +235,11 @@ def _attribution(lines: list[str], last: str) -> list[str]:
     return _credit(last[inline.end() :])
 
 
+#: What a credit's text holds inside when it is a sentence or a dialogue, not a name or a
+#: source: a sentence's end, a comma, colon or semicolon, or a dash, before more text.
+_PUNCTUATED = re.compile(r"[.!?…。！？,;:，；：]\s+\S|\s(?:-{1,2}|[\u2012-\u2015])\s")
+
+
 def _credit(text: str) -> list[str]:
     """An attribution's words (:func:`_attribution`) from the text after its dash."""
     credit = _REMARK.sub(" ", text)
@@ -234,7 +247,8 @@ def _credit(text: str) -> list[str]:
     unquoted = _WORK.sub(" ", credit)
     name = _words(unquoted)
     dense = sum(1 for w in name if _DENSE_CHAR.fullmatch(w))
-    if len(name) - dense / 2 + len(works) > MAX_ATTRIBUTION:
+    most = MAX_ATTRIBUTION if _PUNCTUATED.search(unquoted) else MAX_PLAIN_ATTRIBUTION
+    if len(name) - dense / 2 + len(works) > most:
         return []
     name = _words(_NAME_END.split(unquoted, 1)[0]) or name
     titles = _words(" ".join(works))
