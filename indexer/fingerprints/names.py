@@ -33,10 +33,9 @@ reader sees another document. Three places in a short text say what it is, in ev
   :data:`NAME_WORDS` words each of which is on another of its lines, neither among the first
   nor the last :data:`EDGE_LINES` after the title (blank ones too: where a site's header and
   footer name the site the title names after its separator) nor one equal to the title: the
-  command of "mmd - ein
-  MS-DOS-Unterverzeichnis anlegen" that "Der Befehl mmd wird …" names. Two pages of sibling
-  commands or products ("mmd"/"mrd … entfernen") differ in the few words that name them, and
-  a short text repeats those.
+  command of "mmd - ein MS-DOS-Unterverzeichnis anlegen" that "Der Befehl mmd wird …" names.
+  Two pages of sibling commands or products ("mmd"/"mrd … entfernen") differ in the few words
+  that name them, and a short text repeats those.
 
 Words are maximal runs of letters, case folded (digits belong to the number sketch); each
 character of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is a word
@@ -182,8 +181,7 @@ def _subject(lines: list[str], title: str) -> list[str]:
     others = [line for line in lines if line and line.strip() != head]
     if not others:
         return []
-    pieces = _TITLE_SEPARATORS.split(_REMARK.sub(" ", title))
-    parts = [w for w in map(_words, pieces) if 0 < len(w) <= _MAX_TITLE]
+    parts = _title_parts(title, _MAX_TITLE)
     if not parts:
         return []
     most = max(map(len, parts))  # only the lines' first words are compared
@@ -196,13 +194,19 @@ def _subject(lines: list[str], title: str) -> list[str]:
     return best
 
 
+def _title_parts(title: str, most: int) -> list[list[str]]:
+    """The words of each part of the title (split at its separators: ``|``, ``:``, `` - ``,
+    ``【】`` ..., bracketed remarks left out) that has at most ``most`` words."""
+    pieces = _TITLE_SEPARATORS.split(_REMARK.sub(" ", title))
+    return [w for w in map(_words, pieces) if 0 < len(w) <= most]
+
+
 def _mentions(lines: list[str], title: str) -> list[str]:
     """The parts of the title (split as :func:`_subject` splits it) of at most
     :data:`NAME_WORDS` words each of which is on one of ``lines`` other than the first and the
     last :data:`EDGE_LINES` (where a site's header and footer name the site) and a line equal
     to the title, each as its words joined by a space."""
-    pieces = _TITLE_SEPARATORS.split(_REMARK.sub(" ", title))
-    parts = [w for w in map(_words, pieces) if 0 < len(w) <= NAME_WORDS]
+    parts = _title_parts(title, NAME_WORDS)
     if not parts or len(lines) <= 2 * EDGE_LINES:
         return []
     head = title.strip()
