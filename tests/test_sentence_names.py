@@ -87,6 +87,56 @@ def test_a_name_that_ends_the_text() -> None:
     assert folds_with_first([text, halved]) == [True]
 
 
+@pytest.mark.parametrize(
+    ("template", "name", "city", "same_initial", "typos"),
+    [
+        (
+            EN,
+            "John Smith",
+            "London",
+            ["Jack Smith", "John Stone", "Peter Jones"],
+            ["Jonh Smith", "Jahn Smith", "John Smitth"],  # a swap, a vowel, a doubled letter
+        ),
+        (
+            RU,
+            "Иваном Петровым",
+            "Москве",
+            ["Игорем Петровым", "Иваном Павловым"],
+            ["Иванмо Петровым", "Иваном Петравым"],
+        ),
+    ],
+)
+def test_a_name_of_the_same_initial_stays_apart(
+    template: str, name: str, city: str, same_initial: list[str], typos: list[str]
+) -> None:
+    """Another name of the same initial is another person; a typo that swaps two letters,
+    changes a vowel or doubles a letter keeps the name."""
+    text = template.format(name=name, city=city)
+    others = [template.format(name=other, city=city) for other in same_initial]
+    assert folds_with_first([text, *others]) == [False] * len(others)
+    copies = [template.format(name=typo, city=city) for typo in typos]
+    assert folds_with_first([text, *copies]) == [True] * len(copies)
+
+
+def test_a_copy_cut_inside_a_name_before_more_lines_folds() -> None:
+    """A copy cut at a character count inside a name at the end of its story, followed by
+    lines of its own (a site's "related pages" and "about" lines), folds with the original,
+    whose name ends a sentence; a name replaced there still conflicts."""
+    story = (
+        "Yesterday the city council met to discuss the budget for the coming year and the "
+        "plans for the new library building downtown, which opens next spring in Springfield."
+    )
+    title = "Council meets on the budget\n\n"
+    after = (
+        "\n\nRelated pages: Budget hearings; Library plans; Parking rules\n\n"
+        "About us: a small paper of the valley since 1990."
+    )
+    cut = title + story[: story.index("Springfield") + 7] + after
+    assert folds_with_first([title + story + after, cut]) == [True]
+    other = title + story.replace("Springfield", "Shelbyville") + after
+    assert folds_with_first([title + story + after, other]) == [False]
+
+
 def test_a_full_name_that_starts_a_sentence() -> None:
     """A name of two words starting a sentence: its second word's context is the sentence's
     start, not its first word, so another person there stays apart; a typo in it, or a word

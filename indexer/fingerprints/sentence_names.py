@@ -21,15 +21,22 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   line with nothing between them but spaces, commas, quotes or brackets (a sentence starts
   at the line's start, after ``. ! ? … : ;``, a dash, a bullet or a character of another
   script). Each word of a name of several words is one (``John``, then ``Smith``);
-* its *value* is its initial, case folded: a typo inside a name (``Jonh``, ``Хаймяа``) keeps
-  it, a name of another initial changes it (two different names share one about one time in
-  fifteen, and then fold);
+* its *value* is its initial and the set of its other consonants, case folded (the vowels of
+  Latin, Greek and Cyrillic, accents and ``y`` left out): a typo that swaps two letters, doubles
+  one or changes a vowel (``Jonh``, ``Хаймяа``) keeps it; another name changes it, of the
+  same initial too ("Alex" for "Armanism", "Chen" for "Color"). The text's last word when
+  nothing follows it (a copy cut at a character count ends in half a word: ``Springf``) has
+  its initial alone;
 * its *contexts*, each an entry of its own kind, in a row of cells of its own (so that a name
   changed where nothing else changed is the only difference among its kind's contexts): the
   word before and the word after it together (the word after: on its line, in its sentence;
   for a name's first word, the word after the whole name: ``met John Smith in`` gives ``John``
   the context ``met … in``; at the sentence's end, the two words before it: ``delays in
-  London.`` gives ``delays in …``, since "by …." alone is too common; after a capitalised word
+  London.`` gives ``delays in …``, since "by …." alone is too common; where nothing follows
+  the name on its line, not even a full stop (a heading, a list's item, a cut), the same two
+  words marked as a line's end, and at the text's end marked as that: a copy cut inside a name
+  (``Exitin`` before the site's "related pages") never meets its original's whole name at a
+  sentence's end (``Exiting.``); after a capitalised word
   that starts the sentence, the sentence's start: ``John Smith said`` gives ``Smith`` the
   context ``… said``, so a whole name replaced there conflicts); and, in the documents
   given as ``sides`` (the number sketch's shortest, under 50 words), the word before alone and
@@ -56,9 +63,12 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   story's own line repeating its headline).
 
 Not seen: a name of one word at a sentence's start ("John said …" → "Peter said …") or on a
-text's first line, a name replaced by one of the same initial, a name changed together with both
-its neighbours, names in scripts without case (Chinese, Japanese), German texts.
-Costs: a name in a text's last paragraph of one line is not seen, nor on a short last line
+text's first line, a name replaced by one of the same initial and consonants ("Jon" → "Jan"), a
+name changed together with both its neighbours, names in scripts without case (Chinese,
+Japanese), German texts.
+Costs: a typo that adds or drops a consonant ("Jon" → "John") is another name; a copy that
+puts a name at its line's end (a full stop dropped) no longer compares it there; a name in a
+text's last paragraph of one line is not seen, nor on a short last line
 naming what its title names; a footer naming the site on a line that no blank line sets apart
 makes two copies in two sites' frames conflict when no header names the site too, unless a
 host model cut the line (measured in docs/fingerprints.md, "Names inside sentences").
@@ -128,7 +138,7 @@ def _capitalises_nouns(words: Sequence[str]) -> bool:
 _WORDS_AND_GAPS = re.compile(f"({_WORD.pattern})")
 
 
-_Name = tuple[str, str, str | None, bool]
+_Name = tuple[str, str, str | None, bool, bool]
 
 #: A site's footer: how many of a text's last lines, and of at most how many words each, give
 #: no entry for a name its title line (a site's header) also holds.
@@ -162,12 +172,13 @@ def _site_names(names: list[_Name], words: Sequence[str], title: str) -> set[str
 
 
 def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -> list[_Name]:
-    """(word before, name, word after, whether the word before is a name too) of each name
-    on a line (module docstring), folded: the word after a name's first word is the one
-    after the whole name, and where none is (the sentence's end), the word before is the
-    two; ``last``: the text's last line, whose last word, if nothing follows it, has the
-    word after it ``None`` (it may be half a word: :func:`name_entries`). ``parts``: the
-    line split by :data:`_WORDS_AND_GAPS`, when the caller has it."""
+    """(word before, name, word after, whether the word before is a name too, whether the name
+    may be half a word) of each name on a line (module docstring), folded: the word after a
+    name's first word is the one after the whole name, and where none is (the sentence's end),
+    the word before is the two; where nothing follows the name on its line, the word after is
+    ``None`` (a line's end, marked in :func:`name_entries`). ``last``: the text's last line,
+    whose last word, if nothing follows it, may be half a word. ``parts``: the line split by
+    :data:`_WORDS_AND_GAPS`, when the caller has it."""
     if parts is None:
         parts = _WORDS_AND_GAPS.split(line)
     words = parts[1::2]  # gap 0, word 0, gap 1, word 1, ..., the gap after the last word
@@ -193,18 +204,19 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
         if not named(i - 1):
             while j + 1 < n and named(j + 1):
                 j += 1
-        after: str | None = ""  # the line's or the sentence's end
+        after: str | None = ""  # the sentence's end
         if j + 1 < n and going_on(j + 1):
             after = words[j + 1].casefold()
-        elif last and j + 1 == n and not parts[-1].strip():
-            after = None  # the text's end: a cut may have halved the word
+        elif j + 1 == n and not parts[-1].strip():
+            after = None  # the line's end, without punctuation
         if not after:  # the sentence's end: the two words before it are its context
             before = " ".join(words[max(0, i - 2) : i]).casefold()
         elif i - 1 in caps and not going_on(i - 1):  # "John Smith said": the sentence's start
             before = ""
         else:
             before = words[i - 1].casefold()
-        out.append((before, words[i].casefold(), after, named(i - 1)))
+        cut = last and i + 1 == n and not parts[-1].strip()  # the text's end: maybe half a word
+        out.append((before, words[i].casefold(), after, named(i - 1), cut))
     return out
 
 
@@ -216,6 +228,17 @@ def _hash(kind: bytes, text: str) -> int:
 @functools.lru_cache(maxsize=4096)
 def _initial_hash(initial: str) -> int:
     return _hash(b"name-value", initial)
+
+
+#: Vowels of Latin, Greek and Cyrillic (and y), unaccented: a name's value leaves them out.
+_VOWELS = frozenset("aeiouyаеёиоуыэюяіїєαεηιουω")
+
+
+@functools.lru_cache(maxsize=16384)
+def _name_value(name: str) -> int:
+    """A name's value: its initial and the set of its other consonants (module docstring)."""
+    rest = {unicodedata.normalize("NFD", c)[0] for c in name[1:] if c.isalpha()}
+    return _hash(b"name-value", name[0] + "".join(sorted(rest - _VOWELS)))
 
 
 #: The kinds of entries (each in cells of its own): both neighbours, the word before, the
@@ -274,11 +297,12 @@ def name_entries(
                 site = _site_names(names, parts[1::2], title)
                 names = [t for t in names if t[1] not in site]
             found += names
-        for before, name, after, going_on in found:
-            value = _initial_hash(name[0])  # its initial: a typo rarely changes it
-            contexts = [(0, f"{before} {after or ''}")]
+        for before, name, after, going_on, cut in found:
+            value = _initial_hash(name[0]) if cut else _name_value(name)
+            end = "\x00" if cut else "\n"  # the text's end or a line's, without punctuation
+            contexts = [(0, f"{before} {after}" if after is not None else f"{before} {end}")]
             if not going_on and d in alone_too:  # a name's first word: its neighbours alone
-                if after is not None:  # not the text's last word: it is whole
+                if not cut:  # not the text's last word: it is whole
                     contexts.append((1, before.rsplit(" ", 1)[-1]))
                 if after:  # not the line's or the sentence's end
                     contexts.append((2, after))
