@@ -15,7 +15,9 @@ page is fingerprinted from its other tokens, in order, as if they were its whole
 that it is fingerprinted like the same text without a template (the words it adds,
 ``features.with_words``); furniture inside a line, with the line's own tokens before and
 after it, is kept there (a phrase a host's pages share inside their own sentences, which a
-copy on another host keeps). The number sketch reads the page's lines less those mostly cut.
+copy on another host keeps). The number sketch reads the page's lines less those mostly cut
+whose numbers are all cut too (a listing's line in the host's wording around its own price,
+"価格21440円（税込）、送料無料。", keeps the price: its digits are on no other pages).
 The exact key stays that of the full text.
 
 The literal rule removes content too (a host of license texts, where the shared text IS the
@@ -714,8 +716,10 @@ def _content_texts(
     partly: bool = False,
 ) -> list[str]:
     """Each text (``texts``, default ``f.texts``), less the lines (of the documents
-    ``applied``) whose tokens are mostly cut: what the number sketch reads, so that numbers of
-    the host's frame neither block true copies nor hide a changed number among their own.
+    ``applied``) whose tokens are mostly cut and whose tokens holding a digit are all cut: what
+    the number sketch reads, so that numbers of the host's frame neither block true copies nor
+    hide a changed number among their own, while a number of the page's own (its digits on
+    few of the host's pages) in a line of the host's wording stays.
     ``partly``: less the lines with any token cut (what the names inside sentences are read
     from: a frame's line with the site's name in it, around a slot of the page's own)."""
     out = list(f.texts if texts is None else texts)
@@ -728,7 +732,13 @@ def _content_texts(
         line = f.line_no[a:b]
         total = np.bincount(line)
         cut = np.bincount(line, weights=~keep[a:b], minlength=len(total))
-        drop = np.flatnonzero(((cut > 0) if partly else (2 * cut > total)) & (total > 0))
+        if partly:
+            gone = cut > 0
+        else:
+            digit = keep[a:b] & (f.tokens[4, a:b] != 0)
+            held = np.bincount(line, weights=digit, minlength=len(total)) > 0
+            gone = (2 * cut > total) & ~held
+        drop = np.flatnonzero(gone & (total > 0))
         if len(drop):
             lines = out[d].split("\n")
             for i in drop.tolist():

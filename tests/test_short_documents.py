@@ -550,6 +550,34 @@ def test_a_price_on_a_line_of_the_shops_wording_is_read() -> None:
     assert verifies(texts, [(a, b), (a, c), (b, c)], modelled) == [True, False, False]
 
 
+def test_a_price_on_a_line_mostly_of_the_shops_wording_is_read() -> None:
+    """A copy that puts a listing's price on a line of its own, every other word of it the
+    shop's ("価格21440円（税込）、送料無料。": the line is mostly cut as the host's furniture)
+    still has the price read, its digits being on no other page: a near-miss with another
+    price stays apart from it, as from the listing; the copy and the listing fold."""
+    rng = random.Random(60)
+    p = FingerprintParams()
+    head, foot = _site("デジタルストア", 6)
+    names = [_zh(rng, 4) for _ in range(30)]
+
+    def listing(name: str, price: int) -> str:
+        return f"{name} 9.10：{_zh(rng, 14)}。容量64GB、価格{price}円（税込）、送料無料。"
+
+    pages = [listing(n, rng.randint(900, 90000)) for n in names]
+    first = f"{names[0]} 9.10：{_zh(rng, 14)}。容量64GB、"
+    original = f"{first}価格21440円（税込）、送料無料。"
+    wrapped = f"{first}\n価格21440円（税込）、送料無料。"
+    near_miss = f"{first}価格23441円（税込）、送料無料。"
+    texts = [f"{names[0]}\n{head}\n{x}\n{foot}" for x in [*pages, original, wrapped, near_miss]]
+    learner = Learner(BoilerplateConfig())
+    for sets in doc_shingle_sets(texts, p):
+        learner.add("shop.example", sets)
+    model = learner.models()["shop.example"]
+    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    a, b, c = len(texts) - 3, len(texts) - 2, len(texts) - 1
+    assert verifies(texts, [(a, b), (a, c), (b, c)], modelled) == [True, False, False]
+
+
 def test_a_text_that_repeats_itself_loses_its_slot_lines_too() -> None:
     """A man page whose long title lists several names with the same words, repeated as its
     heading, over one sentence: more than ``SLOT_WHOLE_WORDS`` words but few distinct
