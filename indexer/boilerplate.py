@@ -17,7 +17,8 @@ that it is fingerprinted like the same text without a template (the words it add
 after it, is kept there (a phrase a host's pages share inside their own sentences, which a
 copy on another host keeps). The number sketch reads the page's lines less those mostly cut
 whose numbers are all cut too (a listing's line in the host's wording around its own price,
-"価格21440円（税込）、送料無料。", keeps the price: its digits are on no other pages).
+"価格21440円（税込）、送料無料。", keeps the price: its digits are on no other pages) or that
+hold a year or a time of day (a page's "edited on" date in the host's footer).
 The exact key stays that of the full text.
 
 The literal rule removes content too (a host of license texts, where the shared text IS the
@@ -36,6 +37,7 @@ content; common wording on a host with few pages), so it is guarded:
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -708,6 +710,11 @@ def _guarded(
     return share, mine & (cut > 0) & (share <= max_removed) & (kept >= min_remaining)
 
 
+#: A year or a time of day, which in a line mostly of a host's wording is the frame's stamp
+#: ("Edited 3 March 2026, at 10:55. Text is available under …").
+_DATED = re.compile(r"(?<![0-9])(?:19|20)[0-9]{2}(?![0-9])|[0-9]:[0-5][0-9]")
+
+
 def _content_texts(
     f: Features,
     keep: np.ndarray,
@@ -719,7 +726,8 @@ def _content_texts(
     ``applied``) whose tokens are mostly cut and whose tokens holding a digit are all cut: what
     the number sketch reads, so that numbers of the host's frame neither block true copies nor
     hide a changed number among their own, while a number of the page's own (its digits on
-    few of the host's pages) in a line of the host's wording stays.
+    few of the host's pages) in a line of the host's wording stays, unless the line holds a
+    year or a time of day (:data:`_DATED`: a stamp, a page's "edited on" date).
     ``partly``: less the lines with any token cut (what the names inside sentences are read
     from: a frame's line with the site's name in it, around a slot of the page's own)."""
     out = list(f.texts if texts is None else texts)
@@ -737,7 +745,13 @@ def _content_texts(
         else:
             digit = keep[a:b] & (f.tokens[4, a:b] != 0)
             held = np.bincount(line, weights=digit, minlength=len(total)) > 0
-            gone = (2 * cut > total) & ~held
+            mostly = 2 * cut > total
+            gone = mostly & ~held
+            if (mostly & held).any():  # the host's wording around a number of the page's own
+                lines = out[d].split("\n")
+                for i in np.flatnonzero(mostly & held).tolist():
+                    if i < len(lines) and _DATED.search(lines[i]):
+                        gone[i] = True  # a stamp of the frame's, however long its line
         drop = np.flatnonzero(gone & (total > 0))
         if len(drop):
             lines = out[d].split("\n")

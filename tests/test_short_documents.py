@@ -22,6 +22,7 @@ from indexer.fingerprints import FingerprintArrays, FingerprintParams, fingerpri
 from indexer.fingerprints.bands import band_keys
 from indexer.fingerprints.features import ALL_WORDS, NO_WORDS, with_words, word_share
 from indexer.grouping import Prints, Thresholds, verify
+from tests.test_ingest import prose
 
 DEFAULTS = Settings()
 RULE = Thresholds(
@@ -576,6 +577,36 @@ def test_a_price_on_a_line_mostly_of_the_shops_wording_is_read() -> None:
     modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
     a, b, c = len(texts) - 3, len(texts) - 2, len(texts) - 1
     assert verifies(texts, [(a, b), (a, c), (b, c)], modelled) == [True, False, False]
+
+
+def test_a_recrawled_page_with_a_new_edit_date_in_a_long_footer_line_folds() -> None:
+    """A wiki's footer line states each page's last edit ("Edited 3 March 2026, at 10:55. Text
+    is available under …"): mostly the host's wording, its date the page's own (and its start:
+    no slot), on too long a line for a stamp's. A recrawl with one typo fixed and a new date
+    still folds with the page it replaces; another page of the wiki does not."""
+    rng = random.Random(61)
+    p = FingerprintParams()
+    months = ["January", "March", "May", "July", "October", "December"]
+
+    def page(title: str, text: str) -> str:
+        edited = (
+            f"Edited {rng.randint(1, 28)} {rng.choice(months)} {rng.randint(2010, 2026)}, at "
+            f"{rng.randint(10, 23)}:{rng.randint(10, 59)}. Text is available under the Creative "
+            "Commons Attribution-ShareAlike License; additional terms may apply."
+        )
+        return f"{title}\nValley Wiki | Main page | Random page | Help\n{text}\n{edited}"
+
+    bodies = [prose(7000 + k, 120) for k in range(30)]
+    texts = [page(f"Article {k}", body) for k, body in enumerate(bodies)]
+    words = bodies[0].split()
+    words[40] = words[40] + "s"  # a typo fixed
+    texts.append(page("Article 0", " ".join(words)))
+    learner = Learner(BoilerplateConfig())
+    for sets in doc_shingle_sets(texts, p):
+        learner.add("wiki.example", sets)
+    model = learner.models()["wiki.example"]
+    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    assert verifies(texts, [(0, len(texts) - 1), (0, 1)], modelled) == [True, False]
 
 
 def test_a_text_that_repeats_itself_loses_its_slot_lines_too() -> None:
