@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -523,53 +524,48 @@ def test_a_listings_wording_that_its_shop_repeats_stays_content() -> None:
     assert verifies(texts, [(0, untitled), (syndicated, untitled)], modelled) == [True, True]
 
 
-def test_a_price_on_a_line_of_the_shops_wording_is_read() -> None:
-    """A copy that breaks a listing's line before its price ("售价 ¥1579元，包邮。", half of it
-    the shop's wording) still has the price read: a near-miss with another price stays apart
-    from it, as from the listing."""
-    rng = random.Random(58)
+@pytest.mark.parametrize(
+    ("seed", "site", "listing", "price", "other"),
+    [
+        # the wrapped line half the shop's wording ("售价 ¥1579 元，包邮。")
+        (
+            58,
+            "数码商城",
+            "{name} 2.1 专业版：{text}存储容量 256GB，\n售价 ¥{price} 元，包邮。",
+            1579,
+            1709,
+        ),
+        # the wrapped line mostly the shop's wording: cut as the host's furniture but for the
+        # price, whose digits are on no other page
+        (
+            60,
+            "デジタルストア",
+            "{name} 9.10：{text}。容量64GB、\n価格{price}円（税込）、送料無料。",
+            21440,
+            23441,
+        ),
+    ],
+)
+def test_a_price_on_a_line_of_the_shops_wording_is_read(
+    seed: int, site: str, listing: str, price: int, other: int
+) -> None:
+    """A copy that breaks a listing's line before its price, the rest of that line the shop's
+    wording, still has the price read: a near-miss with another price stays apart from it, as
+    from the listing; the copy and the listing fold."""
+    rng = random.Random(seed)
     p = FingerprintParams()
-    head, foot = _site("数码商城", 5)
+    head, foot = _site(site, seed - 53)
 
-    def listing(name: str, price: int) -> str:
-        cap = rng.choice((64, 128, 256))
-        return f"{name} 2.1 专业版：{_zh(rng, 12)}存储容量 {cap}GB，售价 ¥{price} 元，包邮。"
+    def page(name: str, text: str, price: int, wrapped: bool = False) -> str:
+        line = listing.format(name=name, text=text, price=price)
+        return line if wrapped else line.replace("\n", "")
 
     names = [_zh(rng, 4) for _ in range(30)]
-    pages = [listing(n, rng.randint(900, 9000)) for n in names]
-    first = f"{names[0]} 2.1 专业版：{_zh(rng, 12)}存储容量 256GB，"
-    original = f"{first}售价 ¥1579 元，包邮。"
-    wrapped = f"{first}\n售价 ¥1579元，包邮。"
-    near_miss = f"{first}售价 ¥1709 元，包邮。"
-    texts = [f"{names[0]}\n{head}\n{x}\n{foot}" for x in [*pages, original, wrapped, near_miss]]
-    learner = Learner(BoilerplateConfig())
-    for sets in doc_shingle_sets(texts, p):
-        learner.add("shop.example", sets)
-    model = learner.models()["shop.example"]
-    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
-    a, b, c = len(texts) - 3, len(texts) - 2, len(texts) - 1
-    assert verifies(texts, [(a, b), (a, c), (b, c)], modelled) == [True, False, False]
-
-
-def test_a_price_on_a_line_mostly_of_the_shops_wording_is_read() -> None:
-    """A copy that puts a listing's price on a line of its own, every other word of it the
-    shop's ("価格21440円（税込）、送料無料。": the line is mostly cut as the host's furniture)
-    still has the price read, its digits being on no other page: a near-miss with another
-    price stays apart from it, as from the listing; the copy and the listing fold."""
-    rng = random.Random(60)
-    p = FingerprintParams()
-    head, foot = _site("デジタルストア", 6)
-    names = [_zh(rng, 4) for _ in range(30)]
-
-    def listing(name: str, price: int) -> str:
-        return f"{name} 9.10：{_zh(rng, 14)}。容量64GB、価格{price}円（税込）、送料無料。"
-
-    pages = [listing(n, rng.randint(900, 90000)) for n in names]
-    first = f"{names[0]} 9.10：{_zh(rng, 14)}。容量64GB、"
-    original = f"{first}価格21440円（税込）、送料無料。"
-    wrapped = f"{first}\n価格21440円（税込）、送料無料。"
-    near_miss = f"{first}価格23441円（税込）、送料無料。"
-    texts = [f"{names[0]}\n{head}\n{x}\n{foot}" for x in [*pages, original, wrapped, near_miss]]
+    pages = [page(n, _zh(rng, 12), rng.randint(900, 90000)) for n in names]
+    text = _zh(rng, 12)
+    own = [page(names[0], text, price), page(names[0], text, price, True)]
+    own.append(page(names[0], text, other))
+    texts = [f"{names[0]}\n{head}\n{x}\n{foot}" for x in [*pages, *own]]
     learner = Learner(BoilerplateConfig())
     for sets in doc_shingle_sets(texts, p):
         learner.add("shop.example", sets)
