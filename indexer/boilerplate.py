@@ -5,9 +5,11 @@ features and the MinHash features, see ``indexer.fingerprints.features``), that 
 more than ``min_share`` of the host's pages, and a set of *slot heads*: the first two tokens
 of lines that start alike on many pages and go on differently ("Related pages: ...", a
 byline; :func:`line_heads`). A token of a page is furniture when a shingle of the model
-(SimHash family) covers it or its line starts with a slot head; the page's own content is
-what is left (its token count: content in words, so a short text inside a long template is a
-short document). A page with at least ``features.NO_WORDS`` words of its own is fingerprinted
+(SimHash family) covers it or its line starts with a slot head (so does a line longer than
+any slot's, ``SLOT_MAX_WORDS``, whose head is on most of the host's pages: a "related pages"
+line listing a title of hundreds of words); the page's own content is what is left (its
+token count: content in words, so a short text inside a long template is a short document).
+A page with at least ``features.NO_WORDS`` words of its own is fingerprinted
 from its own shingles: those of the full text that are not the model's (no shingle joins the
 text before a template block to the text after it; under ``SLOT_WHOLE_WORDS`` words, or
 distinct shingles away from its slot lines, none touching a slot line either). A shorter
@@ -220,8 +222,10 @@ def _sorted_unique_per_doc(h: np.ndarray, counts: np.ndarray) -> list[np.ndarray
 SLOT_MIN_TOKENS = 3
 #: A head repeated on more than this share of the pages it is on is wording, not a slot.
 SLOT_MAX_REPEATED = 0.2
-#: Longer lines (words of content) are never a slot's: a slot is a label and a value (a
-#: "related pages" line lists other pages' titles, and a title can be a whole sentence).
+#: Longer lines (words of content) teach no slot and are never marked as a slot's: a slot is a
+#: label and a value (a "related pages" line lists other pages' titles, and a title can be a
+#: whole sentence). One whose head is a slot on most of the host's pages is still cut (a
+#: title of hundreds of words, a command's whole synopsis, in the "related pages" line).
 SLOT_MAX_WORDS = 200
 #: Lines of at most this many words are a slot's from ``BoilerplateConfig.slot_share``.
 SLOT_SHORT_WORDS = 12
@@ -245,16 +249,18 @@ class PageSets(NamedTuple):
         return PageSets(*(np.concatenate([p[i] for p in parts]) for i in range(4)))
 
 
-def line_heads(f: Features) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Line heads: for every line of at least ``SLOT_MIN_TOKENS`` tokens and at most
-    ``SLOT_MAX_WORDS`` words its document, the hash of its first two tokens (its *head*; low
-    bit 0), its first token's position and its token count; and again for every line of at
-    most ``SLOT_SHORT_WORDS`` words, with the low bit 1 (a short line's head, which
-    ``BoilerplateConfig.slot_share`` of the pages make a slot)."""
+def line_heads(
+    f: Features, longer_than: float = 0, longest: float = SLOT_MAX_WORDS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Line heads: for every line of at least ``SLOT_MIN_TOKENS`` tokens and of more than
+    ``longer_than`` and at most ``longest`` words, its document, the hash of its first two
+    tokens (its *head*; low bit 0), its first token's position and its token count; and again
+    for every such line of at most ``SLOT_SHORT_WORDS`` words, with the low bit 1 (a short
+    line's head, which ``BoilerplateConfig.slot_share`` of the pages make a slot)."""
     first = np.flatnonzero(f.starts)
     size = np.diff(np.append(first, len(f.starts)))
     words = content_units(f.tokens[2], size)
-    ok = (size >= SLOT_MIN_TOKENS) & (words <= SLOT_MAX_WORDS)
+    ok = (size >= SLOT_MIN_TOKENS) & (words > longer_than) & (words <= longest)
     first, size, words = first[ok], size[ok], words[ok]
     tok = f.tokens[0]
     heads = fmix64(tok[first] * PHI + tok[first + 1]) & ~np.uint64(1)
@@ -658,6 +664,7 @@ def _cut(
     sdoc = np.repeat(np.arange(n), f.scounts)
     mdoc = np.repeat(np.arange(n), f.mcounts)
     lines = line_heads(f) if any(len(m.slot_heads) for m, _ in by_model) else None
+    longer = None if lines is None else line_heads(f, SLOT_MAX_WORDS, np.inf)
     for model, docs in by_model:
         mine = np.zeros(n, dtype=bool)
         mine[docs] = True
@@ -680,6 +687,15 @@ def _cut(
                 share = np.where(apply_s, share_s, share)
                 cut_as |= apply_s
             apply |= cut_as
+            # lines longer than a slot's whose head is a slot on most pages (a "related
+            # pages" line listing a title of hundreds of words): cut too, not marked as slots
+            if longer is not None:
+                _, wide = _slot_lines(model, mine, longer, len(tdoc))
+                share_l, apply_l = _guarded(
+                    gone | wide, apply, tdoc, lengths, weights, max_removed, min_remaining
+                )
+                gone |= wide & apply_l[tdoc]
+                share = np.where(apply_l, share_l, share)
         keep &= ~(gone & apply[tdoc])
         slotted |= frame & apply[tdoc]
         removed[apply] = share[apply]

@@ -640,3 +640,36 @@ def test_a_text_that_repeats_itself_loses_its_slot_lines_too() -> None:
     n = len(pages)
     assert SLOT_WHOLE_WORDS <= modelled.token_count[0] < 4 * SLOT_WHOLE_WORDS
     assert verifies(texts, [(0, n), (30, n + 1), (0, 1)], modelled) == [True, True, False]
+
+
+def test_a_related_line_longer_than_a_slot_is_cut_on_short_pages() -> None:
+    """A "related pages" line listing a title of hundreds of words (a command's whole synopsis)
+    is longer than any slot line, yet starts as on every page of the host: it is cut as the
+    slots are, so two short pages that list the same long title stay apart, and a copy of a
+    page with other related titles still folds."""
+    rng = random.Random(62)
+    p = FingerprintParams()
+    vocab = ["".join(rng.choices("bcdfghklmnprstvz", k=6)) for _ in range(3000)]
+
+    def words(k: int) -> str:
+        return " ".join(rng.choices(vocab, k=k))
+
+    synopsis = "keygen " + " ".join(f"[-{c} {words(1)}]" for c in "abcdefghijklmnop" * 10)
+    header = "Admin-Magazin | Startseite | Technik | Archiv"
+    footer = "Über Admin-Magazin: " + words(120)
+
+    def page(quote: str, long: bool) -> str:
+        titles = [words(4), words(5), synopsis if long else words(6)]
+        related = "Das könnte Sie auch interessieren: " + "; ".join(titles)
+        return f"{quote[:30]}\n{header}\n{quote}\n{related}\n{footer}"
+
+    quotes = [words(14) + "." for _ in range(40)]
+    texts = [page(q, k % 4 == 0) for k, q in enumerate(quotes)]  # the long title on a quarter
+    texts.append(page(quotes[0], False))
+    learner = Learner(BoilerplateConfig())
+    for sets in doc_shingle_sets(texts, p):
+        learner.add("admin.example", sets)
+    model = learner.models()["admin.example"]
+    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    assert modelled.token_count[0] < NO_WORDS  # the long related line is cut
+    assert verifies(texts, [(0, 4), (0, len(texts) - 1)], modelled) == [False, True]
