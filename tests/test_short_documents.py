@@ -673,3 +673,35 @@ def test_a_related_line_longer_than_a_slot_is_cut_on_short_pages() -> None:
     modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
     assert modelled.token_count[0] < NO_WORDS  # the long related line is cut
     assert verifies(texts, [(0, 4), (0, len(texts) - 1)], modelled) == [False, True]
+
+
+def test_a_listing_line_that_starts_with_the_title_is_not_a_stamp() -> None:
+    """A listing whose product name and version read as a date ("GNOME 2048 4.1": 2048-4-1)
+    on a line of few other words is still the page's own text when the line starts with the
+    page's title: its template is cut around it, reformatted copies of it fold, another listing
+    of the shop does not."""
+    rng = random.Random(63)
+    p = FingerprintParams()
+    head, foot = _site("数码商城", 9)
+
+    def page(name: str, text: str, price: int, ascii_marks: bool = False) -> str:
+        line = f"{name} 4.1 专业版：{text}。存储容量 512GB，售价 ¥{price} 元，包邮。"
+        if ascii_marks:
+            line = line.replace("：", ":").replace("。", ".").replace("，", ",")
+        return f"{name}\n{head}\n{name}\n{line}\n{foot}"
+
+    names = [f"{_zh(rng, 2)} {rng.randint(100, 999)}" for _ in range(30)]
+    texts = [page(n, _zh(rng, 10), rng.randint(900, 9000)) for n in names]
+    own = _zh(rng, 10)
+    texts += [page("GNOME 2048", own, 919), page("GNOME 2048", own, 919, True)]
+    texts.append(page("GNOME 2049", _zh(rng, 10), 919))
+    learner = Learner(BoilerplateConfig())
+    for sets in doc_shingle_sets(texts, p):
+        learner.add("shop.example", sets)
+    model = learner.models()["shop.example"]
+    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    a, b, c = len(texts) - 3, len(texts) - 2, len(texts) - 1
+    # the line is the page's own words, so the template can go (cut as a stamp, the page would
+    # keep too few words of its own, and the guard would keep it whole, template and all)
+    assert NO_WORDS > modelled.token_count[a] >= 10
+    assert verifies(texts, [(a, b), (a, c)], modelled) == [True, False]
