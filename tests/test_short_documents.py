@@ -66,6 +66,16 @@ def verifies(
     return ok.tolist()
 
 
+def one_host_modelled(texts: list[str], p: FingerprintParams) -> FingerprintArrays:
+    """The texts' fingerprints with the model their one host learns from them all (as
+    ``indexer ingest`` computes them for a host's pages)."""
+    learner = Learner(BoilerplateConfig())
+    for sets in doc_shingle_sets(texts, p):
+        learner.add("host.example", sets)
+    modelled, _ = fingerprint_excluding(texts, p, [learner.models()["host.example"]] * len(texts))
+    return modelled
+
+
 def test_the_issues_examples_fold() -> None:
     """A Chinese news paragraph with a source line appended and two words dropped, the same
     Japanese sentence with a word changed, two listings of one phone (48% of 4-shingles)."""
@@ -297,11 +307,7 @@ def test_a_printer_frame_on_a_few_pages_is_a_slot_too() -> None:
             )
         )
     texts = [*pages, *printed]
-    learner = Learner(BoilerplateConfig())
-    for sets in doc_shingle_sets(texts, p):
-        learner.add("quotes.example", sets)
-    model = learner.models()["quotes.example"]
-    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    modelled = one_host_modelled(texts, p)
     plain, _ = fingerprint_excluding(texts, p, [None] * len(texts))
     pairs = [(k, 30 + k) for k in range(6)]
     assert all(verifies(texts, pairs, modelled))
@@ -346,11 +352,7 @@ def test_a_byline_with_the_frames_date_is_cut_with_the_template() -> None:
         byline = f"By {names[k % 4]}, staff writer. Updated {k + 3} March 2026."
         bylined.append("\n".join([lines[0], "Explained: " + lines[1], byline, *lines[2:]]))
     texts = [*pages, *bylined]
-    learner = Learner(BoilerplateConfig())
-    for sets in doc_shingle_sets(texts, p):
-        learner.add("quotes.example", sets)
-    model = learner.models()["quotes.example"]
-    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    modelled = one_host_modelled(texts, p)
     assert all(verifies(texts, [(k, 30 + k) for k in range(8)], modelled))
     assert modelled.token_count[30] < modelled.token_count[0] + 4  # the byline is not counted
 
@@ -566,11 +568,7 @@ def test_a_price_on_a_line_of_the_shops_wording_is_read(
     own = [page(names[0], text, price), page(names[0], text, price, True)]
     own.append(page(names[0], text, other))
     texts = [f"{names[0]}\n{head}\n{x}\n{foot}" for x in [*pages, *own]]
-    learner = Learner(BoilerplateConfig())
-    for sets in doc_shingle_sets(texts, p):
-        learner.add("shop.example", sets)
-    model = learner.models()["shop.example"]
-    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    modelled = one_host_modelled(texts, p)
     a, b, c = len(texts) - 3, len(texts) - 2, len(texts) - 1
     assert verifies(texts, [(a, b), (a, c), (b, c)], modelled) == [True, False, False]
 
@@ -597,11 +595,7 @@ def test_a_recrawled_page_with_a_new_edit_date_in_a_long_footer_line_folds() -> 
     words = bodies[0].split()
     words[40] = words[40] + "s"  # a typo fixed
     texts.append(page("Article 0", " ".join(words)))
-    learner = Learner(BoilerplateConfig())
-    for sets in doc_shingle_sets(texts, p):
-        learner.add("wiki.example", sets)
-    model = learner.models()["wiki.example"]
-    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    modelled = one_host_modelled(texts, p)
     assert verifies(texts, [(0, len(texts) - 1), (0, 1)], modelled) == [True, False]
 
 
@@ -632,11 +626,7 @@ def test_a_text_that_repeats_itself_loses_its_slot_lines_too() -> None:
 
     pages = [page(i) for i in range(31)]
     texts = [*pages, relinked(pages[0], pages[5]), relinked(pages[30], pages[7])]
-    learner = Learner(BoilerplateConfig())
-    for sets in doc_shingle_sets(texts, p):
-        learner.add("man.example", sets)
-    model = learner.models()["man.example"]
-    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    modelled = one_host_modelled(texts, p)
     n = len(pages)
     assert SLOT_WHOLE_WORDS <= modelled.token_count[0] < 4 * SLOT_WHOLE_WORDS
     assert verifies(texts, [(0, n), (30, n + 1), (0, 1)], modelled) == [True, True, False]
@@ -666,11 +656,7 @@ def test_a_related_line_longer_than_a_slot_is_cut_on_short_pages() -> None:
     quotes = [words(14) + "." for _ in range(40)]
     texts = [page(q, k % 4 == 0) for k, q in enumerate(quotes)]  # the long title on a quarter
     texts.append(page(quotes[0], False))
-    learner = Learner(BoilerplateConfig())
-    for sets in doc_shingle_sets(texts, p):
-        learner.add("admin.example", sets)
-    model = learner.models()["admin.example"]
-    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    modelled = one_host_modelled(texts, p)
     assert modelled.token_count[0] < NO_WORDS  # the long related line is cut
     assert verifies(texts, [(0, 4), (0, len(texts) - 1)], modelled) == [False, True]
 
@@ -695,11 +681,7 @@ def test_a_listing_line_that_starts_with_the_title_is_not_a_stamp() -> None:
     own = _zh(rng, 10)
     texts += [page("GNOME 2048", own, 919), page("GNOME 2048", own, 919, True)]
     texts.append(page("GNOME 2049", _zh(rng, 10), 919))
-    learner = Learner(BoilerplateConfig())
-    for sets in doc_shingle_sets(texts, p):
-        learner.add("shop.example", sets)
-    model = learner.models()["shop.example"]
-    modelled, _ = fingerprint_excluding(texts, p, [model] * len(texts))
+    modelled = one_host_modelled(texts, p)
     a, b, c = len(texts) - 3, len(texts) - 2, len(texts) - 1
     # the line is the page's own words, so the template can go (cut as a stamp, the page would
     # keep too few words of its own, and the guard would keep it whole, template and all)
