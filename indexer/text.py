@@ -252,9 +252,15 @@ def with_url_tokens(text: str) -> str:
     return sub_urls(_url_token, text)
 
 
-def sub_urls(repl: str | Callable[[re.Match[str]], str], text: str) -> str:
+def sub_urls(
+    repl: str | Callable[[re.Match[str]], str],
+    text: str,
+    at_line_end: str | Callable[[re.Match[str]], str] | None = None,
+) -> str:
     """``re.sub`` of the URL pattern (``scheme://`` up to the next space, or to the next
-    character of a script written without spaces or CJK punctuation mark) in ``text``.
+    character of a script written without spaces or CJK punctuation mark) in ``text``;
+    ``at_line_end``: the replacement of a URL with nothing but spaces after it on its line
+    (``repl`` when None).
 
     A match holds no whitespace and runs to the end of its word, so only the words around
     each ``://`` are searched: the pattern scanned over a whole text tries every letter of
@@ -271,11 +277,19 @@ def sub_urls(repl: str | Callable[[re.Match[str]], str], text: str) -> str:
             start = m.end()
         m = _URL_END.search(text, q + 3)
         end = m.start() if m is not None else len(text)
-        parts += (text[last:start], _URL.sub(repl, text[start:end]))
+        here = repl if at_line_end is None or not _ends_line(text, end) else at_line_end
+        parts += (text[last:start], _URL.sub(here, text[start:end]))
         last = end
         q = text.find("://", end)
     parts.append(text[last:])
     return "".join(parts)
+
+
+def _ends_line(text: str, at: int) -> bool:
+    """Whether ``text`` holds nothing but spaces from ``at`` to its next line break or end."""
+    nl = text.find("\n", at)
+    rest = text[at:] if nl < 0 else text[at:nl]
+    return not rest or rest.isspace()
 
 
 def word_bytes(text: str, lines: bool = False, folded: bool = False) -> bytes:

@@ -171,6 +171,30 @@ def test_a_number_changed_in_a_link_of_the_text_conflicts(a: str, b: str) -> Non
     assert not conflict(one, LINKED.format(url=a.upper()))
 
 
+NOTICE = (
+    "Diese Übersetzung ist Freie Dokumentation; lesen Sie die GNU General Public License "
+    "Version 3 ⟨https://www.gnu.org/licenses/gpl-3.0.html⟩ oder neuer bezüglich der "
+    "Copyright-Bedingungen. Es wird KEINE HAFTUNG übernommen."
+)
+
+
+@pytest.mark.parametrize("after", ["", "\nDas könnte Sie auch interessieren: Bookworm; RFDump"])
+def test_a_copy_cut_inside_a_link_keeps_its_numbers_apart(after: str) -> None:
+    """A copy cut inside a link (``…/gpl-3`` of ``…/gpl-3.0.html⟩ oder neuer``), at the text's
+    end or before a line of its site, holds part of the link's number there, not another
+    one: no conflict. The same link at its line's end in both, with another number, still
+    conflicts."""
+    head = f"{RELEASE.format(v='2.1', os='Linux')}\n"
+    cut = NOTICE[: NOTICE.index("gpl-3") + len("gpl-3")]
+    assert not conflict(head + NOTICE, head + cut + after)
+    assert not conflict(head + cut + after, head + NOTICE)
+    at_end = (
+        "Den vollständigen Text der Lizenz, unter der diese Übersetzung steht, finden Sie "
+        "unter https://www.gnu.org/licenses/gpl-{}.html"
+    )
+    assert conflict(head + at_end.format("3.0") + after, head + at_end.format("2.0") + after)
+
+
 def test_the_url_of_a_printed_from_line_is_the_frames() -> None:
     """Two hosts' printer copies, each "printed from" its own URL with its own page number:
     the short line is the frame's, so its URL's numbers do not keep the copies apart."""

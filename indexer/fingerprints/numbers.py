@@ -41,6 +41,8 @@ ends a run (``版本2`` is ``版本`` then ``2``):
 * a URL is the word ``url``; on a line of content (by the same weight) its numeric runs
   follow it as one number, between ``url`` and ``url`` (a link's ``posix_1003.1e`` is not
   ``posix_1003.2e``), while the URL of a short line (each host's "printed from <url>") has none.
+  A URL with nothing after it on its line has no closing ``url``: a copy cut inside a link
+  (``…/gpl-3`` of ``…/gpl-3.0.html⟩ oder neuer``) ends there with part of its number;
 
 Every (context, value) occurrence is an *entry*. The sketch has :data:`NUMBER_CELLS` cells,
 :data:`ROWS` rows of :data:`BUCKETS`: an entry falls in one cell of each row (by a hash of its
@@ -449,10 +451,14 @@ def _urls(norm: str) -> str:
     one line, or of short lines only, is all content (a short text citing a link)."""
     lines = norm.split("\n")
     if len(lines) == 1 or not any(map(_content_or_url_line, lines)):
-        return sub_urls(_url_numbers, norm)  # a document of one line, or of short lines only
+        # a document of one line, or of short lines only
+        return sub_urls(_url_numbers, norm, _url_numbers_open)
     for i, line in enumerate(lines):
         if "://" in line:
-            lines[i] = sub_urls(_url_numbers if _content_line(line) else " url ", line)
+            if _content_line(line):
+                lines[i] = sub_urls(_url_numbers, line, _url_numbers_open)
+            else:
+                lines[i] = sub_urls(" url ", line)
     return "\n".join(lines)
 
 
@@ -514,8 +520,21 @@ def _content_or_url_line(line: str) -> bool:
 
 def _url_numbers(m: re.Match[str]) -> str:
     """``url``, the URL's numeric runs (as :data:`_BYTES` cuts it; none holding ``_``), ``url``."""
-    runs = [r for r in _URL_RUN.findall(m.group()) if "_" not in r and _DIGIT.search(r)]
+    runs = _url_runs(m)
     return f" url {' '.join(runs)} url " if runs else " url "
+
+
+def _url_numbers_open(m: re.Match[str]) -> str:
+    """:func:`_url_numbers` of a URL that ends its line: no closing ``url``, so its number's
+    context after it is what follows the line, as for any number at a line's end (a copy cut
+    inside the link, ``gpl-3`` of ``gpl-3.0.html``, has another number there, not a changed
+    one)."""
+    runs = _url_runs(m)
+    return f" url {' '.join(runs)} " if runs else " url "
+
+
+def _url_runs(m: re.Match[str]) -> list[str]:
+    return [r for r in _URL_RUN.findall(m.group()) if "_" not in r and _DIGIT.search(r)]
 
 
 _URL_RUN = re.compile(r"[0-9a-z_]+", re.IGNORECASE)

@@ -569,11 +569,22 @@ def _url_word(out: np.ndarray, o: int) -> int:  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _ends_line(data: np.ndarray, at: int, b: int) -> bool:  # pragma: no cover - compiled
+    """Whether ``data[at:b]`` holds nothing but spaces up to its first line break."""
+    while at < b and data[at] != 10:
+        if not _is_space(data[at]):
+            return False
+        at += 1
+    return True
+
+
+@njit(cache=True)
 def _url_line(
     data: np.ndarray, a: int, b: int, numbers: bool, table: np.ndarray, out: np.ndarray, o: int
 ) -> int:  # pragma: no cover - compiled
     """numbers._urls' rewriting of the ASCII line ``data[a:b]`` into ``out`` at ``o``: each
-    URL `` url `` or, with ``numbers``, ``numbers._url_numbers``' words. Returns the end."""
+    URL `` url `` or, with ``numbers``, ``numbers._url_numbers``' words (``_url_numbers_open``'
+    when nothing but spaces follows it on its line). Returns the end."""
     i = a
     u0, u1 = _next_url(data, a, b)
     while u0 >= 0:
@@ -604,7 +615,7 @@ def _url_line(
                         runs += 1
                 else:
                     k += 1
-            if runs:
+            if runs and not _ends_line(data, u1, b):
                 o = _url_word(out, o)
         i = u1
         u0, u1 = _next_url(data, u1, b)
