@@ -529,7 +529,7 @@ def fingerprint_features(
             )  # fmt: skip
             part = _cut(sub, [(model, list(range(len(docs))))], stamped[t], params, max_removed,
                         min_remaining)  # fmt: skip
-            cut.keep[t], cut.slotted[t] = part.keep, part.slotted
+            cut.keep[t], cut.slotted[t], cut.wide[t] = part.keep, part.slotted, part.wide
             cut.removed[d], cut.applied[d] = part.removed, part.applied
             cut.furniture_s[sh], cut.furniture_m[mh] = part.furniture_s, part.furniture_m
     keep, slotted, removed, applied = cut.keep, cut.slotted, cut.removed, cut.applied
@@ -564,6 +564,10 @@ def fingerprint_features(
             cut_slots = slotted & sparse[tdoc]
             own_s &= ~_touching(cut_slots, f.scounts, lengths, params.shingle)
             own_m &= ~_touching(cut_slots, f.mcounts, lengths, params.minhash_shingle)
+        if cut.wide.any():  # a line longer than a slot's, cut as one: its shingles go always
+            wide = cut.wide & whole[tdoc]
+            own_s &= ~_touching(wide, f.scounts, lengths, params.shingle)
+            own_m &= ~_touching(wide, f.mcounts, lengths, params.minhash_shingle)
         sh, scounts = _choose(
             sh, scounts, f.sh[own_s], np.bincount(sdoc[own_s], minlength=n), whole
         )
@@ -634,6 +638,7 @@ class _Cut:
     applied: np.ndarray
     furniture_s: np.ndarray
     furniture_m: np.ndarray
+    wide: np.ndarray  # tokens of lines longer than a slot's, cut with the slot lines
 
     @staticmethod
     def none(f: Features) -> _Cut:
@@ -641,7 +646,7 @@ class _Cut:
         return _Cut(
             np.ones(tokens, dtype=bool), np.zeros(tokens, dtype=bool), np.zeros(n),
             np.zeros(n, dtype=bool), np.zeros(len(f.sh), dtype=bool),
-            np.zeros(len(f.mh), dtype=bool),
+            np.zeros(len(f.mh), dtype=bool), np.zeros(tokens, dtype=bool),
         )  # fmt: skip
 
 
@@ -660,6 +665,7 @@ def _cut(
     tdoc = np.repeat(np.arange(n), lengths)
     out = _Cut.none(f)
     keep, slotted, removed, applied = out.keep, out.slotted, out.removed, out.applied
+    wide_cut = out.wide
     weights = f.tokens[2]
     sdoc = np.repeat(np.arange(n), f.scounts)
     mdoc = np.repeat(np.arange(n), f.mcounts)
@@ -695,6 +701,7 @@ def _cut(
                     gone | wide, apply, tdoc, lengths, weights, max_removed, min_remaining
                 )
                 gone |= wide & apply_l[tdoc]
+                wide_cut |= wide & apply_l[tdoc]
                 share = np.where(apply_l, share_l, share)
         keep &= ~(gone & apply[tdoc])
         slotted |= frame & apply[tdoc]

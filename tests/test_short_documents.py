@@ -661,6 +661,35 @@ def test_a_related_line_longer_than_a_slot_is_cut_on_short_pages() -> None:
     assert verifies(texts, [(0, 4), (0, len(texts) - 1)], modelled) == [False, True]
 
 
+def test_a_related_line_longer_than_a_slot_leaves_a_long_page_too() -> None:
+    """A page with more than ``SLOT_WHOLE_WORDS`` words of its own keeps its slot lines'
+    shingles, but not those of a related line longer than any slot: a corrected copy of the
+    page that lists the 300-word title there folds with the page that lists short titles."""
+    rng = random.Random(64)
+    p = FingerprintParams()
+    vocab = ["".join(rng.choices("bcdfghklmnprstvz", k=6)) for _ in range(3000)]
+
+    def words(k: int) -> str:
+        return " ".join(rng.choices(vocab, k=k))
+
+    synopsis = "keygen " + " ".join(f"[-{c} {words(1)}]" for c in "abcdefghijklmnop" * 10)
+    header = "Admin-Magazin | Startseite | Technik | Archiv"
+    footer = "Über Admin-Magazin: " + words(120)
+
+    def page(text: str, long: bool) -> str:
+        titles = [words(4), words(5), synopsis if long else words(6)]
+        related = "Das könnte Sie auch interessieren: " + "; ".join(titles)
+        return f"{text[:30]}\n{header}\n{text}\n{related}\n{footer}"
+
+    bodies = [f"{words(75)}.\n{words(75)}." for _ in range(40)]
+    texts = [page(b, k % 4 == 0) for k, b in enumerate(bodies)]
+    corrected = bodies[1].replace(bodies[1].split()[20], words(1), 1)
+    texts.append(page(corrected, True))
+    modelled = one_host_modelled(texts, p)
+    assert SLOT_WHOLE_WORDS <= modelled.token_count[1] < 4 * SLOT_WHOLE_WORDS
+    assert verifies(texts, [(1, len(texts) - 1), (0, 4)], modelled) == [True, False]
+
+
 def test_a_listing_line_that_starts_with_the_title_is_not_a_stamp() -> None:
     """A listing whose product name and version read as a date ("GNOME 2048 4.1": 2048-4-1)
     on a line of few other words is still the page's own text when the line starts with the
