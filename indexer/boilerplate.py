@@ -12,7 +12,8 @@ token count: content in words, so a short text inside a long template is a short
 A page with at least ``features.NO_WORDS`` words of its own is fingerprinted
 from its own shingles: those of the full text that are not the model's (no shingle joins the
 text before a template block to the text after it; under ``SLOT_WHOLE_WORDS`` words, or
-distinct shingles away from its slot lines, none touching a slot line either). A shorter
+distinct shingles away from its slot lines, none touching a slot line either; none touching a
+line longer than a slot's that was cut). A shorter
 page is fingerprinted from its other tokens, in order, as if they were its whole text, so
 that it is fingerprinted like the same text without a template (the words it adds,
 ``features.with_words``); furniture inside a line, with the line's own tokens before and
