@@ -42,7 +42,7 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   follow it as one number, between ``url`` and ``url`` (a link's ``posix_1003.1e`` is not
   ``posix_1003.2e``), while the URL of a short line (each host's "printed from <url>") has none.
   A URL with nothing after it on its line has no closing ``url``: a copy cut inside a link
-  (``…/gpl-3`` of ``…/gpl-3.0.html⟩ oder neuer``) ends there with part of its number;
+  (``…/gpl-3`` of ``…/gpl-3.0.html⟩ oder neuer``) ends there with part of its number.
 
 Every (context, value) occurrence is an *entry*. The sketch has :data:`NUMBER_CELLS` cells,
 :data:`ROWS` rows of :data:`BUCKETS`: an entry falls in one cell of each row (by a hash of its
@@ -534,6 +534,7 @@ def _url_numbers_open(m: re.Match[str]) -> str:
 
 
 def _url_runs(m: re.Match[str]) -> list[str]:
+    """The URL's runs of ``[0-9a-z_]`` that hold a digit and no ``_``."""
     return [r for r in _URL_RUN.findall(m.group()) if "_" not in r and _DIGIT.search(r)]
 
 
