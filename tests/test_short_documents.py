@@ -632,31 +632,39 @@ def test_a_text_that_repeats_itself_loses_its_slot_lines_too() -> None:
     assert verifies(texts, [(0, n), (30, n + 1), (0, 1)], modelled) == [True, True, False]
 
 
+class _SynopsisSite:
+    """A German site whose "related pages" line lists, on some pages, a title of hundreds of
+    words (a command's whole synopsis), longer than any slot line; made from ``rng``'s words."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.vocab = ["".join(rng.choices("bcdfghklmnprstvz", k=6)) for _ in range(3000)]
+        self.synopsis = "keygen " + " ".join(
+            f"[-{c} {self.words(1)}]" for c in "abcdefghijklmnop" * 10
+        )
+        self.header = "Admin-Magazin | Startseite | Technik | Archiv"
+        self.footer = "Über Admin-Magazin: " + self.words(120)
+
+    def words(self, k: int) -> str:
+        return " ".join(self.rng.choices(self.vocab, k=k))
+
+    def page(self, text: str, long: bool) -> str:
+        """A page of ``text`` whose related line lists the synopsis (``long``) or a short title."""
+        titles = [self.words(4), self.words(5), self.synopsis if long else self.words(6)]
+        related = "Das könnte Sie auch interessieren: " + "; ".join(titles)
+        return f"{text[:30]}\n{self.header}\n{text}\n{related}\n{self.footer}"
+
+
 def test_a_related_line_longer_than_a_slot_is_cut_on_short_pages() -> None:
     """A "related pages" line listing a title of hundreds of words (a command's whole synopsis)
     is longer than any slot line, yet starts as on every page of the host: it is cut as the
     slots are, so two short pages that list the same long title stay apart, and a copy of a
     page with other related titles still folds."""
-    rng = random.Random(62)
-    p = FingerprintParams()
-    vocab = ["".join(rng.choices("bcdfghklmnprstvz", k=6)) for _ in range(3000)]
-
-    def words(k: int) -> str:
-        return " ".join(rng.choices(vocab, k=k))
-
-    synopsis = "keygen " + " ".join(f"[-{c} {words(1)}]" for c in "abcdefghijklmnop" * 10)
-    header = "Admin-Magazin | Startseite | Technik | Archiv"
-    footer = "Über Admin-Magazin: " + words(120)
-
-    def page(quote: str, long: bool) -> str:
-        titles = [words(4), words(5), synopsis if long else words(6)]
-        related = "Das könnte Sie auch interessieren: " + "; ".join(titles)
-        return f"{quote[:30]}\n{header}\n{quote}\n{related}\n{footer}"
-
-    quotes = [words(14) + "." for _ in range(40)]
-    texts = [page(q, k % 4 == 0) for k, q in enumerate(quotes)]  # the long title on a quarter
-    texts.append(page(quotes[0], False))
-    modelled = one_host_modelled(texts, p)
+    site = _SynopsisSite(random.Random(62))
+    quotes = [site.words(14) + "." for _ in range(40)]
+    texts = [site.page(q, k % 4 == 0) for k, q in enumerate(quotes)]  # the long title on a 4th
+    texts.append(site.page(quotes[0], False))
+    modelled = one_host_modelled(texts, FingerprintParams())
     assert modelled.token_count[0] < NO_WORDS  # the long related line is cut
     assert verifies(texts, [(0, 4), (0, len(texts) - 1)], modelled) == [False, True]
 
@@ -665,27 +673,12 @@ def test_a_related_line_longer_than_a_slot_leaves_a_long_page_too() -> None:
     """A page with more than ``SLOT_WHOLE_WORDS`` words of its own keeps its slot lines'
     shingles, but not those of a related line longer than any slot: a corrected copy of the
     page that lists the 300-word title there folds with the page that lists short titles."""
-    rng = random.Random(64)
-    p = FingerprintParams()
-    vocab = ["".join(rng.choices("bcdfghklmnprstvz", k=6)) for _ in range(3000)]
-
-    def words(k: int) -> str:
-        return " ".join(rng.choices(vocab, k=k))
-
-    synopsis = "keygen " + " ".join(f"[-{c} {words(1)}]" for c in "abcdefghijklmnop" * 10)
-    header = "Admin-Magazin | Startseite | Technik | Archiv"
-    footer = "Über Admin-Magazin: " + words(120)
-
-    def page(text: str, long: bool) -> str:
-        titles = [words(4), words(5), synopsis if long else words(6)]
-        related = "Das könnte Sie auch interessieren: " + "; ".join(titles)
-        return f"{text[:30]}\n{header}\n{text}\n{related}\n{footer}"
-
-    bodies = [f"{words(75)}.\n{words(75)}." for _ in range(40)]
-    texts = [page(b, k % 4 == 0) for k, b in enumerate(bodies)]
-    corrected = bodies[1].replace(bodies[1].split()[20], words(1), 1)
-    texts.append(page(corrected, True))
-    modelled = one_host_modelled(texts, p)
+    site = _SynopsisSite(random.Random(64))
+    bodies = [f"{site.words(75)}.\n{site.words(75)}." for _ in range(40)]
+    texts = [site.page(b, k % 4 == 0) for k, b in enumerate(bodies)]
+    corrected = bodies[1].replace(bodies[1].split()[20], site.words(1), 1)
+    texts.append(site.page(corrected, True))
+    modelled = one_host_modelled(texts, FingerprintParams())
     assert SLOT_WHOLE_WORDS <= modelled.token_count[1] < 4 * SLOT_WHOLE_WORDS
     assert verifies(texts, [(1, len(texts) - 1), (0, 4)], modelled) == [True, False]
 
