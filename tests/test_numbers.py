@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.fingerprints import fingerprint, fingerprint_arrays, numbers
+from indexer.fingerprints.features import NO_WORDS
 from indexer.fingerprints.numbers import (
     CELLS,
     SIDES_BELOW,
@@ -351,6 +352,27 @@ def test_a_short_documents_dates_are_its_own(a: str, b: str) -> None:
     va, vb = fingerprint(a), fingerprint(b)
     assert va.token_count < SIDES_BELOW
     assert "numbers conflict" in verdict(va, vb).reason
+
+
+def test_a_syndicated_quote_a_few_words_longer_still_sees_a_changed_year() -> None:
+    """A quote of some 40 words syndicated with "(Source: …)" after its last sentence is a
+    few words longer than ``NO_WORDS``, and its year's neighbour after it is another: still
+    under ``SIDES_BELOW``, its year is also entered beside its other neighbour alone, so the
+    near-miss that changed the year conflicts with the copy as with the original (the copy
+    and the original agree)."""
+    quote = (
+        "Nuclear powered vacuum cleaners will probably be a reality within ten years. -- Alex "
+        "Lewyt (President of the Lewyt Corporation, manufacturers of vacuum cleaners), quoted "
+        "in The New York Times, June 10, {}."
+    )
+    original, miss = quote.format(1955), quote.format(1956)
+    source = "(Source: Quote of the Day, a selection made every day by our editors from the"
+    source += " quotations that readers from all over the world send in to the newsroom)"
+    copy = f"{original} {source}"
+    fa, fb, fc = (fingerprint(t) for t in (original, miss, copy))
+    assert fa.token_count < NO_WORDS <= fc.token_count < SIDES_BELOW
+    assert not verdict(fc, fb).numbers_agree and not verdict(fa, fb).numbers_agree
+    assert verdict(fa, fc).numbers_agree
 
 
 def test_a_cut_or_a_repeated_number_does_not_conflict() -> None:

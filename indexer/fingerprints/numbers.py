@@ -104,6 +104,7 @@ __all__ = [
     "CELLS",
     "NAMES_AT",
     "NAME_BUCKETS",
+    "NAME_SIDES_BELOW",
     "NUMBER_CELLS",
     "ROWS",
     "SIDES_BELOW",
@@ -122,8 +123,13 @@ __all__ = [
 ROWS = 2
 #: Cells per row.
 BUCKETS = 24
-#: Documents with fewer words of content than this enter each number once more per neighbour.
-SIDES_BELOW = NO_WORDS
+#: Documents with fewer words of content than this enter each number once more per neighbour,
+#: and their dates are their own: a short text syndicated with a few words of its host's
+#: ("(Source: …)") after it is still one.
+SIDES_BELOW = 3 * NO_WORDS // 2
+#: Documents with fewer words of content than this enter each name inside a sentence once more
+#: per neighbour (:mod:`indexer.fingerprints.sentence_names`).
+NAME_SIDES_BELOW = NO_WORDS
 #: Cells of the number sketch proper.
 NUMBER_CELLS = ROWS * BUCKETS
 #: Cells per row of each kind of entry of the sketch of names inside sentences.
@@ -316,7 +322,7 @@ def number_sketches(
             heads = [titles[i] if folded else normalize(titles[i]) for i in named]
         out[named, NAMES_AT:WRITING_CELL] = name_cells(heads, mine, np.ones(len(named), dtype=bool))
         if written is not None:
-            short = [] if sides is None else np.flatnonzero(sides).tolist()
+            short = [] if units is None else np.flatnonzero(units < NAME_SIDES_BELOW).tolist()
             _add_names(out, written, texts, named, short)
     out[:, WRITING_CELL] = writing_codes(texts, top)
     return out

@@ -256,8 +256,8 @@ def name_entries(
     the names inside sentences of the documents ``named`` (indices into ``written``, the texts as
     written). ``content``: the texts with frame lines blanked (lines blank there give no
     names when the two have as many lines); None: every line is content. ``sides``: the
-    documents whose names are also entered with each neighbour alone (the shortest: the number
-    sketch's :data:`~indexer.fingerprints.numbers.SIDES_BELOW`)."""
+    documents whose names are also entered with each neighbour alone (the shortest:
+    :data:`~indexer.fingerprints.numbers.NAME_SIDES_BELOW`)."""
     alone_too = set(sides)
     docs: list[int] = []
     kinds: list[int] = []
