@@ -12,11 +12,18 @@ Pure numpy, no I/O. Input: fingerprints of hits in rank order (:class:`Prints`) 
   (:func:`indexer.fingerprints.numbers.conflicts`: a context both have holds other numbers —
   a version, a year, a price changed — so the copy is another document, however similar).
 
-A hit joins the group of the best-ranked *representative* it verifies against, else it founds
-a group. Every member is thus verified against its own representative, and groups never grow by
-chains (A~B, B~C with A and C far apart leaves C out of A's group). Since a hit's fate depends
-only on better-ranked hits, grouping is prefix-stable: extending the window never changes the
-groups of the hits already seen — what keeps pages consistent (see ``collapse.paging``).
+A hit joins the group of the best-ranked *representative* that takes it, else it founds a
+group. A group takes a hit that verifies against its representative — and, when that verdict is
+*marginal* (similarity within one standard error of a MinHash estimate, sqrt(s (1 - s) / m) for
+threshold s and m values, above the threshold; not an equal exact key), only if the hit's
+similarities to the representative and the members ranked above it exceed their thresholds on
+average (0 where the SimHash is beyond ``max_distance``): a verdict that noise can flip is
+corroborated by the group, so a sibling page on the threshold of one copy does not join a group
+whose other copies it does not resemble. Every member is thus verified against its own
+representative, and groups never grow by chains (A~B, B~C with A and C far apart leaves C out
+of A's group). Since a hit's fate depends only on better-ranked hits, grouping is prefix-stable:
+extending the window never changes the groups of the hits already seen — what keeps pages
+consistent (see ``collapse.paging``). Pairs alone (:func:`verify`, lookups) know no groups.
 
 Candidates: inside a window every pair is compared (all-pairs XOR and popcount, exact at any
 distance); MinHash only against representatives (:func:`group`). A shared SimHash block (what
@@ -28,6 +35,7 @@ Hits without a fingerprint (``present`` False) are singletons.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import cast
@@ -355,6 +363,32 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
     """Group a window of hits in rank order (the rule in the module docstring).
 
     ``settled``: the grouping of the window's first hits (before a refill extended it). By
+    prefix stability it stays as it is: only the later hits are grouped.
+
+    The hits are grouped by representative alone (:func:`_by_representative`); then the first
+    marginal member that its group does not corroborate (:func:`_uncorroborated`) takes its
+    place by the rule, and the hits after it are grouped again, until none is left (rare: a
+    window of unrelated hits has no marginal member at all).
+    """
+    g = _by_representative(p, t, settled)
+    start = 0 if settled is None else len(settled.rep)
+    while (m := _uncorroborated(p, t, g, start)) is not None:
+        rep, ham, sim = (
+            g.rep[: m + 1].copy(),
+            g.hamming[: m + 1].copy(),
+            g.similarity[: m + 1].copy(),
+        )
+        rep[m], ham[m], sim[m] = _place(p, t, g, m)
+        g = _by_representative(p, t, Grouping(rep=rep, hamming=ham, similarity=sim))
+        start = m + 1
+    return g
+
+
+def _by_representative(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping:
+    """Each hit joins the best-ranked representative it verifies against (the rule without
+    corroboration: :func:`group` adds it).
+
+    ``settled``: the grouping of the window's first hits (before a refill extended it). By
     prefix stability it stays as it is: only the later hits are grouped, against its
     representatives and each other, which gives the same groups as grouping the whole window.
 
@@ -667,9 +701,18 @@ def _verdicts_per_rep(
     return out
 
 
-def assign(cand: Prints, reps: Prints, t: Thresholds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def assign(
+    cand: Prints,
+    reps: Prints,
+    t: Thresholds,
+    members: Prints | None = None,
+    owner: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For hits ranked below every one of ``reps`` (e.g. found beyond the window): the index of
-    the best-ranked representative each verifies against (-1 none), with distance and similarity.
+    the best-ranked representative each joins by the rule (-1 none), with distance and
+    similarity. ``members`` (with ``owner``, the index in ``reps`` of each one's representative):
+    the groups' members, which corroborate a candidate's marginal verdicts (module docstring);
+    without them a representative corroborates alone.
     """
     m, k = len(cand), len(reps)
     best = np.full(m, -1, dtype=np.int64)
@@ -677,14 +720,104 @@ def assign(cand: Prints, reps: Prints, t: Thresholds) -> tuple[np.ndarray, np.nd
     sim = np.zeros(m, dtype=np.float64)
     if not m or not k:
         return best, ham, sim
-    if _compiled is not None and _first_verified(cand, reps, t, 0, best, ham, sim):
+    if _compiled is None or not _first_verified(cand, reps, t, 0, best, ham, sim):
+        i, j, h, s = verified_pairs(cand, reps, t)
+        if len(i):
+            first = _firsts(i)
+            got = i[first]
+            best[got], ham[got], sim[got] = j[first], h[first], s[first]
+    got = np.flatnonzero(best >= 0)
+    unsure = got[_marginal(cand, got, reps, best[got], sim[got], t)]
+    if not len(unsure):
         return best, ham, sim
-    i, j, h, s = verified_pairs(cand, reps, t)
-    if len(i):
-        first = _firsts(i)
-        got = i[first]
-        best[got], ham[got], sim[got] = j[first], h[first], s[first]
+    if members is None or owner is None:
+        members, owner = reps.take(np.zeros(0, np.int64)), np.zeros(0, np.int64)
+    both = Prints.concat([reps, members])  # representatives first: rows 0 .. k-1
+
+    def rows_of(r: int) -> np.ndarray:
+        return np.concatenate([[r], k + np.flatnonzero(owner == r)])
+
+    for c in unsure.tolist():
+        best[c], ham[c], sim[c] = _first_corroborated(
+            cand, c, both, np.arange(int(best[c]), k), rows_of, t
+        )
     return best, ham, sim
+
+
+@functools.lru_cache(maxsize=64)
+def _unsure_below(t: Thresholds, values: int) -> np.ndarray:
+    """Per shorter side's token count (0 .. ``NO_WORDS``): the similarity below which a
+    verified pair is marginal, its threshold plus one standard error of a ``values``-value
+    MinHash estimate there (sqrt(s (1 - s) / values))."""
+    th = _thresholds(t)
+    table = th + np.sqrt(th * (1.0 - th) / max(values, 1))
+    table.flags.writeable = False
+    return table
+
+
+def _marginal(
+    a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, sim: np.ndarray, t: Thresholds
+) -> np.ndarray:
+    """(len(i),) bool: which verified pairs (a[i], b[j]) with similarity ``sim`` are marginal:
+    less similar than :func:`_unsure_below`, and not an equal exact key (a certain copy)."""
+    key_a = _exact_keys(a, -1)[i]
+    same = (key_a >= 0) & (key_a == _exact_keys(b, -2)[j])
+    shorter = np.minimum(a.token_count[i], b.token_count[j])
+    return (sim < _unsure_below(t, a.minhash.shape[1]).take(shorter, mode="clip")) & ~same
+
+
+def _corroborates(a: Prints, i: int, b: Prints, rows: np.ndarray, t: Thresholds) -> bool:
+    """Whether a group (``rows`` of ``b``: its representative and members) corroborates a[i]:
+    its similarities to them (0 where the SimHash is beyond ``max_distance``) exceed their
+    thresholds on average."""
+    at = np.full(len(rows), i, dtype=np.int64)
+    _, _, s = verify(a, at, b, rows, t)
+    return bool(np.mean(s - _enough(a, at, b, rows, t)) >= 0.0)
+
+
+def _first_corroborated(
+    a: Prints,
+    i: int,
+    b: Prints,
+    reps: np.ndarray,
+    rows_of: Callable[[int], np.ndarray],
+    t: Thresholds,
+) -> tuple[int, int, float]:
+    """The first of ``reps`` (rows of ``b`` in rank order) that a[i] verifies against, surely
+    or corroborated by its group (``rows_of``), with distance and similarity; (-1, 0, 0.0):
+    none."""
+    if len(reps):
+        at = np.full(len(reps), i, dtype=np.int64)
+        ok, h, s = verify(a, at, b, reps, t)
+        unsure = _marginal(a, at, b, reps, s, t)
+        for k in np.flatnonzero(ok).tolist():
+            r = int(reps[k])
+            if not unsure[k] or _corroborates(a, i, b, rows_of(r), t):
+                return r, int(h[k]), float(s[k])
+    return -1, 0, 0.0
+
+
+def _uncorroborated(p: Prints, t: Thresholds, g: Grouping, start: int) -> int | None:
+    """The first member from ``start`` on whose verdict is marginal and whose group (its
+    representative and the members ranked above it) does not corroborate it; None: none."""
+    hits = np.arange(start, len(p))
+    members = hits[g.rep[start:] != hits]
+    if not len(members):
+        return None
+    rep = g.rep[members]
+    for m in members[_marginal(p, members, p, rep, g.similarity[members], t)].tolist():
+        if not _corroborates(p, m, p, np.flatnonzero(g.rep[:m] == g.rep[m]), t):
+            return m
+    return None
+
+
+def _place(p: Prints, t: Thresholds, g: Grouping, m: int) -> tuple[int, int, float]:
+    """Where the rule puts hit ``m``, whose group in ``g`` does not corroborate it: the next
+    representative ranked above it that takes it, else a group of its own."""
+    reps = np.flatnonzero(g.rep[:m] == np.arange(m))
+    reps = reps[reps > g.rep[m]]
+    r, h, s = _first_corroborated(p, m, p, reps, lambda r: np.flatnonzero(g.rep[:m] == r), t)
+    return (r, h, s) if r >= 0 else (m, 0, 1.0)
 
 
 #: :mod:`indexer.grouping_kernel` once :func:`use_compiled` has loaded it (None: numpy only).

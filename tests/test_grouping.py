@@ -125,6 +125,54 @@ def test_equal_exact_keys_group_whatever_the_distance() -> None:
     assert g.hamming.tolist() == [0, 40]
 
 
+def _sketch(changed: range) -> np.ndarray:
+    """The default sketch (0 .. 63) with the values at ``changed`` replaced by unique ones."""
+    out = np.arange(64, dtype=np.uint16)
+    out[list(changed)] += 1000
+    return out
+
+
+#: A copy's sketches against the original's (0 .. 63): ``edited`` 54 of 64 values alike (0.84);
+#: ``marginal`` 34 alike (0.53: within one standard error, sqrt(0.25 / 64), of T's 0.5), and
+#: only 24 alike with ``edited``; ``sure`` 44 alike (0.69), 34 with ``edited``.
+EDITED, MARGINAL, SURE = _sketch(range(10)), _sketch(range(34, 64)), _sketch(range(44, 64))
+
+
+def test_a_marginal_hit_joins_only_a_group_that_corroborates_it() -> None:
+    # The representative and an edited copy; a hit on the threshold of the representative and
+    # far from the copy: on average under the thresholds of the group, so it founds its own.
+    near = [BASE, flip(BASE, range(5)), flip(BASE, range(5, 10))]
+    p = prints(near, sketches=[_sketch(range(0)), EDITED, MARGINAL])
+    assert group(p, T).rep.tolist() == [0, 0, 2]
+    # Alone with the representative, nothing contradicts it: it joins.
+    assert group(p.take(np.array([0, 2])), T).rep.tolist() == [0, 0]
+    # A sure verdict (well above the threshold) needs no corroboration.
+    sure = prints(near, sketches=[_sketch(range(0)), EDITED, SURE])
+    assert group(sure, T).rep.tolist() == [0, 0, 0]
+    # The same when it arrives with a refill, after the group was settled.
+    settled = group(p.take(np.array([0, 1])), T)
+    assert group(p, T, settled=settled).rep.tolist() == [0, 0, 2]
+
+
+def test_a_hit_the_first_group_refuses_joins_the_next_that_takes_it() -> None:
+    # Two sibling pages (representatives 0 and 2, 20 bits apart) and a copy of the second,
+    # ranked below both: on the threshold of the first, beyond max_distance of its member, so
+    # it goes to the second.
+    sibling = MARGINAL.copy()
+    sibling[:4] += 2000  # 60 values alike with the copy (0.94)
+    p = prints(
+        [BASE, flip(BASE, range(5)), flip(BASE, range(40, 60)), flip(BASE, range(44, 60))],
+        sketches=[_sketch(range(0)), EDITED, sibling, MARGINAL],
+    )
+    g = group(p, T)
+    assert g.rep.tolist() == [0, 0, 2, 2]
+    best, _, _ = assign(p.take(np.array([3])), p.take(np.array([0, 2])), T)
+    assert best.tolist() == [0]  # without their members, the first representative takes it
+    members = p.take(np.array([1]))
+    best, _, _ = assign(p.take(np.array([3])), p.take(np.array([0, 2])), T, members, np.array([0]))
+    assert best.tolist() == [1]
+
+
 def test_assign_credits_the_best_ranked_representative() -> None:
     reps = prints([BASE, flip(BASE, range(40))])
     cand = prints([flip(BASE, range(40, 44)), flip(BASE, range(3, 40)), flip(BASE, range(64))])
@@ -210,21 +258,45 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
     return bool(same_key or close)
 
 
+def _similar_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> float:
+    """The pair's similarity as the rule reads it: the sketches' where both are long enough and
+    within max_distance bits, else 1.0 for an equal exact key, else 0.0."""
+    words = min(a.token_count[i], b.token_count[r])
+    d = bin(int(a.simhash[i]) ^ int(b.simhash[r])).count("1")
+    if a.present[i] and b.present[r] and words >= max(t.min_tokens, 1) and d <= t.max_distance:
+        return float(similarity(a.minhash[i], b.minhash[r]))
+    same_key = a.present[i] and b.present[r] and a.key[i] >= 0 and a.key[i] == b.key[r]
+    return 1.0 if same_key and a.token_count[i] > 0 else 0.0
+
+
+def _joins_literally(a: Prints, i: int, b: Prints, group: list[int], t: Thresholds) -> bool:
+    """Whether a[i] joins the group ``group`` (rows of ``b``, its representative first): it
+    verifies against the representative, and when that verdict is marginal (not an equal exact
+    key, similarity within one standard error sqrt(s (1 - s) / m) of the threshold s) its
+    similarities to the whole group exceed their thresholds on average."""
+    r = group[0]
+    if not _verifies_literally(a, i, b, r, t):
+        return False
+    same_key = a.key[i] >= 0 and a.key[i] == b.key[r] and a.token_count[i] > 0
+    need = _needed(t, min(a.token_count[i], b.token_count[r]))
+    m = a.minhash.shape[1]
+    if same_key or _similar_literally(a, i, b, r, t) >= need + (need * (1 - need) / m) ** 0.5:
+        return True
+    margins = [
+        _similar_literally(a, i, b, x, t) - _needed(t, min(a.token_count[i], b.token_count[x]))
+        for x in group
+    ]
+    return sum(margins) / len(margins) >= 0
+
+
 def _rule_literally(p: Prints, t: Thresholds) -> list[int]:
-    """The rule as written, one hit at a time: join the best-ranked representative that
-    verifies, else found a group (scalar comparisons, no shortcut)."""
-    reps: list[int] = []
-    out = []
+    """The rule as written, one hit at a time: join the best-ranked representative whose group
+    takes it (:func:`_joins_literally`), else found a group (scalar comparisons, no shortcut)."""
+    out: list[int] = []
     for i in range(len(p)):
-        joined = -1
-        for r in reps:
-            if _verifies_literally(p, i, p, r, t):
-                joined = r
-                break
-        if joined < 0:
-            reps.append(i)
-            joined = i
-        out.append(joined)
+        reps = [r for r in range(i) if out[r] == r]
+        groups = [[x for x in range(i) if out[x] == r] for r in reps]
+        out.append(next((g[0] for g in groups if _joins_literally(p, i, p, g, t)), i))
     return out
 
 
@@ -331,15 +403,20 @@ def test_group_applies_the_rule_exactly(
 def test_assign_credits_the_literal_best_ranked_representative(
     hits: list[tuple[int, int, int, bool]], k: int, d: int, s: float
 ) -> None:
-    """Candidates beyond the window (the probe's) against representatives: each is credited to
-    the first representative it verifies against, with that pair's distance and similarity."""
+    """Candidates beyond the window (the probe's) against representatives and their members:
+    each is credited to the first representative whose group takes it, with that pair's
+    distance and similarity."""
     p = _random_window(hits, seed=len(hits) * 17 + d)
     k = min(k, len(p) - 1)
     reps, cand = p.take(np.arange(k)), p.take(np.arange(k, len(p)))
     t = Thresholds(max_distance=d, min_similarity=s, min_tokens=10)
-    best, ham, sim = assign(cand, reps, t)
+    owner = np.random.default_rng(k).integers(0, k, len(cand) // 2)
+    members, cand = cand.take(np.arange(len(owner))), cand.take(np.arange(len(owner), len(cand)))
+    best, ham, sim = assign(cand, reps, t, members, owner)
+    both = Prints.concat([reps, members])
+    groups = [[r, *(k + np.flatnonzero(owner == r)).tolist()] for r in range(k)]
     for c in range(len(cand)):
-        want = next((r for r in range(k) if _verifies_literally(cand, c, reps, r, t)), -1)
+        want = next((g[0] for g in groups if _joins_literally(cand, c, both, g, t)), -1)
         assert best[c] == want
         if want >= 0:
             assert ham[c] == bin(int(cand.simhash[c]) ^ int(reps.simhash[want])).count("1")

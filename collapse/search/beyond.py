@@ -121,8 +121,9 @@ def _may_verify(simhash: np.ndarray, keys: np.ndarray, reps: Prints, t: Threshol
 
 
 def verify(req: SearchRequest, window: Window, page: list[int], results: list[SubResult]) -> Beyond:
-    """Verify the probe's candidates; credit each to the best-ranked representative it matches
-    (of the whole window: ones below the page's last cannot change where a candidate goes)."""
+    """Verify the probe's candidates; credit each to the best-ranked representative whose group
+    takes it (of the whole window: ones below the page's last cannot change where a candidate
+    goes; their members in the window corroborate a marginal verdict)."""
     t0 = time.perf_counter_ns()
     degraded: list[str] = []
     truncated = False
@@ -159,7 +160,12 @@ def verify(req: SearchRequest, window: Window, page: list[int], results: list[Su
             hits_in = hits
         if hits_in:
             got = decode(hits_in, t.min_tokens, version)
-            best, ham, sim = (a.tolist() for a in assign(got.prints, rep_prints, t))
+            # The representatives' members in the window corroborate marginal candidates.
+            owner = groups.grouping.rep
+            rows = np.flatnonzero(np.isin(owner, reps) & (owner != np.arange(len(owner))))
+            members = groups.decoded.prints.take(rows)
+            at = np.searchsorted(reps, owner[rows])
+            best, ham, sim = (a.tolist() for a in assign(got.prints, rep_prints, t, members, at))
             on_page = {w + n for w in page}
             rep_rows = reps.tolist()
             explain = groups if req.ctl.explain else None
