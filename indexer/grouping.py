@@ -365,13 +365,20 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
     ``settled``: the grouping of the window's first hits (before a refill extended it). By
     prefix stability it stays as it is: only the later hits are grouped.
 
-    The hits are grouped by representative alone (:func:`_by_representative`); then the first
-    marginal member that its group does not corroborate (:func:`_uncorroborated`) takes its
-    place by the rule, and the hits after it are grouped again, until none is left (rare: a
-    window of unrelated hits has no marginal member at all).
+    Once :func:`use_compiled` has loaded it, the compiled pass reads the whole rule literally,
+    corroboration included, at any size. Else the hits are grouped by representative alone
+    (:func:`_by_representative`); then the first marginal member that its group does not
+    corroborate (:func:`_uncorroborated`) takes its place by the rule, and the hits after it
+    are grouped again, until none is left. The same groups, bit for bit (tested).
     """
-    g = _by_representative(p, t, settled)
     start = 0 if settled is None else len(settled.rep)
+    if start > len(p):
+        raise ValueError("the settled grouping is longer than the window")
+    if _compiled is not None:
+        rep, ham, sim = _settled_arrays(len(p), settled)
+        if _first_verified(p, p, t, start, rep, ham, sim):  # corroborates as it goes
+            return Grouping(rep=rep, hamming=ham, similarity=sim)
+    g = _by_representative(p, t, settled)
     while (m := _uncorroborated(p, t, g, start)) is not None:
         rep, ham, sim = (
             g.rep[: m + 1].copy(),
@@ -382,6 +389,18 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
         g = _by_representative(p, t, Grouping(rep=rep, hamming=ham, similarity=sim))
         start = m + 1
     return g
+
+
+def _settled_arrays(n: int, settled: Grouping | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per hit of a window of ``n``: representative, distance and similarity, the ``settled``
+    grouping's for its hits, each other hit its own representative."""
+    rep = np.arange(n, dtype=np.int64)
+    ham = np.zeros(n, dtype=np.int64)
+    sim = np.ones(n, dtype=np.float64)
+    if settled is not None:
+        k = len(settled.rep)
+        rep[:k], ham[:k], sim[:k] = settled.rep, settled.hamming, settled.similarity
+    return rep, ham, sim
 
 
 def _by_representative(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping:
@@ -400,23 +419,14 @@ def _by_representative(p: Prints, t: Thresholds, settled: Grouping | None = None
     a representative and takes the later free hits that verify against it, and so on — the
     same rule, with no all-pairs table; after :data:`_CLAIM_REPS` representatives the hits
     still free are grouped by pairs. Every way is tested against a literal reading of the rule.
-    Once :func:`use_compiled` has loaded it, the compiled pass reads the rule literally instead,
-    at any size (the same groups, bit for bit).
     """
     n = len(p)
-    rep = np.arange(n, dtype=np.int64)
-    ham = np.zeros(n, dtype=np.int64)
-    sim = np.ones(n, dtype=np.float64)
+    rep, ham, sim = _settled_arrays(n, settled)
     start = 0
     earlier = None
     if settled is not None:
         start = len(settled.rep)
-        if start > n:
-            raise ValueError("the settled grouping is longer than the window")
-        rep[:start], ham[:start], sim[:start] = settled.rep, settled.hamming, settled.similarity
         earlier = settled.representatives  # a later hit can only join a representative
-    if _compiled is not None and _first_verified(p, p, t, start, rep, ham, sim):
-        return Grouping(rep=rep, hamming=ham, similarity=sim)
     if n - start < _IN_TURN_MIN_HITS:
         _group_by_pairs(p, t, rep, ham, sim, start, earlier)
         return Grouping(rep=rep, hamming=ham, similarity=sim)
@@ -767,12 +777,15 @@ def _marginal(
 
 
 def _corroborates(a: Prints, i: int, b: Prints, rows: np.ndarray, t: Thresholds) -> bool:
-    """Whether a group (``rows`` of ``b``: its representative and members) corroborates a[i]:
-    its similarities to them (0 where the SimHash is beyond ``max_distance``) exceed their
-    thresholds on average."""
+    """Whether a group (``rows`` of ``b``: its representative, then its members in rank order)
+    corroborates a[i]: its similarities to them (0 where the SimHash is beyond
+    ``max_distance``) exceed their thresholds on average."""
     at = np.full(len(rows), i, dtype=np.int64)
     _, _, s = verify(a, at, b, rows, t)
-    return bool(np.mean(s - _enough(a, at, b, rows, t)) >= 0.0)
+    total = 0.0
+    for margin in (s - _enough(a, at, b, rows, t)).tolist():  # in order, as the compiled pass
+        total += margin
+    return total >= 0.0
 
 
 def _first_corroborated(
@@ -865,7 +878,8 @@ def _first_verified(
         )
         for p in ((a,) if b is a else (a, b))
     ]
-    limits = (t.max_distance, max(t.min_tokens, 1), _thresholds(t))
+    unsure = _unsure_below(t, a.minhash.shape[1])
+    limits = (t.max_distance, max(t.min_tokens, 1), _thresholds(t), unsure)
     equal = _similarity_of_counts(a.minhash.shape[1], a.minhash.dtype.itemsize)
     try:  # only the call: a type error here is a type the pass is not compiled for
         _compiled.first_verified(

@@ -48,6 +48,7 @@ def _signature(sketch: types.Integer) -> Any:
         types.int64,  # max_distance
         types.int64,  # min_long
         ro(types.float64),  # thresholds by the shorter side's tokens
+        ro(types.float64),  # below these (by the shorter side's tokens) a verdict is marginal
         ro(types.float64),  # similarity by equal values
         ro(types.int64),  # the sketch's cells: see first_verified
     )
@@ -101,6 +102,55 @@ def _agree(  # pragma: no cover - compiled
     return True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(x: np.uint64) -> np.int64:  # pragma: no cover - compiled
+    """Set bits of ``x``: the same bits as :mod:`indexer.fingerprints.bits`."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True)
+def _corroborated(  # pragma: no cover - compiled
+    s: np.ndarray,
+    mh: np.ndarray,
+    k: np.ndarray,
+    t: np.ndarray,
+    p: np.ndarray,
+    i: int,
+    r: int,
+    rep: np.ndarray,
+    max_distance: int,
+    min_long: int,
+    thresholds: np.ndarray,
+    similarity: np.ndarray,
+) -> bool:
+    """Whether the group of representative ``r`` (``r`` and the rows before ``i`` whose ``rep``
+    is ``r``) takes row ``i`` of one window on a marginal verdict: its similarities to them (the
+    sketches' where both are long enough and within ``max_distance`` bits, else 1.0 for an
+    equal exact key, else 0.0) minus their thresholds average at least 0."""
+    last = len(thresholds) - 1
+    m = mh.shape[1]
+    total = 0.0
+    for x in range(r, i):
+        if rep[x] != r:
+            continue
+        both = p[i] & p[x]
+        near = both & (t[i] >= min_long) & (t[x] >= min_long)
+        near = near & (_popcount(s[i] ^ s[x]) <= max_distance)
+        same = both & (t[i] > 0) & (t[x] > 0) & (k[i] >= 0) & (k[i] == k[x])
+        v = 1.0 if same else 0.0
+        if near:
+            equal = 0
+            for c in range(m):
+                if mh[i, c] == mh[x, c]:
+                    equal += 1
+            v = similarity[equal]
+        total += v - thresholds[min(max(min(t[i], t[x]), 0), last)]
+    return total >= 0.0
+
+
 @njit(_SIGNATURES, cache=True, nogil=True)
 def first_verified(  # pragma: no cover - compiled
     sa: np.ndarray,
@@ -123,6 +173,7 @@ def first_verified(  # pragma: no cover - compiled
     max_distance: int,
     min_long: int,
     thresholds: np.ndarray,
+    unsure: np.ndarray,
     similarity: np.ndarray,
     cells: np.ndarray,
 ) -> None:
@@ -133,7 +184,9 @@ def first_verified(  # pragma: no cover - compiled
     representatives (``rep[j] == j``, rows before ``start`` as settled, later ones as they
     join), and stops being one when it joins. Else every row of b is a candidate, in order.
     ``thresholds[t]``: the similarity a pair needs whose shorter side has ``t`` tokens (clipped
-    to the table); ``similarity[c]``: of two sketches with ``c`` equal values. ``cells``: the
+    to the table); ``unsure[t]``: below it a verified pair's verdict is marginal, and (``window``
+    only) the group must corroborate it (:func:`_corroborated`); ``similarity[c]``: of two
+    sketches with ``c`` equal values. ``cells``: the
     number sketch's cells (those whose XOR must not be in 1..255), the first name cell, the
     writing cell, the name parts, cells per part and the most words of a subject that is a name.
     """
@@ -172,6 +225,10 @@ def first_verified(  # pragma: no cover - compiled
                     ok = _agree(
                         na, i, nb, j, sketch_cells, names_at, writing, parts, per_part, name_words
                     )
+            if ok and window and not same and s < unsure[min(max(min(ta[i], tb[j]), 0), last)]:
+                ok = _corroborated(
+                    sa, ma, ka, ta, pa, i, j, rep, max_distance, min_long, thresholds, similarity
+                )
             if ok:
                 rep[i] = j
                 ham[i] = h

@@ -329,7 +329,8 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
         bits = [b % 64 for b in range(offset, offset + offset % 12)]
         simhashes.append(flip(centres[centre], bits))
         sketch = families[family].copy()
-        sketch[: offset % 40] = rng.integers(0, 2**16, offset % 40, dtype=np.uint16)
+        changed = rng.choice(64, offset % 40, replace=False)  # two hits' changes overlap by chance
+        sketch[changed] = rng.integers(0, 2**16, offset % 40, dtype=np.uint16)
         sketches.append(sketch)
         keys.append(family if offset % 5 == 0 else 1000 + len(keys))
         tokens.append((5, 12, 20, 35, 49)[offset % 5] if short else 200)
@@ -391,6 +392,30 @@ def test_group_applies_the_rule_exactly(
     assert extended.rep.tolist() == whole.rep.tolist()
     assert extended.hamming.tolist() == whole.hamming.tolist()
     assert extended.similarity.tolist() == whole.similarity.tolist()
+
+
+#: Windows on the thresholds: one SimHash cluster, two sketch families, each hit 10-27 of its
+#: family's 64 values away (similarities of about 0.4-0.7 to each other, around 0.5).
+ON_THE_THRESHOLDS = st.lists(
+    st.tuples(st.integers(10, 27), st.just(0), st.integers(0, 1), st.just(False)),
+    min_size=2,
+    max_size=30,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ON_THE_THRESHOLDS, st.integers(0, 30))
+def test_group_corroborates_marginal_verdicts_as_the_rule_says(
+    hits: list[tuple[int, int, int, bool]], split: int
+) -> None:
+    """Windows where many verdicts are marginal: the groups are the literal rule's, also when
+    the window grows by a refill."""
+    p = _random_window(hits, seed=len(hits) * 13 + split)
+    t = Thresholds(max_distance=24, min_similarity=0.5, min_tokens=10)
+    whole = group(p, t)
+    assert whole.rep.tolist() == _rule_literally(p, t)
+    head = group(p.take(np.arange(min(split, len(p)))), t)
+    assert group(p, t, settled=head).rep.tolist() == whole.rep.tolist()
 
 
 @settings(max_examples=150, deadline=None)

@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 from indexer import grouping
 from indexer.grouping import Grouping, Prints, Thresholds, assign, group
-from tests.test_grouping import HITS, _random_window, _rule_literally, _verifies_literally
+from tests.test_grouping import (
+    HITS,
+    ON_THE_THRESHOLDS,
+    _random_window,
+    _rule_literally,
+    _verifies_literally,
+)
 
 R = TypeVar("R")
 
@@ -92,6 +98,22 @@ def test_the_compiled_pass_groups_as_the_numpy_path(
     _same(want, got)
     assert got.rep.tolist() == _rule_literally(p, t)
     assert _compiled_pass_takes(p, t)
+    head = group(p.take(np.arange(min(split, len(p)))), t)
+    want, got = _both(lambda: group(p, t, settled=head))
+    _same(want, got)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ON_THE_THRESHOLDS, st.integers(0, 30))
+def test_the_compiled_pass_corroborates_as_the_numpy_path(
+    hits: list[tuple[int, int, int, bool]], split: int
+) -> None:
+    """Windows where many verdicts are marginal, whole and grown by a refill."""
+    p = _random_window(hits, seed=len(hits) * 11 + split)
+    t = Thresholds(max_distance=24, min_similarity=0.5, min_tokens=10)
+    want, got = _both(group, p, t)
+    _same(want, got)
+    assert got.rep.tolist() == _rule_literally(p, t)
     head = group(p.take(np.arange(min(split, len(p)))), t)
     want, got = _both(lambda: group(p, t, settled=head))
     _same(want, got)
