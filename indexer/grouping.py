@@ -730,26 +730,49 @@ def assign(
     sim = np.zeros(m, dtype=np.float64)
     if not m or not k:
         return best, ham, sim
+    if members is not None and owner is not None and len(members) and _compiled is not None:
+        # One compiled pass over [reps, members, candidates] read as a window: the candidates
+        # never represent (rep -1), and only the members before them corroborate.
+        both = Prints.concat([reps, members, cand])
+        start = k + len(members)
+        rep = np.concatenate([np.arange(k), owner, np.full(m, -1)]).astype(np.int64)
+        h = np.zeros(start + m, dtype=np.int64)
+        s = np.zeros(start + m, dtype=np.float64)
+        if _first_verified(both, both, t, start, rep, h, s, members_end=start):
+            return rep[start:], h[start:], s[start:]
     if _compiled is None or not _first_verified(cand, reps, t, 0, best, ham, sim):
         i, j, h, s = verified_pairs(cand, reps, t)
         if len(i):
             first = _firsts(i)
             got = i[first]
             best[got], ham[got], sim[got] = j[first], h[first], s[first]
+    if members is None or owner is None or not len(members):
+        return best, ham, sim  # a representative alone always corroborates what verifies
     got = np.flatnonzero(best >= 0)
     unsure = got[_marginal(cand, got, reps, best[got], sim[got], t)]
     if not len(unsure):
         return best, ham, sim
-    if members is None or owner is None:
-        members, owner = reps.take(np.zeros(0, np.int64)), np.zeros(0, np.int64)
+    # Each marginal candidate against its representative's members, all in one call; the few
+    # that their group refuses then try the later representatives one by one.
+    sizes = np.bincount(owner, minlength=k)[best[unsure]]
+    by_rep = np.argsort(owner, kind="stable")
+    firsts = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=k))])[best[unsure]]
+    ci = np.repeat(unsure, sizes)
+    mj = by_rep[np.repeat(firsts - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())]
+    _, _, s = verify(cand, ci, members, mj, t)
+    margins = s - _enough(cand, ci, members, mj, t)
+    total = np.bincount(np.repeat(np.arange(len(unsure)), sizes), margins, len(unsure))
+    at = unsure[total + (sim[unsure] - _enough(cand, unsure, reps, best[unsure], t)) < 0.0].tolist()
+    if not at:
+        return best, ham, sim
     both = Prints.concat([reps, members])  # representatives first: rows 0 .. k-1
 
     def rows_of(r: int) -> np.ndarray:
         return np.concatenate([[r], k + np.flatnonzero(owner == r)])
 
-    for c in unsure.tolist():
+    for c in at:
         best[c], ham[c], sim[c] = _first_corroborated(
-            cand, c, both, np.arange(int(best[c]), k), rows_of, t
+            cand, c, both, np.arange(int(best[c]) + 1, k), rows_of, t
         )
     return best, ham, sim
 
@@ -860,10 +883,11 @@ def _first_verified(
     rep: np.ndarray,
     ham: np.ndarray,
     sim: np.ndarray,
+    members_end: int | None = None,
 ) -> bool:
     """:func:`group` (``b`` is ``a``) or :func:`assign` by the compiled pass, into ``rep``,
     ``ham``, ``sim``; False (nothing written) when the arrays are not of the types it is
-    compiled for."""
+    compiled for. ``members_end``: the rows (of a window) that corroborate (default all)."""
     assert _compiled is not None
     if a.minhash.dtype != b.minhash.dtype or a.minhash.shape[1] != b.minhash.shape[1]:
         return False
@@ -883,7 +907,17 @@ def _first_verified(
     equal = _similarity_of_counts(a.minhash.shape[1], a.minhash.dtype.itemsize)
     try:  # only the call: a type error here is a type the pass is not compiled for
         _compiled.first_verified(
-            *sides[0], *sides[-1], b is a, start, rep, ham, sim, *limits, equal, _CELLS
+            *sides[0],
+            *sides[-1],
+            b is a,
+            start,
+            len(a) if members_end is None else members_end,
+            rep,
+            ham,
+            sim,
+            *limits,
+            equal,
+            _CELLS,
         )
     except TypeError:  # another dtype than the signatures': the numpy path
         return False

@@ -43,6 +43,7 @@ def _signature(sketch: types.Integer) -> Any:
         *side,
         types.boolean,  # window: the second side is the first
         types.int64,  # start
+        types.int64,  # members_end
         *out,  # rep, ham
         types.Array(types.float64, 1, "C"),  # sim
         types.int64,  # max_distance
@@ -120,20 +121,22 @@ def _corroborated(  # pragma: no cover - compiled
     p: np.ndarray,
     i: int,
     r: int,
+    end: int,
     rep: np.ndarray,
     max_distance: int,
     min_long: int,
     thresholds: np.ndarray,
     similarity: np.ndarray,
 ) -> bool:
-    """Whether the group of representative ``r`` (``r`` and the rows before ``i`` whose ``rep``
-    is ``r``) takes row ``i`` of one window on a marginal verdict: its similarities to them (the
-    sketches' where both are long enough and within ``max_distance`` bits, else 1.0 for an
-    equal exact key, else 0.0) minus their thresholds average at least 0."""
+    """Whether the group of representative ``r`` (``r`` and the rows before ``i`` and ``end``
+    whose ``rep`` is ``r``) takes row ``i`` of one window on a marginal verdict: its
+    similarities to them (the sketches' where both are long enough and within ``max_distance``
+    bits, else 1.0 for an equal exact key, else 0.0) minus their thresholds average at least
+    0."""
     last = len(thresholds) - 1
     m = mh.shape[1]
     total = 0.0
-    for x in range(r, i):
+    for x in range(r, min(i, end)):
         if rep[x] != r:
             continue
         both = p[i] & p[x]
@@ -167,6 +170,7 @@ def first_verified(  # pragma: no cover - compiled
     nb: np.ndarray,
     window: bool,
     start: int,
+    members_end: int,
     rep: np.ndarray,
     ham: np.ndarray,
     sim: np.ndarray,
@@ -182,11 +186,12 @@ def first_verified(  # pragma: no cover - compiled
 
     ``window``: b is a (one window in rank order); a row then only meets earlier rows that are
     representatives (``rep[j] == j``, rows before ``start`` as settled, later ones as they
-    join), and stops being one when it joins. Else every row of b is a candidate, in order.
-    ``thresholds[t]``: the similarity a pair needs whose shorter side has ``t`` tokens (clipped
-    to the table); ``unsure[t]``: below it a verified pair's verdict is marginal, and (``window``
-    only) the group must corroborate it (:func:`_corroborated`); ``similarity[c]``: of two
-    sketches with ``c`` equal values. ``cells``: the
+    join; a row whose ``rep`` is set to another, e.g. -1, never is one), and stops being one
+    when it joins. Else every row of b is a candidate, in order. ``thresholds[t]``: the
+    similarity a pair needs whose shorter side has ``t`` tokens (clipped to the table);
+    ``unsure[t]``: below it a verified pair's verdict is marginal, and (``window`` only) the
+    group's members before ``members_end`` must corroborate it (:func:`_corroborated`);
+    ``similarity[c]``: of two sketches with ``c`` equal values. ``cells``: the
     number sketch's cells (those whose XOR must not be in 1..255), the first name cell, the
     writing cell, the name parts, cells per part and the most words of a subject that is a name.
     """
@@ -227,7 +232,19 @@ def first_verified(  # pragma: no cover - compiled
                     )
             if ok and window and not same and s < unsure[min(max(min(ta[i], tb[j]), 0), last)]:
                 ok = _corroborated(
-                    sa, ma, ka, ta, pa, i, j, rep, max_distance, min_long, thresholds, similarity
+                    sa,
+                    ma,
+                    ka,
+                    ta,
+                    pa,
+                    i,
+                    j,
+                    members_end,
+                    rep,
+                    max_distance,
+                    min_long,
+                    thresholds,
+                    similarity,
                 )
             if ok:
                 rep[i] = j

@@ -120,6 +120,25 @@ def test_the_compiled_pass_corroborates_as_the_numpy_path(
 
 
 @settings(max_examples=150, deadline=None)
+@given(ON_THE_THRESHOLDS, st.integers(1, 29))
+def test_the_compiled_pass_credits_the_probe_as_the_numpy_path(
+    hits: list[tuple[int, int, int, bool]], k: int
+) -> None:
+    """The probe's candidates on the thresholds, against a window's groups (representatives
+    and members): credited alike, distances and similarities too."""
+    p = _random_window(hits, seed=len(hits) * 7 + k)
+    k = min(k, len(p) - 1)
+    t = Thresholds(max_distance=24, min_similarity=0.5, min_tokens=10)
+    g = group(p.take(np.arange(k)), t)
+    reps = g.representatives
+    rows = np.flatnonzero(~g.is_rep)
+    args = (p.take(np.arange(k, len(p))), p.take(reps), t, p.take(rows))
+    want, got = _both(assign, *args, np.searchsorted(reps, g.rep[rows]))
+    for w, x in zip(want, got, strict=True):
+        assert w.tolist() == x.tolist()
+
+
+@settings(max_examples=150, deadline=None)
 @given(
     HITS.filter(lambda hits: len(hits) >= 2),
     st.integers(1, 39),
