@@ -118,7 +118,9 @@ _MAX_TITLE = 24
 _DENSE = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 )
-_WORD = re.compile(rf"[{_DENSE}]|[^\W\d_{_DENSE}]+")  # a dense character, or a run of other letters
+#: A dense character, or a run of other letters; an apostrophe between letters joins them
+#: (O'Malley, d'Arcy: one word, not a particle that every such name shares).
+_WORD = re.compile(rf"[{_DENSE}]|[^\W\d_{_DENSE}]+(?:['’][^\W\d_{_DENSE}]+)*")
 _DENSE_CHAR = re.compile(f"[{_DENSE}]")
 _TITLE_SEPARATORS = re.compile(r"\s-{1,2}\s|\s[\u2012-\u2015]\s|[|｜:：·•【】\[\]「」]")
 _REMARK = re.compile(r"\([^()]*\)|（[^（）]*）|\[[^\[\]]*\]")
