@@ -752,20 +752,24 @@ def assign(
     unsure = got[_marginal(cand, got, reps, best[got], sim[got], t)]
     if not len(unsure):
         return best, ham, sim
-    # Each marginal candidate against its representative's members, all in one call; the few
-    # that their group refuses then try the later representatives one by one.
-    sizes = np.bincount(owner, minlength=k)[best[unsure]]
-    by_rep = np.argsort(owner, kind="stable")
-    firsts = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=k))])[best[unsure]]
-    ci = np.repeat(unsure, sizes)
-    mj = by_rep[np.repeat(firsts - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())]
-    _, _, s = verify(cand, ci, members, mj, t)
-    margins = s - _enough(cand, ci, members, mj, t)
-    total = np.bincount(np.repeat(np.arange(len(unsure)), sizes), margins, len(unsure))
-    at = unsure[total + (sim[unsure] - _enough(cand, unsure, reps, best[unsure], t)) < 0.0].tolist()
+    # Each marginal candidate against its group (representative, then members), all in one
+    # call, summed in that order as the compiled pass sums; the few that their group refuses
+    # then try the later representatives one by one.
+    both = Prints.concat([reps, members])  # representatives first: rows 0 .. k-1
+    per_rep = np.bincount(owner, minlength=k)
+    by_rep = k + np.argsort(owner, kind="stable")  # members' rows, grouped by representative
+    b = best[unsure]
+    sizes = per_rep[b] + 1
+    offset = np.repeat(np.arange(len(unsure)), sizes)
+    nth = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)  # 0 = the rep
+    firsts = (np.cumsum(per_rep) - per_rep)[b]
+    rows = np.where(nth == 0, b[offset], by_rep[np.repeat(firsts, sizes) + nth - 1])
+    ci = unsure[offset]
+    _, _, s = verify(cand, ci, both, rows, t)
+    total = np.bincount(offset, s - _enough(cand, ci, both, rows, t), len(unsure))
+    at = unsure[total < 0.0].tolist()
     if not at:
         return best, ham, sim
-    both = Prints.concat([reps, members])  # representatives first: rows 0 .. k-1
 
     def rows_of(r: int) -> np.ndarray:
         return np.concatenate([[r], k + np.flatnonzero(owner == r)])
