@@ -202,19 +202,11 @@ def first_verified(  # pragma: no cover - compiled
         isrep[j] = rep[j] == j if window else True
     last = len(thresholds) - 1
     m = ma.shape[1]
-    m1 = np.uint64(0x5555555555555555)
-    m2 = np.uint64(0x3333333333333333)
-    m4 = np.uint64(0x0F0F0F0F0F0F0F0F)
-    h01 = np.uint64(0x0101010101010101)
     for i in range(start, len(sa)):
         for j in range(i if window else len(sb)):
             if not isrep[j]:
                 continue
-            x = sa[i] ^ sb[j]  # popcount: the same bits as indexer.fingerprints.bits
-            x = x - ((x >> np.uint64(1)) & m1)
-            x = (x & m2) + ((x >> np.uint64(2)) & m2)
-            x = (x + (x >> np.uint64(4))) & m4
-            h = np.int64((x * h01) >> np.uint64(56))
+            h = _popcount(sa[i] ^ sb[j])
             both = pa[i] & pb[j]
             same = both & (ta[i] > 0) & (tb[j] > 0) & (ka[i] >= 0) & (ka[i] == kb[j])
             near = both & (ta[i] >= min_long) & (tb[j] >= min_long) & (h <= max_distance)
