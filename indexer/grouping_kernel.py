@@ -132,7 +132,8 @@ def _corroborated(  # pragma: no cover - compiled
     whose ``rep`` is ``r``) takes row ``i`` of one window on a marginal verdict: its
     similarities to them (the sketches' where both are long enough and within ``max_distance``
     bits, else 1.0 for an equal exact key, else 0.0) minus their thresholds average at least
-    0."""
+    0. (The pair is read as in :func:`first_verified`'s loop, which keeps its own copy: a helper
+    shared by both made that loop 15-20 % slower.)"""
     last = len(thresholds) - 1
     m = mh.shape[1]
     total = 0.0
