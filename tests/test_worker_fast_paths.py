@@ -137,8 +137,9 @@ def test_every_name_the_month_regex_knows_passes_the_filter() -> None:
         assert numbers._may_name_a_month(f"x {word} y"), word
 
 
-WORDY = "aé1_ -中文かナ한ไทยລາວខ្មែរမြန်Ωж"  # letters of dense scripts and others, digits, _
-_LOOKAHEAD_WORD = re.compile(rf"[{names._DENSE}]|(?:(?![{names._DENSE}])[^\W\d_])+")
+WORDY = "aé1_ -'’中文かナ한ไทยລາວខ្មែរမြန်Ωж"  # letters of dense scripts and others, digits, _, apostrophes
+_LETTER = rf"(?![{names._DENSE}])[^\W\d_]"
+_LOOKAHEAD_WORD = re.compile(rf"[{names._DENSE}]|(?:{_LETTER})+(?:['’](?:{_LETTER})+)*")
 
 
 @settings(max_examples=500, deadline=None)
