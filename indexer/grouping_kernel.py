@@ -70,6 +70,8 @@ def _agree(  # pragma: no cover - compiled
     parts: int,
     per_part: int,
     name_words: int,
+    source_bit: int,
+    word_mask: int,
 ) -> bool:
     """:func:`indexer.fingerprints.numbers.agree` of rows ``na[i]`` and ``nb[j]``."""
     for c in range(sketch_cells):
@@ -84,20 +86,38 @@ def _agree(  # pragma: no cover - compiled
         nx = 0
         ny = 0
         shared = 0
+        sx = 0  # a credit's source words (flagged by source_bit); its name's: the others
+        sy = 0
+        sources = 0  # shared source words
+        names = 0  # shared name words
         for u in range(per_part):
-            if na[i, lo + u] > 0:
+            x = na[i, lo + u]
+            if x > 0:
                 nx += 1
+                if x & source_bit:
+                    sx += 1
                 for v in range(per_part):
-                    if na[i, lo + u] == nb[j, lo + v]:
+                    y = nb[j, lo + v]
+                    if (x & word_mask) == (y & word_mask):
                         shared += 1
+                        if x & y & source_bit:
+                            sources += 1
+                        elif not (x | y) & source_bit:
+                            names += 1
             if nb[j, lo + u] > 0:
                 ny += 1
+                if nb[j, lo + u] & source_bit:
+                    sy += 1
         if nx > 0 and ny > 0:
             half = 2 * shared <= min(nx, ny)  # at most half of the smaller one's words shared
             if p == 0 and (shared == 0 or (half and max(nx, ny) <= name_words)):  # subjects
                 return False
-            if p == 1 and half:  # the credits
-                return False
+            if p == 1 and (
+                half
+                or (sx > 0 and sy > 0 and 2 * sources <= min(sx, sy))
+                or (nx > sx and ny > sy and 2 * names <= min(nx - sx, ny - sy))
+            ):
+                return False  # the credits, their sources or their names
             if p == 2 and shared == 0:  # the title's parts the texts mention
                 return False
     return True
@@ -194,10 +214,12 @@ def first_verified(  # pragma: no cover - compiled
     group's members before ``members_end`` must corroborate it (:func:`_corroborated`);
     ``similarity[c]``: of two sketches with ``c`` equal values. ``cells``: the
     number sketch's cells (those whose XOR must not be in 1..255), the first name cell, the
-    writing cell, the name parts, cells per part and the most words of a subject that is a name.
+    writing cell, the name parts, cells per part, the most words of a subject that is a name,
+    the bit marking a credit's source word and the mask of a cell's word hash.
     """
     sketch_cells, names_at, writing = cells[0], cells[1], cells[2]
     parts, per_part, name_words = cells[3], cells[4], cells[5]
+    source_bit, word_mask = cells[6], cells[7]
     isrep = np.empty(len(sb), np.bool_)
     for j in range(len(sb)):
         isrep[j] = rep[j] == j if window else True
@@ -221,7 +243,18 @@ def first_verified(  # pragma: no cover - compiled
                 s = similarity[equal]
                 if not ok and s >= thresholds[min(max(min(ta[i], tb[j]), 0), last)]:
                     ok = _agree(
-                        na, i, nb, j, sketch_cells, names_at, writing, parts, per_part, name_words
+                        na,
+                        i,
+                        nb,
+                        j,
+                        sketch_cells,
+                        names_at,
+                        writing,
+                        parts,
+                        per_part,
+                        name_words,
+                        source_bit,
+                        word_mask,
                     )
             if ok and window and not same and s < unsure[min(max(min(ta[i], tb[j]), 0), last)]:
                 ok = _corroborated(

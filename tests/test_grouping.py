@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from indexer import grouping
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
-from indexer.fingerprints.names import NAME_WORDS, PER_PART
+from indexer.fingerprints.names import NAME_WORDS, PER_PART, SOURCE_BIT, WORD_MASK
 from indexer.fingerprints.numbers import CELLS, NAMES_AT, SKETCH_CELLS, WRITING_CELL
 from indexer.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 
@@ -238,17 +238,29 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
         int(x) >> 8 == int(y) >> 8 and int(x) != int(y)
         for x, y in zip(a.numbers[i, :SKETCH_CELLS], b.numbers[r, :SKETCH_CELLS], strict=True)
     )
+
     # the names: the subject not disjoint, nor two names (subjects of at most NAME_WORDS words)
-    # sharing at most half of the smaller one's words, nor two such attributions, nor the
-    # mentions disjoint
+    # sharing at most half of the smaller one's words, nor two such attributions (their words
+    # whether a name's or a source's, their names' or their sources'), nor the mentions disjoint
+    def apart(x: set[int], y: set[int]) -> bool:
+        return bool(x and y) and 2 * len(x & y) <= min(len(x), len(y))
+
     for part in range(3):
         cols = slice(NAMES_AT + part * PER_PART, NAMES_AT + (part + 1) * PER_PART)
-        x = {int(v) for v in a.numbers[i, cols] if v}
-        y = {int(v) for v in b.numbers[r, cols] if v}
-        half = 2 * len(x & y) <= min(len(x), len(y))
+        xs = {int(v) for v in a.numbers[i, cols] if v}
+        ys = {int(v) for v in b.numbers[r, cols] if v}
+        x, y = {v & WORD_MASK for v in xs}, {v & WORD_MASK for v in ys}
         names = max(len(x), len(y)) <= NAME_WORDS
-        refused = (not x & y or (half and names), half, not x & y)[part]
-        if x and y and refused:
+        if part == 0 and x and y and (not x & y or (apart(x, y) and names)):
+            agree = False
+        if part == 1 and any(
+            apart(
+                {v for v in xs if v & SOURCE_BIT == kind}, {v for v in ys if v & SOURCE_BIT == kind}
+            )
+            for kind in (0, SOURCE_BIT)
+        ):
+            agree = False
+        if (part == 1 and apart(x, y)) or (part == 2 and x and y and not x & y):
             agree = False
     # the writing: both known (Simplified, Traditional) and different
     wa, wb = int(a.numbers[i, WRITING_CELL]), int(b.numbers[r, WRITING_CELL])
@@ -322,6 +334,8 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
             at = NAMES_AT + part * PER_PART
             many = rng.integers(0, PER_PART + 1)
             words = rng.choice(np.arange(1, 9, dtype=np.uint32), many, replace=False)
+            if part == 1:  # a credit: its name's words, then its source's (marked)
+                words[rng.integers(0, many + 1) :] |= np.uint32(SOURCE_BIT)
             f[at : at + len(words)] = words
         f[WRITING_CELL] = rng.integers(0, 3)  # unknown, Simplified or Traditional
     simhashes, sketches, keys, tokens, present, numbers = [], [], [], [], [], []

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer import grouping
+from indexer.fingerprints.names import SOURCE_BIT
 from indexer.grouping import Grouping, Prints, Thresholds, assign, group
 from tests.test_grouping import (
     HITS,
@@ -207,21 +208,39 @@ def test_the_proxy_loads_the_compiled_pass_unless_told_not_to(es_url: str) -> No
         grouping._compiled = before
 
 
+_S = SOURCE_BIT
+
+
 @pytest.mark.parametrize(
     ("part", "subjects", "reps"),
     [
         (0, [[1, 2], [3, 4, 2], [1, 2, 9]], [0, 1, 0]),  # names sharing half: another name
         (0, [[1, 2, 3, 4, 5, 6], [3, 4, 7, 8], [9, 10, 11, 12]], [0, 0, 2]),  # longer: share one
         (2, [[1], [2, 1], [3], [3, 4, 5, 6]], [0, 0, 2, 2]),  # mentions: apart sharing none
+        # credits: a name, then a source's words (marked); the same author with another work,
+        # another author with the same work, the name alone, a source read as the name
+        (
+            1,
+            [
+                [1, 2, 3 | _S, 4 | _S, 5 | _S],
+                [1, 2, 6 | _S, 7 | _S, 5 | _S],
+                [8, 9, 3 | _S, 4 | _S, 5 | _S],
+                [1, 2],
+                [1, 2, 3, 4, 5],
+                [3 | _S, 4 | _S],
+            ],
+            [0, 1, 2, 0, 0, 0],
+        ),
     ],
-    ids=["names", "longer subjects", "mentions"],
+    ids=["names", "longer subjects", "mentions", "credits"],
 )
 def test_subjects_conflict_alike_in_both_passes(
     part: int, subjects: list[list[int]], reps: list[int]
 ) -> None:
     """Copies alike in all but their subjects' words: two names (at most NAME_WORDS words)
     sharing at most half of them stay apart, longer subjects only sharing none; mentions
-    (part 2) sharing none stay apart; the compiled pass and the numpy path agree."""
+    (part 2) sharing none stay apart; credits (part 1) whose names, or sources, share at most
+    half stay apart; the compiled pass and the numpy path agree."""
     one = _random_window([(0, 0, 0, False)], seed=1)
     n = len(subjects)
     numbers = np.zeros((n, one.numbers.shape[1]), dtype=np.uint32)

@@ -15,6 +15,7 @@ from indexer.fingerprints.names import (
     NAME_CELLS,
     NAMED_BELOW,
     PER_PART,
+    SOURCE_BIT,
     name_cells,
     names_agree,
 )
@@ -219,6 +220,16 @@ def test_a_copy_keeps_its_mentions(name: list[str], other: list[str], site: str)
          "—— 南宋无名氏《长相思》"),
         (ZH, "钓水", "—— 岑参《走马川行奉送出师西征 / 走马川行奉送封大夫出师西征》",
          "——岑参《走马川行奉送出师西征 / 走马川行奉送封大夫出师西征》", "—— 论语"),
+        # works or chapters whose titles share a character; the book with and without marks
+        (ZH, "钓水", "—— 苏轼《江城子》", "——苏轼《江城子》（来源：每日名言）",
+         "—— 苏轼《南乡子》"),
+        (ZH, "钓水", "—— 论语，为政篇", "—— 论语，为政篇（来源：每日名言）", "—— 《论语》宪问"),
+        (ZH, "钓水", "—— 《论语》", "—— 论语", "—— 论语，为政篇"),
+        # a closing remark too long for a name, compared by its last words
+        (QUOTE, "Life is what happens…",
+         "-- Yet another mystical 'C' gem. This one reverses the bits in a word.",
+         "-- Yet another mystical 'C' gem. This one reverses the bits in a word. (via Example)",
+         "-- Sydney J. Harris"),
         (QUOTE, "Life is what happens…", "— Лев Толстой, «Анна Каренина»",
          "— Лев Толстой, «Анна Каренина» (Source: Daily Quote)",
          "— Лев Толстой, «Война и мир»"),
@@ -268,11 +279,13 @@ def test_the_parts_read_as_documented() -> None:
     assert not new_headline.any()  # no line starts with it: no subject, nothing to conflict
     credit = _cells("Q", ["Some words.", "- a list item", "— Mark Twain (via Example)"])
     assert (credit[0, 6:] > 0).sum() == 2 and not credit[0, :6].any()
-    # a quoted work: the name's first words and the work's share the cells; the work's title
-    # does not count against the limit beyond one word
+    # a quoted work: the name's words, then the source's (marked), share the cells; the work's
+    # title does not count against the limit beyond one word
     work = _cells("Q", ["Some words.", "— Mark Twain, “The Adventures of Tom Sawyer, Chapter One”"])
     name_only = _cells("Q", ["Some words.", "— Mark Twain"])
-    assert (work[0, 6:] > 0).sum() == 5 and names_agree(work, name_only)[0]
+    source = (work[0, 6:12] & SOURCE_BIT) > 0
+    assert source.tolist() == [False, False, True, True, True, True]
+    assert names_agree(work, name_only)[0]
 
 
 @pytest.mark.parametrize(
@@ -311,13 +324,14 @@ def test_a_list_is_no_attribution_unless_it_ends_the_text() -> None:
     dialogue = _cells("Q", ["— Как дела?", "— Хорошо.", "— Антон Чехов"])
     other = _cells("Q", ["— Как дела?", "— Хорошо.", "— Лев Толстой"])
     assert dialogue[0, 6] and not names_agree(dialogue, other)[0]
-    # a joke's dialogue on one dash line, longer than MAX_ATTRIBUTION words: no credit, so the
-    # copy that splits it over two lines (its last one short enough to be read as a credit)
-    # does not conflict with it
+    # a joke's dialogue on one dash line, longer than MAX_ATTRIBUTION words: its last words
+    # are compared, so the copy that splits it over two lines (its last one short enough to be
+    # read as a credit) does not conflict with it, and another closing line does
     joke = "- Как предохраниться от зачатия? - Нужно пить нарзан. - До или после? - Вместо."
     one = _cells("Q", ["Шутка дня", joke])
     split = _cells("Q", ["Шутка дня", *joke.replace(". - До", ".\n- До").split("\n")])
-    assert not one.any() and split.any() and names_agree(one, split)[0]
+    assert one.any() and split.any() and names_agree(one, split)[0]
+    assert not names_agree(one, _cells("Q", ["Шутка дня", "- Антон Чехов"]))[0]
 
 
 NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
@@ -419,9 +433,13 @@ def test_a_dash_inside_a_sentence_is_no_credit() -> None:
     # a dialogue on one line (a joke's question and answer) is no credit
     assert not _cells("Q", ["Как добиться, чтобы глаза загорелись? - Посветить в ухо."]).any()
     assert not _cells("Q", ["Пошли. - Ладно."]).any()
-    # the words after a comma leave a credit's name, not its length: still no credit
+    # the words after a comma leave a credit's name, not its length: too long for a credit,
+    # a line of its own is a closing remark, compared by its last words
     long_line = "- Как добиться, чтобы у блондинки загорелись глаза? - Посветить фонариком в ухо."
-    assert not _cells("Q", [long_line]).any()
+    remark = _cells("Q", [long_line])
+    assert remark.any() and not remark[0, :6].any()
+    assert names_agree(remark, _cells("Q", ["- Загорелись глаза? - Посветить фонариком в ухо."]))[0]
+    assert not names_agree(remark, _cells("Q", ["- Лучше спросить у соседа."]))[0]
     assert _cells("Q", ["Fear itself. — Franklin D. Roosevelt Jr."])[0, 6:].any()  # an abbreviation
     assert _cells("Q", ["It rained all day. — Weather Desk"])[0, 6:].any()
     # a one-line text: its only line is the title and its credit

@@ -137,7 +137,7 @@ def test_every_name_the_month_regex_knows_passes_the_filter() -> None:
         assert numbers._may_name_a_month(f"x {word} y"), word
 
 
-WORDY = "aé1_ -'’中文かナ한ไทยລາວខ្មែរမြန်Ωж"  # letters of dense scripts and others, digits, _, apostrophes
+WORDY = "aé1_ -'’中文かナ한ไทยລາວខ្មែរမြန်Ωж"  # dense and other letters, digits, _, apostrophes
 _LETTER = rf"(?![{names._DENSE}])[^\W\d_]"
 _LOOKAHEAD_WORD = re.compile(rf"[{names._DENSE}]|(?:{_LETTER})+(?:['’](?:{_LETTER})+)*")
 

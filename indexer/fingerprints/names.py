@@ -26,9 +26,12 @@ reader sees another document. Three places in a short text say what it is, in ev
   a dialogue), only if no text follows it. Without such a line, a credit at the end of the
   text's last line, after a full stop or a closing quote (``… itself.” — F. D.
   Roosevelt``, ``…之全真。——洪应明``), not itself ending a sentence (``. ! ? 。``, but for an
-  initial: a dialogue's next line ``- Why? - Because.`` is none).
-  With a quoted work (``《…》``, ``«…»``, ``“…”``), the name's first words and the work's
-  share the part's cells;
+  initial: a dialogue's next line ``- Why? - Because.`` is none). A dashed line too long
+  for a name is a closing remark and gives its last words (a copy that breaks a dialogue's
+  line keeps its end on the last line). A credit's *source* is a quoted work (``《…》``,
+  ``«…»``, ``“…”``) and what follows the name after a comma (``论语，为政篇``, ``Roosevelt,
+  first inaugural address``); the name's first words and the source's share the part's
+  cells, the source's marked by :data:`SOURCE_BIT`;
 * its *mentions*: the parts of its title (split as for the subject) of at most
   :data:`NAME_WORDS` words each of which is on another of its lines, neither among the first
   nor the last :data:`EDGE_LINES` after the title (blank ones too: where a site's header and
@@ -39,33 +42,34 @@ reader sees another document. Three places in a short text say what it is, in ev
 
 Words are maximal runs of letters, case folded (digits belong to the number sketch); each
 character of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is a word
-of its own. The subject and the attribution are stored as the 24-bit hashes of their first
-:data:`PER_PART` distinct words (an attribution with a work: the first half of the name's and
-the first half of the work's; 0: none), the mentions as one hash per part (its words together,
+of its own. The subject and the attribution are stored as the 23-bit hashes of their first
+:data:`PER_PART` distinct words (an attribution with a source: the name's first half of the
+cells, the source's the rest; 0: none), the mentions as one hash per part (its words together,
 the first :data:`PER_PART` parts), only for documents under :data:`NAMED_BELOW` words of
 content.
 
-**Conflict** (:func:`names_agree`): both documents have an attribution and at most half of
-the smaller one's words are in the other; or both have a subject and the two share no word,
-or, when both are names (at most :data:`NAME_WORDS` words: "Dconf Editor", "Color Scheme
-Editor"), at most half of the smaller one's. A longer subject is a headline or a description,
-which copies cut and reword, and of a title with two parts that lines start with, a cut copy
-may take the other ("gcloud builds worker-pools - manage worker pools …" cut after "manage
-worker"): those conflict only sharing no word. Both documents have mentions and share no
-mention: a conflict.
+**Conflict** (:func:`names_agree`): both documents have an attribution and at most half of the
+smaller one's words are in the other (a word counted alike as a name's or a source's), or both
+have names, or both sources, that share at most half so; or both have a subject and the two
+share no word, or, when both are names (at most :data:`NAME_WORDS` words: "Dconf Editor",
+"Color Scheme Editor"), at most half of the smaller one's. A longer subject is a headline or a
+description, which copies cut and reword, and of a title with two parts that lines start with,
+a cut copy may take the other ("gcloud builds worker-pools - manage worker pools …" cut after
+"manage worker"): those conflict only sharing no word. Both documents have mentions and share
+no mention: a conflict.
 Guarantees: a part one document lacks never conflicts (a copy that drops the credit, a long
 document); a part whose words a copy keeps, whatever it adds after them, never conflicts; a
 part replaced by other words (a disjoint subject, a name or an attribution sharing at most
-half) always conflicts. So does the same author credited with another work (half the cells are
-the work's). A copy that keeps the title and the text's words keeps its mentions, and a
-headline or a site's name added to the title only adds mentions; titles naming two things the
-texts mention ("mmd", "mrd") conflict. Not seen: a name inside a
-sentence, a name of three words with one changed ("GNOME Sound Recorder", "GNOME Sound
-Juicer"), subjects of more than three words that share a word, a copy that adds a work to a
-credit of more than three name words, and sibling titles whose parts are all longer than
-:data:`NAME_WORDS` words. Cost: a copy whose headline keeps none of the original's mentions
-(cut inside its one short part) and whose own headline is a word its text uses ("Update:" over
-a text saying "update") conflicts.
+half) always conflicts. So does the same author credited with another work or chapter whose
+title shares at most half of its words (江城子 / 南乡子), and another author of the same work.
+A copy that keeps the title and the text's words keeps its mentions, and a headline or a site's name
+added to the title only adds mentions; titles naming two things the texts mention ("mmd",
+"mrd") conflict. Not seen: a name inside a sentence, a name of three words with one changed
+("GNOME Sound Recorder", "GNOME Sound Juicer"), subjects of more than three words that share a
+word, a copy that adds a work to a credit of more than three name words, and sibling titles
+whose parts are all longer than :data:`NAME_WORDS` words. Cost: a copy whose headline keeps
+none of the original's mentions (cut inside its one short part) and whose own headline is a
+word its text uses ("Update:" over a text saying "update") conflicts.
 """
 
 from __future__ import annotations
@@ -88,6 +92,8 @@ __all__ = [
     "NAME_WORDS",
     "PARTS",
     "PER_PART",
+    "SOURCE_BIT",
+    "WORD_MASK",
     "dashed_lines",
     "name_cells",
     "names_agree",
@@ -114,6 +120,11 @@ NAME_WORDS = 3
 EDGE_LINES = 2
 #: Most words a first line may have to give a subject (a longer one is text, not a title).
 _MAX_TITLE = 24
+#: A cell's word hash (23 bits; 0: no word).
+WORD_MASK = 0x7FFFFF
+#: Set on an attribution's cell whose word belongs to its source (a quoted work's title, or
+#: what follows the name after a comma), not to the name: sources are also compared apart.
+SOURCE_BIT = 0x800000
 
 _DENSE = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -163,12 +174,12 @@ def _first_words(line: str, n: int) -> list[str]:
     return [m.group() for m in islice(_WORD.finditer(line.lower()), n)]
 
 
-def _hashes(words: Sequence[str]) -> list[int]:
-    """Nonzero 24-bit hashes (stable across runs) of the first :data:`PER_PART` distinct
-    ``words``."""
+def _hashes(words: Sequence[str], flag: int = 0) -> list[int]:
+    """Nonzero 23-bit hashes (stable across runs) of the first :data:`PER_PART` distinct
+    ``words``, each with ``flag`` set (:data:`SOURCE_BIT` or 0)."""
     out: list[int] = []
     for w in words:
-        h = zlib.crc32(w.encode("utf-8")) % 0xFFFFFF + 1
+        h = (zlib.crc32(w.encode("utf-8")) % WORD_MASK + 1) | flag
         if h not in out:
             out.append(h)
             if len(out) == PER_PART:
@@ -217,28 +228,23 @@ def _mentions(lines: list[str], title: str) -> list[str]:
     return [" ".join(words) for words in parts if seen.issuperset(words)]
 
 
-def _attribution(lines: list[str], last: str) -> list[str]:
-    """The words an attribution is compared by: of the last of ``lines`` that starts with a
-    dash, else of a credit inside ``last`` (the text's last line, the title too when it is the
-    only one), bracketed remarks left out (a source added after the name), if its name has
-    at most :data:`MAX_ATTRIBUTION` words (a dense-script character counting half, a quoted
-    work's title one; :data:`MAX_PLAIN_ATTRIBUTION` without punctuation inside). With a
-    quoted work (``《…》``, ``«…»``, ``“…”`` ...), the first half of the cells go to the name
-    and the rest to the work, so that the same author credited with another work, or a long
-    work's title, is still seen. When several lines start with a dash (a list, a dialogue),
-    only a last line of the text is a credit."""
+def _attribution(lines: list[str], last: str) -> tuple[list[str], list[str]]:
+    """The name's and the source's words an attribution is compared by: of the last of
+    ``lines`` that starts with a dash, else of a credit inside ``last`` (the text's last line,
+    the title too when it is the only one). When several lines start with a dash (a list, a
+    dialogue), only a last line of the text is a credit."""
     dashed = [(i, m.end()) for i, m in enumerate(map(CREDIT_DASH.match, lines)) if m is not None]
     if dashed:
         at, start = dashed[-1]
         if len(dashed) > 1 and any(line.strip() for line in lines[at + 1 :]):
-            return []
-        return _credit(lines[at][start:])
+            return [], []
+        return _credit(lines[at][start:], line=True)
     inline = None
     for inline in _INLINE.finditer(last):  # noqa: B007 (the last one)
         continue
     if inline is None or _SENTENCE.search(last, inline.end()):
-        return []
-    return _credit(last[inline.end() :])
+        return [], []
+    return _credit(last[inline.end() :], line=False)
 
 
 #: What a credit's text holds inside when it is a sentence or a dialogue, not a name or a
@@ -246,22 +252,29 @@ def _attribution(lines: list[str], last: str) -> list[str]:
 _PUNCTUATED = re.compile(r"[.!?…。！？,;:，；：]\s+\S|\s(?:-{1,2}|[\u2012-\u2015])\s")
 
 
-def _credit(text: str) -> list[str]:
-    """An attribution's words (:func:`_attribution`) from the text after its dash."""
+def _credit(text: str, *, line: bool) -> tuple[list[str], list[str]]:
+    """An attribution's name and source words (:func:`_attribution`) from the text after its
+    dash, bracketed remarks left out. The source: quoted works' titles (``《…》``, ``«…»``,
+    ``“…”`` ...) and what follows the name after a comma (``论语，为政篇``, ``Roosevelt, first
+    inaugural address``). Longer than :data:`MAX_ATTRIBUTION` words (a dense-script character
+    counting half, a work's title one; :data:`MAX_PLAIN_ATTRIBUTION` without punctuation
+    inside), the text is a remark, not a name: a whole dashed ``line`` is still the text's
+    closing remark and gives its last :data:`PER_PART` distinct words as the name (a copy may
+    break a dialogue's line, whose last line is then its end); a dash inside a line gives
+    none."""
     credit = _REMARK.sub(" ", text)
     works = _WORK.findall(credit)
     unquoted = _WORK.sub(" ", credit)
-    name = _words(unquoted)
-    dense = sum(1 for w in name if _DENSE_CHAR.fullmatch(w))
+    words = _words(unquoted)
+    dense = sum(1 for w in words if _DENSE_CHAR.fullmatch(w))
     most = MAX_ATTRIBUTION if _PUNCTUATED.search(unquoted) else MAX_PLAIN_ATTRIBUTION
-    if len(name) - dense / 2 + len(works) > most:
-        return []
-    name = _words(_NAME_END.split(unquoted, 1)[0]) or name
-    titles = _words(" ".join(works))
-    if not (name and titles):
-        return name or titles
-    half = PER_PART // 2
-    return _distinct(name, half) + _distinct(titles, PER_PART - half)
+    if len(words) - dense / 2 + len(works) > most:
+        return (list(dict.fromkeys(reversed(_words(credit))))[:PER_PART] if line else []), []
+    named, *after = _NAME_END.split(unquoted, 1)
+    name = _words(named)
+    if not name:
+        return words, _words(" ".join(works))
+    return name, _words(" ".join([*works, *after]))
 
 
 def _distinct(words: Sequence[str], n: int) -> list[str]:
@@ -286,9 +299,14 @@ def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -
         first, *lines = texts[i].split("\n")
         last = next((line for line in reversed(lines) if line.strip()), first)
         title = titles[i]
-        parts = (_subject(lines, title), _attribution(lines, last), _mentions(lines, title))
-        for part, words in enumerate(parts):
-            hs = _hashes(words)
+        name, source = _attribution(lines, last)
+        if name and source:  # half the cells each, so that both are seen
+            credit = _hashes(_distinct(name, PER_PART // 2))
+            credit += _hashes(_distinct(source, PER_PART - len(credit)), SOURCE_BIT)
+        else:
+            credit = _hashes(name) or _hashes(source, SOURCE_BIT)
+        parts = (_hashes(_subject(lines, title)), credit, _hashes(_mentions(lines, title)))
+        for part, hs in enumerate(parts):
             out[i, part * PER_PART : part * PER_PART + len(hs)] = hs
     return out
 
@@ -300,11 +318,28 @@ def names_agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     y = b.reshape(len(b), PARTS, PER_PART)
     nx = (x > 0).sum(axis=2)
     ny = (y > 0).sum(axis=2)
-    shared = ((x[:, :, :, None] == y[:, :, None, :]) & (x > 0)[:, :, :, None]).sum(axis=(2, 3))
+    equal = ((x & WORD_MASK)[:, :, :, None] == (y & WORD_MASK)[:, :, None, :]) & (x > 0)[
+        :, :, :, None
+    ]  # a word is a name's or a source's alike
+    shared = equal.sum(axis=(2, 3))
     both = (nx > 0) & (ny > 0)
     half = 2 * shared <= np.minimum(nx, ny)  # at most half of the smaller one's words shared
     named = np.maximum(nx[:, 0], ny[:, 0]) <= NAME_WORDS  # two subjects that are names
     subject = both[:, 0] & ((shared[:, 0] == 0) | (named & half[:, 0]))
     attribution = both[:, 1] & half[:, 1]
     mentions = both[:, 2] & (shared[:, 2] == 0)
-    return ~(subject | attribution | mentions)
+    return ~(subject | attribution | mentions | _apart(x[:, 1], y[:, 1], equal[:, 1]))
+
+
+def _apart(x: np.ndarray, y: np.ndarray, equal: np.ndarray) -> np.ndarray:
+    """(k,) bool: whether two credits' names, or their sources, both present, share at most
+    half of the smaller one's words (``x``, ``y``: (k, PER_PART) cells; ``equal``: their
+    words' equality, (k, PER_PART, PER_PART))."""
+    out = np.zeros(len(x), dtype=bool)
+    for source in (True, False):
+        sx = (x > 0) & (((x & SOURCE_BIT) > 0) == source)
+        sy = (y > 0) & (((y & SOURCE_BIT) > 0) == source)
+        both = (equal & sx[:, :, None] & sy[:, None, :]).sum(axis=(1, 2))
+        nx, ny = sx.sum(axis=1), sy.sum(axis=1)
+        out |= (nx > 0) & (ny > 0) & (2 * both <= np.minimum(nx, ny))
+    return out
