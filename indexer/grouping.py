@@ -46,7 +46,14 @@ from indexer.fingerprints.bands import BAND_ROWS, MAX_BANDS
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.features import NO_WORDS, word_share
 from indexer.fingerprints.minhash import similarity
-from indexer.fingerprints.names import NAME_WORDS, PARTS, PER_PART, SOURCE_BIT, WORD_MASK
+from indexer.fingerprints.names import (
+    LAST_BIT,
+    NAME_WORDS,
+    PARTS,
+    PER_PART,
+    SOURCE_BIT,
+    WORD_MASK,
+)
 from indexer.fingerprints.numbers import NAMES_AT, SKETCH_CELLS, WRITING_CELL, agree
 
 #: numpy's per-element bit count (numpy >= 2; None before: :func:`_similarity` falls back).
@@ -930,7 +937,10 @@ def _first_verified(
 
 #: The number sketch's layout as the compiled pass reads it (``grouping_kernel``).
 _CELLS = np.array(
-    [SKETCH_CELLS, NAMES_AT, WRITING_CELL, PARTS, PER_PART, NAME_WORDS, SOURCE_BIT, WORD_MASK],
+    [
+        *(SKETCH_CELLS, NAMES_AT, WRITING_CELL, PARTS, PER_PART, NAME_WORDS),
+        *(SOURCE_BIT, WORD_MASK, LAST_BIT),
+    ],
     dtype=np.int64,
 )
 _CELLS.flags.writeable = False

@@ -72,6 +72,7 @@ def _agree(  # pragma: no cover - compiled
     name_words: int,
     source_bit: int,
     word_mask: int,
+    last_bit: int,
 ) -> bool:
     """:func:`indexer.fingerprints.numbers.agree` of rows ``na[i]`` and ``nb[j]``."""
     for c in range(sketch_cells):
@@ -90,12 +91,16 @@ def _agree(  # pragma: no cover - compiled
         sy = 0
         sources = 0  # shared source words
         names = 0  # shared name words
+        lasts = 0  # names with a last word (marked by last_bit)
+        seen = False  # either one's last word among the other's words
         for u in range(per_part):
             x = na[i, lo + u]
             if x > 0:
                 nx += 1
                 if x & source_bit:
                     sx += 1
+                if x & last_bit:
+                    lasts += 1
                 for v in range(per_part):
                     y = nb[j, lo + v]
                     if (x & word_mask) == (y & word_mask):
@@ -104,10 +109,14 @@ def _agree(  # pragma: no cover - compiled
                             sources += 1
                         elif not (x | y) & source_bit:
                             names += 1
+                        if (x | y) & last_bit:
+                            seen = True
             if nb[j, lo + u] > 0:
                 ny += 1
                 if nb[j, lo + u] & source_bit:
                     sy += 1
+                if nb[j, lo + u] & last_bit:
+                    lasts += 1
         if nx > 0 and ny > 0:
             half = 2 * shared <= min(nx, ny)  # at most half of the smaller one's words shared
             if p == 0 and (shared == 0 or (half and max(nx, ny) <= name_words)):  # subjects
@@ -116,8 +125,9 @@ def _agree(  # pragma: no cover - compiled
                 half
                 or (sx > 0 and sy > 0 and 2 * sources <= min(sx, sy))
                 or (nx > sx and ny > sy and 2 * names <= min(nx - sx, ny - sy))
+                or (lasts == 2 and not seen)
             ):
-                return False  # the credits, their sources or their names
+                return False  # the credits, their sources, their names or their last words
             if p == 2 and shared == 0:  # the title's parts the texts mention
                 return False
     return True
@@ -215,11 +225,12 @@ def first_verified(  # pragma: no cover - compiled
     ``similarity[c]``: of two sketches with ``c`` equal values. ``cells``: the
     number sketch's cells (those whose XOR must not be in 1..255), the first name cell, the
     writing cell, the name parts, cells per part, the most words of a subject that is a name,
-    the bit marking a credit's source word and the mask of a cell's word hash.
+    the bit marking a credit's source word, the mask of a cell's word hash and the bit marking
+    a credit's name's last word.
     """
     sketch_cells, names_at, writing = cells[0], cells[1], cells[2]
     parts, per_part, name_words = cells[3], cells[4], cells[5]
-    source_bit, word_mask = cells[6], cells[7]
+    source_bit, word_mask, last_bit = cells[6], cells[7], cells[8]
     isrep = np.empty(len(sb), np.bool_)
     for j in range(len(sb)):
         isrep[j] = rep[j] == j if window else True
@@ -255,6 +266,7 @@ def first_verified(  # pragma: no cover - compiled
                         name_words,
                         source_bit,
                         word_mask,
+                        last_bit,
                     )
             if ok and window and not same and s < unsure[min(max(min(ta[i], tb[j]), 0), last)]:
                 ok = _corroborated(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from indexer import grouping
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
-from indexer.fingerprints.names import NAME_WORDS, PER_PART, SOURCE_BIT, WORD_MASK
+from indexer.fingerprints.names import LAST_BIT, NAME_WORDS, PER_PART, SOURCE_BIT, WORD_MASK
 from indexer.fingerprints.numbers import CELLS, NAMES_AT, SKETCH_CELLS, WRITING_CELL
 from indexer.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 
@@ -254,13 +254,15 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
         if part == 0 and x and y and (not x & y or (apart(x, y) and names)):
             agree = False
         if part == 1 and any(
-            apart(
-                {v for v in xs if v & SOURCE_BIT == kind}, {v for v in ys if v & SOURCE_BIT == kind}
-            )
+            apart(*({v & WORD_MASK for v in z if v & SOURCE_BIT == kind} for z in (xs, ys)))
             for kind in (0, SOURCE_BIT)
         ):
             agree = False
         if (part == 1 and apart(x, y)) or (part == 2 and x and y and not x & y):
+            agree = False
+        # two credits' names' last words (a surname), neither among the other's words
+        lx, ly = ({v & WORD_MASK for v in z if v & LAST_BIT} for z in (xs, ys))
+        if part == 1 and lx and ly and not lx & y and not ly & x:
             agree = False
     # the writing: both known (Simplified, Traditional) and different
     wa, wb = int(a.numbers[i, WRITING_CELL]), int(b.numbers[r, WRITING_CELL])
@@ -334,8 +336,11 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
             at = NAMES_AT + part * PER_PART
             many = rng.integers(0, PER_PART + 1)
             words = rng.choice(np.arange(1, 9, dtype=np.uint32), many, replace=False)
-            if part == 1:  # a credit: its name's words, then its source's (marked)
-                words[rng.integers(0, many + 1) :] |= np.uint32(SOURCE_BIT)
+            if part == 1:  # a credit: its name's words (the last marked), its source's (marked)
+                k = rng.integers(0, many + 1)
+                words[k:] |= np.uint32(SOURCE_BIT)
+                if k > 0 and rng.random() < 0.7:
+                    words[k - 1] |= np.uint32(LAST_BIT)
             f[at : at + len(words)] = words
         f[WRITING_CELL] = rng.integers(0, 3)  # unknown, Simplified or Traditional
     simhashes, sketches, keys, tokens, present, numbers = [], [], [], [], [], []

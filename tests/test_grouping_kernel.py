@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer import grouping
-from indexer.fingerprints.names import SOURCE_BIT
+from indexer.fingerprints.names import LAST_BIT, SOURCE_BIT
 from indexer.grouping import Grouping, Prints, Thresholds, assign, group
 from tests.test_grouping import (
     HITS,
@@ -209,6 +209,7 @@ def test_the_proxy_loads_the_compiled_pass_unless_told_not_to(es_url: str) -> No
 
 
 _S = SOURCE_BIT
+_L = LAST_BIT
 
 
 @pytest.mark.parametrize(
@@ -231,8 +232,19 @@ _S = SOURCE_BIT
             ],
             [0, 1, 2, 0, 0, 0],
         ),
+        # names' last words (marked): another surname; the same; one among the other's words
+        (
+            1,
+            [
+                [1, 2, 3, 4, 5 | _L],
+                [1, 2, 3, 4, 6 | _L],
+                [1, 2, 3, 4, 5 | _L],
+                [1, 2, 3 | _L, 4, 5],
+            ],
+            [0, 1, 0, 0],
+        ),
     ],
-    ids=["names", "longer subjects", "mentions", "credits"],
+    ids=["names", "longer subjects", "mentions", "credits", "last words"],
 )
 def test_subjects_conflict_alike_in_both_passes(
     part: int, subjects: list[list[int]], reps: list[int]

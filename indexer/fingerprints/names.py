@@ -85,6 +85,7 @@ import numpy as np
 __all__ = [
     "CREDIT_DASH",
     "EDGE_LINES",
+    "LAST_BIT",
     "MAX_ATTRIBUTION",
     "MAX_PLAIN_ATTRIBUTION",
     "NAMED_BELOW",
@@ -120,11 +121,13 @@ NAME_WORDS = 3
 EDGE_LINES = 2
 #: Most words a first line may have to give a subject (a longer one is text, not a title).
 _MAX_TITLE = 24
-#: A cell's word hash (23 bits; 0: no word).
-WORD_MASK = 0x7FFFFF
+#: A cell's word hash (22 bits; 0: no word).
+WORD_MASK = 0x3FFFFF
 #: Set on an attribution's cell whose word belongs to its source (a quoted work's title, or
 #: what follows the name after a comma), not to the name: sources are also compared apart.
 SOURCE_BIT = 0x800000
+#: Set on the cell of an attribution's name's last word (a surname, most often).
+LAST_BIT = 0x400000
 
 _DENSE = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -174,17 +177,33 @@ def _first_words(line: str, n: int) -> list[str]:
     return [m.group() for m in islice(_WORD.finditer(line.lower()), n)]
 
 
-def _hashes(words: Sequence[str], flag: int = 0) -> list[int]:
-    """Nonzero 23-bit hashes (stable across runs) of the first :data:`PER_PART` distinct
-    ``words``, each with ``flag`` set (:data:`SOURCE_BIT` or 0)."""
+def _hash(word: str) -> int:
+    """A word's nonzero hash of :data:`WORD_MASK`'s bits, stable across runs."""
+    return zlib.crc32(word.encode("utf-8")) % WORD_MASK + 1
+
+
+def _hashes(words: Sequence[str]) -> list[int]:
+    """The hashes of the first :data:`PER_PART` distinct ``words``."""
     out: list[int] = []
     for w in words:
-        h = (zlib.crc32(w.encode("utf-8")) % WORD_MASK + 1) | flag
+        h = _hash(w)
         if h not in out:
             out.append(h)
             if len(out) == PER_PART:
                 break
     return out
+
+
+def _credit_cells(name: Sequence[str], source: Sequence[str], surname: bool) -> list[int]:
+    """An attribution's cells: its name's first distinct words (half the cells when it has a
+    source), then its source's (marked by :data:`SOURCE_BIT`); with ``surname``, the name's
+    last word among them, marked by :data:`LAST_BIT`."""
+    words = _distinct(name, PER_PART // 2 if source else PER_PART)
+    last = name[-1] if surname and name else None
+    if last is not None and last not in words:
+        words[-1] = last
+    cells = [_hash(w) | (LAST_BIT if w == last else 0) for w in words]
+    return cells + [_hash(w) | SOURCE_BIT for w in _distinct(source, PER_PART - len(cells))]
 
 
 def _subject(lines: list[str], title: str) -> list[str]:
@@ -228,8 +247,9 @@ def _mentions(lines: list[str], title: str) -> list[str]:
     return [" ".join(words) for words in parts if seen.issuperset(words)]
 
 
-def _attribution(lines: list[str], last: str) -> tuple[list[str], list[str]]:
-    """The name's and the source's words an attribution is compared by: of the last of
+def _attribution(lines: list[str], last: str) -> tuple[list[str], list[str], bool]:
+    """The name's and the source's words an attribution is compared by, and whether its name
+    ends with a surname (:func:`_credit`): of the last of
     ``lines`` that starts with a dash, else of a credit inside ``last`` (the text's last line,
     the title too when it is the only one). When several lines start with a dash (a list, a
     dialogue), only a last line of the text is a credit."""
@@ -237,13 +257,13 @@ def _attribution(lines: list[str], last: str) -> tuple[list[str], list[str]]:
     if dashed:
         at, start = dashed[-1]
         if len(dashed) > 1 and any(line.strip() for line in lines[at + 1 :]):
-            return [], []
+            return [], [], False
         return _credit(lines[at][start:], line=True)
     inline = None
     for inline in _INLINE.finditer(last):  # noqa: B007 (the last one)
         continue
     if inline is None or _SENTENCE.search(last, inline.end()):
-        return [], []
+        return [], [], False
     return _credit(last[inline.end() :], line=False)
 
 
@@ -252,16 +272,17 @@ def _attribution(lines: list[str], last: str) -> tuple[list[str], list[str]]:
 _PUNCTUATED = re.compile(r"[.!?…。！？,;:，；：]\s+\S|\s(?:-{1,2}|[\u2012-\u2015])\s")
 
 
-def _credit(text: str, *, line: bool) -> tuple[list[str], list[str]]:
-    """An attribution's name and source words (:func:`_attribution`) from the text after its
-    dash, bracketed remarks left out. The source: quoted works' titles (``《…》``, ``«…»``,
-    ``“…”`` ...) and what follows the name after a comma (``论语，为政篇``, ``Roosevelt, first
-    inaugural address``). Longer than :data:`MAX_ATTRIBUTION` words (a dense-script character
-    counting half, a work's title one; :data:`MAX_PLAIN_ATTRIBUTION` without punctuation
-    inside), the text is a remark, not a name: a whole dashed ``line`` is still the text's
-    closing remark and gives its last :data:`PER_PART` distinct words as the name (a copy may
-    break a dialogue's line, whose last line is then its end); a dash inside a line gives
-    none."""
+def _credit(text: str, *, line: bool) -> tuple[list[str], list[str], bool]:
+    """An attribution's name and source words (:func:`_attribution`) from the text after its dash,
+    bracketed remarks left out, and whether the name's last word is a surname to compare
+    (the credit does not end a sentence: a dialogue's line does). The source: quoted works'
+    titles (``《…》``, ``«…»``, ``“…”`` ...) and what follows the name after a comma
+    (``论语，为政篇``, ``Roosevelt, first inaugural address``). Longer than
+    :data:`MAX_ATTRIBUTION` words (a dense-script character counting half, a work's title
+    one; :data:`MAX_PLAIN_ATTRIBUTION` without punctuation inside), the text is a remark,
+    not a name: a whole dashed ``line`` is still the text's closing remark and gives its
+    last :data:`PER_PART` distinct words as the name (a copy may break a dialogue's line,
+    whose last line is then its end); a dash inside a line gives none."""
     credit = _REMARK.sub(" ", text)
     works = _WORK.findall(credit)
     unquoted = _WORK.sub(" ", credit)
@@ -269,12 +290,14 @@ def _credit(text: str, *, line: bool) -> tuple[list[str], list[str]]:
     dense = sum(1 for w in words if _DENSE_CHAR.fullmatch(w))
     most = MAX_ATTRIBUTION if _PUNCTUATED.search(unquoted) else MAX_PLAIN_ATTRIBUTION
     if len(words) - dense / 2 + len(works) > most:
-        return (list(dict.fromkeys(reversed(_words(credit))))[:PER_PART] if line else []), []
+        ends = list(dict.fromkeys(reversed(_words(credit))))[PER_PART - 1 :: -1]
+        return (ends if line else []), [], False
     named, *after = _NAME_END.split(unquoted, 1)
     name = _words(named)
+    surname = _SENTENCE.search(credit.rstrip()) is None
     if not name:
-        return words, _words(" ".join(works))
-    return name, _words(" ".join([*works, *after]))
+        return words, _words(" ".join(works)), surname
+    return name, _words(" ".join([*works, *after])), surname
 
 
 def _distinct(words: Sequence[str], n: int) -> list[str]:
@@ -299,12 +322,7 @@ def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -
         first, *lines = texts[i].split("\n")
         last = next((line for line in reversed(lines) if line.strip()), first)
         title = titles[i]
-        name, source = _attribution(lines, last)
-        if name and source:  # half the cells each, so that both are seen
-            credit = _hashes(_distinct(name, PER_PART // 2))
-            credit += _hashes(_distinct(source, PER_PART - len(credit)), SOURCE_BIT)
-        else:
-            credit = _hashes(name) or _hashes(source, SOURCE_BIT)
+        credit = _credit_cells(*_attribution(lines, last))
         parts = (_hashes(_subject(lines, title)), credit, _hashes(_mentions(lines, title)))
         for part, hs in enumerate(parts):
             out[i, part * PER_PART : part * PER_PART + len(hs)] = hs
@@ -328,7 +346,8 @@ def names_agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     subject = both[:, 0] & ((shared[:, 0] == 0) | (named & half[:, 0]))
     attribution = both[:, 1] & half[:, 1]
     mentions = both[:, 2] & (shared[:, 2] == 0)
-    return ~(subject | attribution | mentions | _apart(x[:, 1], y[:, 1], equal[:, 1]))
+    credits = _apart(x[:, 1], y[:, 1], equal[:, 1]) | _other_last(x[:, 1], y[:, 1], equal[:, 1])
+    return ~(subject | attribution | mentions | credits)
 
 
 def _apart(x: np.ndarray, y: np.ndarray, equal: np.ndarray) -> np.ndarray:
@@ -343,3 +362,12 @@ def _apart(x: np.ndarray, y: np.ndarray, equal: np.ndarray) -> np.ndarray:
         nx, ny = sx.sum(axis=1), sy.sum(axis=1)
         out |= (nx > 0) & (ny > 0) & (2 * both <= np.minimum(nx, ny))
     return out
+
+
+def _other_last(x: np.ndarray, y: np.ndarray, equal: np.ndarray) -> np.ndarray:
+    """(k,) bool: whether both credits' names have a last word and neither is among the
+    other's words (arguments as :func:`_apart`'s)."""
+    lx = (x & LAST_BIT) > 0
+    ly = (y & LAST_BIT) > 0
+    seen = (equal & lx[:, :, None]).any(axis=(1, 2)) | (equal & ly[:, None, :]).any(axis=(1, 2))
+    return lx.any(axis=1) & ly.any(axis=1) & ~seen
