@@ -332,6 +332,10 @@ def test_a_list_is_no_attribution_unless_it_ends_the_text() -> None:
     split = _cells("Q", ["Шутка дня", *joke.replace(". - До", ".\n- До").split("\n")])
     assert one.any() and split.any() and names_agree(one, split)[0]
     assert not names_agree(one, _cells("Q", ["Шутка дня", "- Антон Чехов"]))[0]
+    # a list's last item too long for a name is no closing remark: a corrected copy that
+    # changed its last words is not refused
+    items = ["Changes:", "- The pager is faster.", "- When an editor is invoked, less falls back"]
+    assert not _cells("Q", [*items[:2], items[2] + " to the editor the variable names."]).any()
 
 
 NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)

@@ -26,12 +26,14 @@ reader sees another document. Three places in a short text say what it is, in ev
   a dialogue), only if no text follows it. Without such a line, a credit at the end of the
   text's last line, after a full stop or a closing quote (``… itself.” — F. D.
   Roosevelt``, ``…之全真。——洪应明``), not itself ending a sentence (``. ! ? 。``, but for an
-  initial: a dialogue's next line ``- Why? - Because.`` is none). A dashed line too long
-  for a name is a closing remark and gives its last words (a copy that breaks a dialogue's
-  line keeps its end on the last line). A credit's *source* is a quoted work (``《…》``,
-  ``«…»``, ``“…”``) and what follows the name after a comma (``论语，为政篇``, ``Roosevelt,
-  first inaugural address``); the name's first words and the source's share the part's
-  cells, the source's marked by :data:`SOURCE_BIT`;
+  initial: a dialogue's next line ``- Why? - Because.`` is none). The only dashed line, too
+  long for a name, is a closing remark and gives its last words (a copy that breaks a
+  dialogue's line keeps its end on the last line); a list's last item gives none. A
+  credit's *source* is a quoted work (``《…》``, ``«…»``, ``“…”``) and what follows the name
+  after a comma (``论语，为政篇``, ``Roosevelt, first inaugural address``); the name's first
+  words and the source's share the part's cells, the source's marked by :data:`SOURCE_BIT`,
+  and the name's last word (its *surname*, unless the credit ends a sentence) is among them,
+  marked by :data:`LAST_BIT`;
 * its *mentions*: the parts of its title (split as for the subject) of at most
   :data:`NAME_WORDS` words each of which is on another of its lines, neither among the first
   nor the last :data:`EDGE_LINES` after the title (blank ones too: where a site's header and
@@ -50,13 +52,13 @@ content.
 
 **Conflict** (:func:`names_agree`): both documents have an attribution and at most half of the
 smaller one's words are in the other (a word counted alike as a name's or a source's), or both
-have names, or both sources, that share at most half so; or both have a subject and the two
-share no word, or, when both are names (at most :data:`NAME_WORDS` words: "Dconf Editor",
-"Color Scheme Editor"), at most half of the smaller one's. A longer subject is a headline or a
-description, which copies cut and reword, and of a title with two parts that lines start with,
-a cut copy may take the other ("gcloud builds worker-pools - manage worker pools …" cut after
-"manage worker"): those conflict only sharing no word. Both documents have mentions and share
-no mention: a conflict.
+have names, or both sources, that share at most half so, or both have surnames and neither is
+among the other's words; or both have a subject and the two share no word, or, when both are
+names (at most :data:`NAME_WORDS` words: "Dconf Editor", "Color Scheme Editor"), at most half
+of the smaller one's. A longer subject is a headline or a description, which copies cut and
+reword, and of a title with two parts that lines start with, a cut copy may take the other
+("gcloud builds worker-pools - manage worker pools …" cut after "manage worker"): those
+conflict only sharing no word. Both documents have mentions and share no mention: a conflict.
 Guarantees: a part one document lacks never conflicts (a copy that drops the credit, a long
 document); a part whose words a copy keeps, whatever it adds after them, never conflicts; a
 part replaced by other words (a disjoint subject, a name or an attribution sharing at most
@@ -258,7 +260,7 @@ def _attribution(lines: list[str], last: str) -> tuple[list[str], list[str], boo
         at, start = dashed[-1]
         if len(dashed) > 1 and any(line.strip() for line in lines[at + 1 :]):
             return [], [], False
-        return _credit(lines[at][start:], line=True)
+        return _credit(lines[at][start:], line=len(dashed) == 1)
     inline = None
     for inline in _INLINE.finditer(last):  # noqa: B007 (the last one)
         continue
@@ -280,9 +282,10 @@ def _credit(text: str, *, line: bool) -> tuple[list[str], list[str], bool]:
     (``论语，为政篇``, ``Roosevelt, first inaugural address``). Longer than
     :data:`MAX_ATTRIBUTION` words (a dense-script character counting half, a work's title
     one; :data:`MAX_PLAIN_ATTRIBUTION` without punctuation inside), the text is a remark,
-    not a name: a whole dashed ``line`` is still the text's closing remark and gives its
+    not a name: the text's only dashed ``line`` is still its closing remark and gives its
     last :data:`PER_PART` distinct words as the name (a copy may break a dialogue's line,
-    whose last line is then its end); a dash inside a line gives none."""
+    whose last line is then its end); a list's last item, or a dash inside a line, gives
+    none."""
     credit = _REMARK.sub(" ", text)
     works = _WORK.findall(credit)
     unquoted = _WORK.sub(" ", credit)
