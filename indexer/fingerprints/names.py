@@ -251,10 +251,10 @@ def _mentions(lines: list[str], title: str) -> list[str]:
 
 def _attribution(lines: list[str], last: str) -> tuple[list[str], list[str], bool]:
     """The name's and the source's words an attribution is compared by, and whether its name
-    ends with a surname (:func:`_credit`): of the last of
-    ``lines`` that starts with a dash, else of a credit inside ``last`` (the text's last line,
-    the title too when it is the only one). When several lines start with a dash (a list, a
-    dialogue), only a last line of the text is a credit."""
+    ends with a surname (:func:`_credit`): of the last of ``lines`` that starts with a dash,
+    else of a credit inside ``last`` (the text's last line, the title too when it is the only
+    one). When several lines start with a dash (a list, a dialogue), only a last line of the
+    text is a credit."""
     dashed = [(i, m.end()) for i, m in enumerate(map(CREDIT_DASH.match, lines)) if m is not None]
     if dashed:
         at, start = dashed[-1]
@@ -275,8 +275,8 @@ _PUNCTUATED = re.compile(r"[.!?…。！？,;:，；：]\s+\S|\s(?:-{1,2}|[\u201
 
 
 def _credit(text: str, *, line: bool) -> tuple[list[str], list[str], bool]:
-    """An attribution's name and source words (:func:`_attribution`) from the text after its dash,
-    bracketed remarks left out, and whether the name's last word is a surname to compare
+    """An attribution's name and source words (:func:`_attribution`) from the text after its
+    dash, bracketed remarks left out, and whether the name's last word is a surname to compare
     (the credit does not end a sentence: a dialogue's line does). The source: quoted works'
     titles (``《…》``, ``«…»``, ``“…”`` ...) and what follows the name after a comma
     (``论语，为政篇``, ``Roosevelt, first inaugural address``). Longer than
