@@ -370,7 +370,8 @@ def _apart(x: np.ndarray, y: np.ndarray, equal: np.ndarray) -> np.ndarray:
 def _other_last(x: np.ndarray, y: np.ndarray, equal: np.ndarray) -> np.ndarray:
     """(k,) bool: whether both credits' names have a last word and neither is among the
     other's words (arguments as :func:`_apart`'s)."""
-    lx = (x & LAST_BIT) > 0
-    ly = (y & LAST_BIT) > 0
+    lx: np.ndarray = (x & LAST_BIT) > 0
+    ly: np.ndarray = (y & LAST_BIT) > 0
     seen = (equal & lx[:, :, None]).any(axis=(1, 2)) | (equal & ly[:, None, :]).any(axis=(1, 2))
-    return lx.any(axis=1) & ly.any(axis=1) & ~seen
+    out: np.ndarray = lx.any(axis=1) & ly.any(axis=1) & ~seen
+    return out
