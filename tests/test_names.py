@@ -225,6 +225,12 @@ def test_a_copy_keeps_its_mentions(name: list[str], other: list[str], site: str)
          "—— 苏轼《南乡子》"),
         (ZH, "钓水", "—— 论语，为政篇", "—— 论语，为政篇（来源：每日名言）", "—— 《论语》宪问"),
         (ZH, "钓水", "—— 《论语》", "—— 论语", "—— 论语，为政篇"),
+        # an address in angle brackets is the credit's source, "in" before it no name's word:
+        # the changed name's word that the address repeats does not hide the change (a
+        # credit in capitals: no names inside sentences to see it)
+        (QUOTE, "Life is what happens…", "-- LARRY WALL IN <199710050130.SAA04762@WALL.ORG>",
+         "-- Larry Wall in <199710050130.SAA04762@wall.org>",
+         "-- Larry Haddad in <199710050130.SAA04762@wall.org>"),
         # a closing remark too long for a name, compared by its last words
         (QUOTE, "Life is what happens…",
          "-- Yet another mystical 'C' gem. This one reverses the bits in a word.",

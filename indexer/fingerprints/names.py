@@ -145,7 +145,11 @@ CREDIT_DASH = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~]
 #: A work's title in an attribution: the quotes and brackets that mark one in each script.
 _WORK = re.compile(
     r'《[^《》]*》|〈[^〈〉]*〉|«[^«»]*»|『[^『』]*』|「[^「」]*」|“[^“”]*”|„[^„“”]*[“”]|"[^"]*"'
+    r"|<[^<>]*>"  # an address or a message's id: "-- Larry Wall in <…@wall.org>"
 )
+#: Words that link a credit's name to its source ("Larry Wall in <…>", "из писем в «…»"):
+#: not the name's last word.
+_LINKS = frozenset({"in", "im", "from", "aus", "в", "во", "из"})
 _ANY_DASHED = re.compile(r"(?m)^\s*(?:-|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
 #: A credit inside a line: a dash after a sentence's end or a closing quote or bracket.
 _INLINE = re.compile(
@@ -297,6 +301,8 @@ def _credit(text: str, *, line: bool) -> tuple[list[str], list[str], bool]:
         return (ends if line else []), [], False
     named, *after = _NAME_END.split(unquoted, 1)
     name = _words(named)
+    if works and len(name) > 1 and name[-1] in _LINKS:
+        name = name[:-1]
     surname = _SENTENCE.search(credit.rstrip()) is None
     if not name:
         return words, _words(" ".join(works)), surname
