@@ -790,17 +790,23 @@ def _stamp_lines(f: Features, docs: list[int], tdoc: np.ndarray) -> np.ndarray:
     """(total tokens,) bool: the tokens of the lines of ``docs`` that hold a stamp of the frame
     (a byline's or a printer's date: ``numbers.frame_stamp_lines``), but for a line that starts
     with the page's title (of 4 characters or more), which is the page's own: a listing's
-    "GNOME 2048 4.1 专业版：…" holds what reads as a date (2048-4-1)."""
+    "GNOME 2048 4.1 专业版：…" holds what reads as a date (2048-4-1); and for a line that
+    starts with a dash, an attribution ("-- May 18" under a quote)."""
     out = np.zeros(len(tdoc), dtype=bool)
     if not docs:
         return out
     found = frame_stamp_lines([f.texts[d] for d in docs], folded=True)
     for d, lines in zip(docs, found, strict=True):
-        if lines:  # a line that starts with the page's title is the page's own
+        if lines:  # a line that starts with the page's title, or a dash, is the page's own
             text = f.texts[d].split("\n")
             title = text[0].strip()
-            if len(title) >= 4:
-                lines[:] = [i for i in lines if i == 0 or not text[i].lstrip().startswith(title)]
+            credits = dashed_lines(f.texts[d])
+            lines[:] = [
+                i
+                for i in lines
+                if i not in credits
+                and (i == 0 or len(title) < 4 or not text[i].lstrip().startswith(title))
+            ]
     keys = [d << 32 | line for d, lines in zip(docs, found, strict=True) for line in lines]
     if keys:
         token_keys = (tdoc.astype(np.int64) << 32) | f.line_no.astype(np.int64)

@@ -709,3 +709,28 @@ def test_a_listing_line_that_starts_with_the_title_is_not_a_stamp() -> None:
     # keep too few words of its own, and the guard would keep it whole, template and all)
     assert NO_WORDS > modelled.token_count[a] >= 10
     assert verifies(texts, [(a, b), (a, c)], modelled) == [True, False]
+
+
+def test_a_credit_that_is_a_date_is_not_a_stamp() -> None:
+    """A quote credited to a date ("-- May 18") on a site whose pages the host model cuts: the
+    credit line reads as a date on a short line (a byline's stamp), yet it is the quote's
+    own attribution, so the same quote credited to someone else stays apart, and a copy of it
+    with the credit folds."""
+    rng = random.Random(65)
+    p = FingerprintParams()
+    head, foot = _site("每日名言", 11)
+
+    def page(quote: str, credit: str) -> str:
+        title = " ".join(quote.split()[:6]) + "…"
+        return f"{title}\n{head}\n{title}\n{quote}\n-- {credit}\n{foot}"
+
+    quotes = [prose(rng.randint(0, 10**6), 18).capitalize() + "." for _ in range(30)]
+    words = prose(5, 60).split()
+    authors = [f"{words[i].capitalize()} {words[i + 1].capitalize()}" for i in range(0, 60, 2)]
+    texts = [page(q, authors[k % len(authors)]) for k, q in enumerate(quotes)]
+    own = prose(66, 18).capitalize() + "."
+    texts += [page(own, "May 18"), page(own, "May 18"), page(own, "A. Hope")]
+    modelled = one_host_modelled(texts, p)
+    a, b, c = len(texts) - 3, len(texts) - 2, len(texts) - 1
+    assert modelled.token_count[a] < NO_WORDS
+    assert verifies(texts, [(a, b), (a, c)], modelled) == [True, False]
