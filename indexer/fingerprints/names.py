@@ -29,9 +29,10 @@ reader sees another document. Three places in a short text say what it is, in ev
   initial: a dialogue's next line ``- Why? - Because.`` is none). The only dashed line, too
   long for a name, is a closing remark and gives its last words (a copy that breaks a
   dialogue's line keeps its end on the last line); a list's last item gives none. A
-  credit's *source* is a quoted work (``《…》``, ``«…»``, ``“…”``) and what follows the name
-  after a comma (``论语，为政篇``, ``Roosevelt, first inaugural address``); the name's first
-  words and the source's share the part's cells, the source's marked by :data:`SOURCE_BIT`,
+  credit's *source* is a quoted work (``《…》``, ``«…»``, ``“…”``), an address (``<…>``)
+  and what follows the name after a comma (``论语，为政篇``, ``Roosevelt, first inaugural
+  address``); the name's first words and the source's share the part's cells, the source's
+  marked by :data:`SOURCE_BIT`,
   and the name's last word (its *surname*, unless the credit ends a sentence) is among them,
   marked by :data:`LAST_BIT`;
 * its *mentions*: the parts of its title (split as for the subject) of at most
@@ -282,7 +283,8 @@ def _credit(text: str, *, line: bool) -> tuple[list[str], list[str], bool]:
     """An attribution's name and source words (:func:`_attribution`) from the text after its
     dash, bracketed remarks left out, and whether the name's last word is a surname to compare
     (the credit does not end a sentence: a dialogue's line does). The source: quoted works'
-    titles (``《…》``, ``«…»``, ``“…”`` ...) and what follows the name after a comma
+    titles (``《…》``, ``«…»``, ``“…”`` ...), addresses in ``<…>`` (a linking word before
+    one, :data:`_LINKS`, leaves the name) and what follows the name after a comma
     (``论语，为政篇``, ``Roosevelt, first inaugural address``). Longer than
     :data:`MAX_ATTRIBUTION` words (a dense-script character counting half, a work's title
     one; :data:`MAX_PLAIN_ATTRIBUTION` without punctuation inside), the text is a remark,
