@@ -753,7 +753,8 @@ def _content_texts(
     few of the host's pages) in a line of the host's wording stays, unless the line holds a
     year or a time of day (:data:`_DATED`: a stamp, a page's "edited on" date).
     ``partly``: less the lines with any token cut (what the names inside sentences are read
-    from: a frame's line with the site's name in it, around a slot of the page's own)."""
+    from: a frame's line with the site's name in it, around a slot of the page's own), but the
+    first, the title, which gives no names there whatever the frame shares with it."""
     out = list(f.texts if texts is None else texts)
     docs = np.flatnonzero(applied)
     if not len(docs):
@@ -766,6 +767,7 @@ def _content_texts(
         cut = np.bincount(line, weights=~keep[a:b], minlength=len(total))
         if partly:
             gone = cut > 0
+            gone[:1] = False  # the title: it gives no names, and names the site in a footer
         else:
             digit = keep[a:b] & (f.tokens[4, a:b] != 0)
             held = np.bincount(line, weights=digit, minlength=len(total)) > 0

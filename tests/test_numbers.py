@@ -589,3 +589,45 @@ def test_a_number_in_the_link_of_a_text_of_short_lines_conflicts() -> None:
         "打印系统的浏览器界面。 │\n\n—— Debian 参考卡片"
     )
     assert conflict(zh, zh.replace("hostname:631", "hostname:682"))
+
+
+def _table(seed: int) -> str:
+    """A long page's body: a character table whose rows differ from page to page."""
+    rng = random.Random(seed)
+    words = ["letter", "capital", "small", "with", "ogonek", "caron", "acute", "breve", "dot"]
+    return "\n".join(
+        f"{rng.randrange(256):03o} {rng.randrange(256)} {rng.randrange(256):02x} "
+        f"{' '.join(rng.sample(words, 3))} {rng.choice('abcdefghijklmnopqrstuvwxyz')}"
+        for _ in range(90)
+    )
+
+
+def test_a_long_pages_title_number_conflicts_where_its_body_hides_it() -> None:
+    """Two pages of one family (``ISO 8859-2``, ``ISO 8859-16``) whose bodies are tables of
+    other numbers: every cell of the body's sketch holds numbers of one page only, so it cannot
+    see the changed title; the title's own cells do. A copy under a new headline, or with
+    no title line at all, has other title contexts and folds."""
+    title = "iso_8859-{n} - ISO 8859-{n} character set encoded in octal, decimal and hexadecimal"
+    a = title.format(n=2) + "\n" + _table(1)
+    b = title.format(n=16) + "\n" + _table(2)
+    s = number_sketches([a, b])
+    assert numbers.TITLE_AT + numbers.TITLE_CELLS == numbers.SKETCH_CELLS
+    body_a, body_b = s[:1, : numbers.TITLE_AT].copy(), s[1:, : numbers.TITLE_AT].copy()
+    x = body_a ^ body_b
+    assert not ((x >= 1) & (x <= 255)).any()  # the body's cells alone see nothing
+    assert conflict(a, b) and conflict(b, a)
+    headline = "A new headline for the page, with 2 numbers: 8859 of them\n" + _table(1)
+    assert not conflict(a, headline) and not conflict(headline, a)
+    assert not conflict(a, _table(1)) and not conflict(_table(1), a)
+
+
+@pytest.mark.parametrize("line", ["2026", "12 / 07", "1.0.3"])
+def test_a_first_line_of_numbers_alone_is_no_title(line: str) -> None:
+    """A first line with no word (a page counter, a year a frame writes above the text) says
+    nothing about which page follows: it fills no title cells, so two such lines (a frame's
+    above one copy, the text's own above the other) cannot conflict there. A line with a word
+    beside its number is a title."""
+    body = "\n" + STORY.format(n=10)
+    s = number_sketches([line + body, "1999" + body, f"Page {line}" + body])
+    assert not s[:2, numbers.TITLE_AT : numbers.SKETCH_CELLS].any()
+    assert s[2, numbers.TITLE_AT : numbers.SKETCH_CELLS].any()

@@ -314,6 +314,38 @@ def test_a_last_line_repeating_the_title_keeps_its_names(
     assert folds_with_first([head + line, head + line.replace(name, changed)]) == [False]
 
 
+def test_a_title_the_frame_blanked_leaves_no_other_title() -> None:
+    """A page repeats its headline above its text. A copy whose host model blanked the first
+    line (the title) enters the same names as one whose model did not: the repeat is not taken
+    for the title there. So a name changed in the text conflicts with both."""
+    title = "In Columbia, Pennsylvania, it is against the…"
+    story = (
+        "In Columbia, {}, it is against the law for a pilot to tickle a flying student under "
+        "her chin with a feather duster to get her attention."
+    )
+    page = f"{title}\n\n\n{title}\n\n{story}"
+    kept = fold(page.format("Pennsylvania"))
+    blanked = "\n" + kept.split("\n", 1)[1]  # a host model cut the first line only
+    plain = page.format("Pennsylvania")
+    one = name_entries([plain], [blanked], [0], [0])
+    other = name_entries([plain], None, [0], [0])
+    assert one[0].size and all((x == y).all() for x, y in zip(one, other, strict=True))
+    assert folds_with_first([plain, page.format("Smith")]) == [False]
+
+
+def test_a_title_repeated_above_one_line_is_a_heading() -> None:
+    """A title ending in a full stop, repeated above the text: the text's one line is the story
+    (a heading is no sentence a footer sits under), and another name in it stays apart. Without
+    the repeat the last line under a sentence may be a site's footer, as before."""
+    title = "AS - the portable GNU assembler."
+    line = "Target {} options: [-mcpu] [-mdebug | -no-mdebug] [-relax] [-g] [-F] [-32addr]"
+    page = f"{title}\n\n{title}\n\n{line}"
+    assert folds_with_first([page.format("Alpha"), page.format("Haddad")]) == [False]
+    assert folds_with_first([page.format("Alpha"), page.format("Alpha") + "\n"]) == [True]
+    unrepeated = f"{title}\n\n{line}"
+    assert name_entries([unrepeated.format("Alpha")], None, [0], [0])[0].size == 0
+
+
 _LOWER = ["the", "a", "of", "and", "council", "met", "budget", "city", "library"]
 
 

@@ -50,8 +50,10 @@ context of the row's own), which holds two sums over its entries: 16 bits of con
 and 8 bits of entry hashes. Stored as one ``uint32`` per cell, ``context_sum << 8 |
 value_sum``, packed as 3 little-endian bytes (:func:`cells_to_bytes`): 144 bytes. The names
 inside sentences (:mod:`indexer.fingerprints.sentence_names`: their own entries, in cells of
-the same form and rule), the name cells (:mod:`indexer.fingerprints.names`) and the writing
-cell follow them in the stored value (:data:`CELLS` in all).
+the same form and rule), the :data:`TITLE_CELLS` title cells (the entries of the text's first
+line alone, in one row: a long page's body may fill every cell with numbers of its own, and
+its title still says which page it is), the name cells (:mod:`indexer.fingerprints.names`)
+and the writing cell follow them in the stored value (:data:`CELLS` in all).
 
 **Conflict** (:func:`conflicts`): some cell of the two documents has equal context sums and
 different value sums: the cell holds the same contexts in both, as often, with other values.
@@ -109,6 +111,8 @@ __all__ = [
     "ROWS",
     "SIDES_BELOW",
     "SKETCH_CELLS",
+    "TITLE_AT",
+    "TITLE_CELLS",
     "WRITING_CELL",
     "agree",
     "cells_from_bytes",
@@ -136,9 +140,14 @@ NUMBER_CELLS = ROWS * BUCKETS
 NAME_BUCKETS = 10
 #: Rows per kind of entry of the names inside sentences: an entry falls in one cell of each.
 NAME_ROWS = 2
-#: Cells compared by the sketch's rule: the number sketch's, then the names inside sentences'
-#: (:mod:`indexer.fingerprints.sentence_names`, :data:`NAME_ROWS` rows per kind of entry).
-SKETCH_CELLS = NUMBER_CELLS + len(KINDS) * NAME_ROWS * NAME_BUCKETS
+#: Where the title's cells are, after the names inside sentences.
+TITLE_AT = NUMBER_CELLS + len(KINDS) * NAME_ROWS * NAME_BUCKETS
+#: Cells of the title's numbers (one row): the numbers of the document's first line alone.
+TITLE_CELLS = 4
+#: Cells compared by the sketch's rule: the number sketch's, the names inside sentences'
+#: (:mod:`indexer.fingerprints.sentence_names`, :data:`NAME_ROWS` rows per kind of entry), then
+#: the title's.
+SKETCH_CELLS = TITLE_AT + TITLE_CELLS
 #: Where the name cells (:mod:`indexer.fingerprints.names`) are.
 NAMES_AT = SKETCH_CELLS
 #: Where the writing cell (:mod:`indexer.fingerprints.writing`) is, after the name cells.
@@ -312,7 +321,10 @@ def number_sketches(
     (:mod:`indexer.fingerprints.sentence_names`) short documents enter as numbers."""
     sides = None if units is None else units < SIDES_BELOW
     top = top_code_points(texts)  # which texts the CJK steps read (here and the writing cell)
-    out = _sketches_of_buf(*_joined_bytes(texts, folded, top), sides=sides)
+    stamps: list[list[int]] = [[] for _ in texts]
+    out = _sketches_of_buf(*_joined_bytes(texts, folded, top), stamps, sides)
+    firsts = [t.split("\n", 1)[0] if 0 not in s else "" for t, s in zip(texts, stamps, strict=True)]
+    out[:, TITLE_AT:SKETCH_CELLS] = _title_cells(firsts, folded)
     named = None if units is None else np.flatnonzero(units < NAMED_BELOW).tolist()
     if named:
         mine = [texts[i] if folded else normalize(texts[i]) for i in named]
@@ -328,6 +340,23 @@ def number_sketches(
     return out
 
 
+def _title_cells(firsts: Sequence[str], folded: bool) -> np.ndarray:
+    """(n, :data:`TITLE_CELLS`) cells of the numbers of each document's first line alone, by
+    the sketch's rule (the first row's buckets summed by their number modulo the cells): a long
+    page's title says which page it is (``ISO 8859-2`` or ``ISO 8859-16``) where its body's
+    cells also hold many numbers of one document only, which hide a changed number there.
+    ``firsts``: each text's first line as the sketch reads it (frame lines blanked; empty
+    where the line is the frame's date stamp). A first line without a word (a page counter, a
+    frame's year) is no title: no cells."""
+    n = len(firsts)
+    titled = [f if any(map(str.isalpha, f)) else "" for f in firsts]  # a word beside the numbers
+    row = _sketches_of_buf(*_joined_bytes(titled, folded))[:, :BUCKETS].astype(np.int64)
+    row = row.reshape(n, BUCKETS // TITLE_CELLS, TITLE_CELLS)
+    ctx = (row >> 8).sum(axis=1) % 65536
+    val = (row & 0xFF).sum(axis=1) % 256
+    return (ctx << 8 | val).astype(np.uint32)
+
+
 def _add_names(
     out: np.ndarray,
     written: Sequence[str],
@@ -336,7 +365,7 @@ def _add_names(
     sides: list[int],
 ) -> None:
     """Fills the sketch of the names inside sentences (:data:`NUMBER_CELLS` to
-    :data:`SKETCH_CELLS`) of the documents ``named`` (those ``sides`` also with each neighbour
+    :data:`TITLE_AT`) of the documents ``named`` (those ``sides`` also with each neighbour
     alone): :data:`NAME_ROWS` rows of :data:`NAME_BUCKETS` cells per kind of entry (both
     neighbours, the word before, the word after), so that a name changed with nothing else is
     the only difference among its kind's contexts, and an entry falls in one cell of each row
@@ -349,7 +378,7 @@ def _add_names(
     # each (document, kind) a row of its own, its kind's cells in the document's
     kinds = len(KINDS)
     cells = _sums(doc * kinds + kind, ctx, pair, len(out) * kinds, NAME_BUCKETS, rows=NAME_ROWS)
-    out[:, NUMBER_CELLS:SKETCH_CELLS] = cells.reshape(len(out), kinds * NAME_ROWS * NAME_BUCKETS)
+    out[:, NUMBER_CELLS:TITLE_AT] = cells.reshape(len(out), kinds * NAME_ROWS * NAME_BUCKETS)
 
 
 def _bytes_of(text: str, folded: bool = False) -> bytes:

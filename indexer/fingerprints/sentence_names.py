@@ -47,10 +47,13 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   elsewhere could leave one such context as often in both, with names of other initials;
 * lines that give no names: the first line when the text has more than one and the next does not
   go on with a lower-case letter on the line right after it (a title or a site's header: the
-  name cells' subject, and a new headline is a copy; a text wrapped at a width goes on), the
-  last line when it is a paragraph of its own, no credit, under text with a line that ends a
-  sentence (where a site's footer sits: "More news from Lakeside Sentinel every morning."; under
-  headings alone it is the story), lines whose words are all capitalised (a heading, a menu, a
+  name cells' subject, and a new headline is a copy; a text wrapped at a width goes on; the
+  first line as written, even where the frame's wording blanks it: a copy whose host model
+  cut it has no other title), the last line
+  when it is a paragraph of its own, no credit, under text with a line that ends a sentence
+  (where a site's footer sits: "More news from Lakeside Sentinel every morning."; under
+  headings alone it is the story, and a title repeated above the text is a heading, whatever
+  it ends with), lines whose words are all capitalised (a heading, a menu, a
   shouting line), or more than three in four of more than six words (a title-case heading), but
   for a line starting with a dash (a credit: ``-- George Bernard Shaw`` gives ``Bernard``, then
   ``Shaw``), and lines of the frame (blank in the content text given beside; in the host models'
@@ -268,6 +271,7 @@ def name_entries(
         if not text:
             continue
         lines = text.split("\n")
+        head = lines[0]  # the title as written, even where the frame's wording blanks it
         if content is not None:
             kept = content[d].split("\n")
             if len(kept) == len(lines):
@@ -277,13 +281,16 @@ def name_entries(
         # a last paragraph of one line, no credit: where a site's footer sits
         footer = len(filled) > 1 and filled[-1] > filled[-2] + 1 and not CREDIT_DASH.match(body[-1])
         title = ""
-        if len(body) > 1 and (
-            filled[1] > filled[0] + 1 or not body[1].lstrip()[:1].islower()
+        rest = filled[1:] if filled[:1] == [0] else filled
+        if (
+            head.strip() and rest and (rest[0] > 1 or not lines[rest[0]].lstrip()[:1].islower())
         ):  # a title: not the first line of a sentence going on in the next
-            title, body = body[0], body[1:]
+            title, body = head, [lines[i] for i in rest]
         # A paragraph under headings alone is the story (under a sentence, either may be the
-        # frame: both give no names).
-        footer = footer and any(_SENTENCE_END.search(line) for line in [title, *body[:-1]])
+        # frame: both give no names); a title repeated above the text is a heading.
+        heading = bool(title) and any(line.strip() == title.strip() for line in body)
+        above = [line for line in [title, *body[:-1]] if not heading or line != title]
+        footer = footer and any(_SENTENCE_END.search(line) for line in above)
         if footer:
             body = body[:-1]
         split = [_WORDS_AND_GAPS.split(line) for line in body]
