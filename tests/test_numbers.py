@@ -80,6 +80,34 @@ def test_a_changed_number_conflicts(a: str, b: str) -> None:
     assert conflict(a, b) and conflict(b, a)
 
 
+def test_a_word_written_against_its_number_is_its_context() -> None:
+    """Three letters or more that start a run before its digits (``koi8``, ``python3``) are a
+    word: a copy that cuts or changes the word keeps the number under another context (no
+    conflict, as for ``koi 8``); the number changed beside the same word still conflicts, and a
+    model code's one or two letters (``S23``, ``mp3``) stay part of its value. The word and the
+    word before it are the number's context before; a neighbouring number reads it whole."""
+    see = "See ascii(7), charsets(7), cp1251(7), {}(7), utf-8(7) for the other sets."
+    assert not conflict(see.format("koi8-u"), see.format("8-u"))
+    assert not conflict(see.format("koi8-u"), see.format("word8-u"))
+    assert conflict(see.format("koi8-u"), see.format("koi9-u"))
+    assert conflict("Runs on python3 only.", "Runs on python2 only.")
+    assert conflict("The Galaxy S23 ships today.", "The Galaxy A23 ships today.")
+    assert conflict("It plays mp3 files.", "It plays mp4 files.")
+    # a neighbour's context reads the glued word whole: a cut line does not make "-6 ipv6"
+    # meet the context "-4 ipv4" had
+    options = (
+        "The options are these.\n-4, --ipv4 Search IPv4 sockets only, never with -6 here.\n"
+        "-6, --ipv6 Search IPv6 sockets only, never with -4 here.\nThat is all of them."
+    )
+    lines = options.split("\n")
+    cut = "\n".join([lines[0], *lines[2:]])
+    assert not conflict(options, cut) and not conflict(cut, options)
+    # a number's own word is its context with the word before it: a correction that drops
+    # "or SHA512," leaves SHA256 beside other words, not in SHA512's place
+    methods = "Methods are DES, MD5, NONE and SHA256 or SHA512, if libc supports these methods."
+    assert not conflict(methods, methods.replace(" or SHA512,", ""))
+
+
 def test_numbers_in_cjk_numerals_read_as_their_values() -> None:
     """A run of numerals is the number it writes; a numeral inside a word stays with its
     context, so a copy that changes the words around it does not conflict."""
@@ -570,6 +598,20 @@ def test_a_printer_line_of_a_script_without_spaces_is_the_frames() -> None:
         "本文打印自 https://kaiyuanzhoukan.example/zh/ch12/zh-12-5-1，"
         "打印时间：2026年6月13日。版权所有 开源周刊。"
     )
+    assert frame_stamp_lines([f"{ZH}\n{line}"]) == [[1]]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "このページは https://oss.example/ja/listing/ja-fcitx5 から2026年6月9日に印刷されました。",
+        "Printed from https://news.example/en/listing/en-listing-fcitx5 on 2026-06-09.",
+    ],
+)
+def test_a_word_against_a_number_in_a_printer_line_weighs_nothing(line: str) -> None:
+    """A link whose last part glues a word to a number (``fcitx5``) on a printer's line: the
+    word is the number's context, and weighs as the number does (nothing), so the line stays
+    a short line with a date, the frame's stamp."""
     assert frame_stamp_lines([f"{ZH}\n{line}"]) == [[1]]
 
 

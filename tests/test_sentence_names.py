@@ -346,6 +346,28 @@ def test_a_title_repeated_above_one_line_is_a_heading() -> None:
     assert name_entries([unrepeated.format("Alpha")], None, [0], [0])[0].size == 0
 
 
+@pytest.mark.parametrize(
+    ("title", "line", "name", "changed"),
+    [
+        (
+            "icmp - модуль ядра Linux, реализующий протокол IPv4 ICMP",
+            "Support for the ICMP_ADDRESS request was removed in Linux 2.2.",
+            "Linux",
+            "Новикова",
+        ),
+    ],
+)
+def test_the_story_under_a_repeated_title_is_no_footer(
+    title: str, line: str, name: str, changed: str
+) -> None:
+    """The only line of a story under its title and the title's repeat: the repeat does not
+    count as a line of the story, so the story's line is not among a footer's last lines, and a
+    name the title holds that changes there (to one it does not hold) stays apart."""
+    page = f"{title}\n\n{title}\n\n{line}"
+    assert folds_with_first([page, page.replace(f" {name} ", f" {changed} ")]) == [False]
+    assert folds_with_first([page, page.replace("\n\n", "\n\n\n")]) == [True]
+
+
 _LOWER = ["the", "a", "of", "and", "council", "met", "budget", "city", "library"]
 
 

@@ -11,7 +11,9 @@ runs of ASCII word bytes (``[0-9a-z_]``) or of other non-ASCII bytes, so that a 
 ends a run (``版本2`` is ``版本`` then ``2``):
 
 * a *number* is a maximal sequence of *numeric* ASCII runs (holding a digit, without ``_``:
-  a model's ``kid3``, ``mp3``, ``x86``, a program's ``addr2line``, not ``asn1_der``), each at most
+  a model's ``mp3``, ``x86``, ``s23``, not ``asn1_der``; the :data:`_MIN_WORD` or more letters
+  a run starts with before a digit are a word of their own, the number's context: ``koi8`` is
+  ``koi`` then ``8``, ``addr2line`` ``addr`` then ``2line``), each at most
   3 non-word characters after the one before on the same line (``2.1``, ``$1,299.99``,
   ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs
   in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``); a unit of measure written
@@ -25,8 +27,11 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   18 March 2026."), and a copy with another date is another document;
 * its *context* is the word run right before it and the one right after it, over spaces and
   line breaks (a line break only stops a number); the start or end of the text counts as no
-  run. Of a non-ASCII run only the 6 bytes next to the number count (2 CJK or 3 Cyrillic
-  characters), of an ASCII run 32 (why not further out: docs/fingerprints.md, "Numbers").
+  run. A number's own word written against it (``koi8``) is its context before, with the word
+  before the two; a neighbouring number reads such a pair whole (``ipv4``), and the word
+  weighs nothing in its line's weight. Of a non-ASCII run only the 6 bytes next to the
+  number count (2 CJK or 3 Cyrillic characters), of an ASCII run 32 (why not further out:
+  docs/fingerprints.md, "Numbers").
   In a document under :data:`SIDES_BELOW` words of content (a listing, a quote), each number
   is also entered twice more, each time with one neighbour alone as its context: a copy that
   changed the word beside a number still has the number's other neighbour, so a number
@@ -249,6 +254,7 @@ _MAX_SKIP = 8  # space and line-break runs skipped to find a neighbouring word
 _MAX_GAP = 3  # non-word characters allowed between the runs of one number
 _SIDE = 6  # bytes of a non-ASCII context run kept next to the number
 _MAX_RUN = 32  # bytes of a run hashed (those next to the number for a context)
+_MIN_WORD = 3  # letters a run starts with that are a word written against its number (koi8)
 _NL = 1  # the byte a line break becomes
 # the text's bytes: ASCII letters lower-cased, [0-9a-z_] and non-ASCII bytes kept, a line
 # break _NL, any other ASCII byte a space
@@ -669,7 +675,7 @@ def _kernel_tables() -> Tables:
     weights doubled there: a non-ASCII byte 1, an ASCII one 2, so :data:`_MIN_LINE` twice)."""
     constants = (
         _P, _Q, _EMPTY, _LEFT, _RIGHT, _MAX_SKIP, _MAX_GAP, 2 * _MIN_LINE, _SIDE, _MAX_RUN, _NL,
-        _19, _20,
+        _19, _20, _MIN_WORD,
     )  # fmt: skip
     return (
         np.frombuffer(_CLASSES, dtype=np.uint8),
@@ -749,6 +755,21 @@ def warm_kernel() -> bool:
     return True
 
 
+def _word_against_number(a: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """``bounds`` with a run's end added where a digit follows the :data:`_MIN_WORD` or more
+    letters a run starts with (``koi8`` is ``koi`` then ``8``, as ``koi 8``): the word is the
+    number's context, and a copy that cuts or changes it (``8-u`` for ``koi8-u``) has another
+    context, not another number. Fewer letters stay the number's (``s23``, ``mp3``)."""
+    letter = (a >= 97) & (a <= 122)
+    at = np.flatnonzero(letter[:-1] & (a[1:] >= 48) & (a[1:] <= 57)) + 1
+    if not len(at):
+        return bounds
+    start = bounds[np.searchsorted(bounds, at, side="right") - 1]
+    others = np.r_[0, np.cumsum(~letter)]  # bytes other than letters before each position
+    split = at[(at - start >= _MIN_WORD) & (others[at] == others[start])]
+    return np.union1d(bounds, split) if len(split) else bounds
+
+
 def _sketches_of_buf_numpy(
     buf: bytes,
     ends: np.ndarray,
@@ -775,6 +796,7 @@ def _sketches_of_buf_numpy(
         _punctuation_is_space(buf, cls)
     # runs of one class: run r is bounds[r]:bounds[r + 1], of class kind[r]
     bounds = np.r_[0, np.flatnonzero(cls[1:] != cls[:-1]) + 1, len(a)]
+    bounds = _word_against_number(a, bounds)
     kind = np.r_[cls[bounds[:-1]], _SEP, _SEP]  # two separators past the end
     # numeric runs: holding a digit, without "_" (an identifier such as asn1_der is a name,
     # not a number; kid3, mp3, addr2line carry one); digits ascend, so do their runs
@@ -811,6 +833,11 @@ def _sketches_of_buf_numpy(
     # contexts: the word runs right before and after (over spaces and line breaks)
     _, hb = _side(a, kind, bounds, first - 1, -1)
     _, ha = _side(a, kind, bounds, last + 1, 1)
+    own = np.flatnonzero(kind[first - 1] == _ASCII)  # a word written against it (koi8)
+    if len(own):  # its context before: that word with the word before the two
+        _, hp = _side(a, kind, bounds, first[own] - 2, -1)
+        with np.errstate(over="ignore"):
+            hb[own] = _fmix(hb[own] * _Q + hp)
     month = _member(hb, _month_hashes()) | _member(ha, _month_hashes())
     doc = np.searchsorted(ends, bounds[first], side="right")  # the document of each number
     with np.errstate(over="ignore"):
@@ -1014,7 +1041,9 @@ def _frame_lines(
     doc = np.cumsum(new) - 1
     is_numeric = np.zeros(len(bounds), dtype=bool)
     is_numeric[numeric] = True
-    wordy = ((k == _ASCII) | (k == _OTHER)) & ~is_numeric[idx]
+    # a word written against its number (koi8) weighs as the number: nothing
+    glued = (k == _ASCII) & (kind[idx + 1] == _ASCII)
+    wordy = ((k == _ASCII) | (k == _OTHER)) & ~is_numeric[idx] & ~glued
     # a non-ASCII byte weighs 1/2: a Cyrillic or Greek letter 1 like an ASCII one, a CJK
     # character 3/2 (in UTF-8 they are 2 and 3 bytes)
     weight = (bounds[idx + 1] - bounds[idx]).astype(np.float64)
@@ -1034,7 +1063,9 @@ def _side(
     """The word run nearest run ``at`` in direction ``step``, ``at`` included, over spaces and
     line breaks (-1 where there is none: the text's start or end, or ``at`` is -1), and its
     hash (:data:`_EMPTY` where none), hashed on the bytes nearest ``at`` (:data:`_SIDE` of a
-    non-ASCII run, :data:`_MAX_RUN` of an ASCII one)."""
+    non-ASCII run, :data:`_MAX_RUN` of an ASCII one). A word and the number written against it
+    (``ipv4``), met beyond a space, are read as one run: only a number's own word is split off
+    as its context."""
     ok = at >= 0
     idx = np.where(ok, at, 0)
     for _ in range(_MAX_SKIP):  # spaces and line breaks: " __nl__  __nl__ " between paragraphs
@@ -1050,9 +1081,14 @@ def _side(
     r = idx[ok]
     lo, hi = bounds[r], bounds[r + 1]
     width = np.where(kind[r] == _OTHER, _SIDE, _MAX_RUN)
+    # a word written against a number beyond a space (ipv4) is read whole, as a context
     if step < 0:
+        glued = (r > 0) & (kind[r] == _ASCII) & (kind[np.maximum(r - 1, 0)] == _ASCII)
+        lo = np.where(glued, bounds[np.maximum(r - 1, 0)], lo)
         lo = np.maximum(lo, hi - width)
     else:
+        glued = (kind[r] == _ASCII) & (kind[r + 1] == _ASCII)
+        hi = np.where(glued, bounds[np.minimum(r + 2, len(bounds) - 1)], hi)
         hi = np.minimum(hi, lo + width)
     h[ok] = _range_hashes(a, lo, hi)
     return idx, h

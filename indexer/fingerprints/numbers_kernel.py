@@ -91,8 +91,12 @@ def _side(
     lo, hi = bounds[idx], bounds[idx + 1]
     width = side if kind[idx] == _OTHER else max_run
     if step < 0:
+        if idx > 0 and kind[idx] == _ASCII and kind[idx - 1] == _ASCII:  # ipv4 read whole
+            lo = bounds[idx - 1]
         lo = max(lo, hi - width)
     else:
+        if kind[idx] == _ASCII and kind[idx + 1] == _ASCII:
+            hi = bounds[idx + 2]
         hi = min(hi, lo + width)
     return _range_hash(b, lo, hi, p)
 
@@ -300,6 +304,8 @@ def _sketch_cut(
     force = 0  # bytes still to class as space (punctuation)
     prev = 255
     last_run = -1
+    letters = 0  # letters the run starts with, while it holds nothing else (-1 after)
+    min_word = int(k[13])
     for i in range(m):
         ch = b[i]
         if ch >= 0xC2:
@@ -309,13 +315,19 @@ def _sketch_cut(
             c = _SPACE
             force -= 1
         # the next run's fields written at every byte and kept where the class changes (no
-        # branch: runs change every few bytes, too often to predict)
+        # branch: runs change every few bytes, too often to predict); a digit right after a
+        # word's letters (koi8) starts a run too
+        new = c != prev or (letters >= min_word and 48 <= ch <= 57)
         bounds[last_run + 1] = i
         kind[last_run + 1] = c
         tally[last_run + 1] = tallied
-        last_run += int(c != prev)
+        last_run += int(new)
         prev = c
         tallied += counts[ch]
+        if new:
+            letters = 0
+        if letters >= 0:
+            letters = letters + 1 if 97 <= ch <= 122 else -1
     n_runs = last_run + 1
     bounds[n_runs] = m
     tally[n_runs] = tallied
@@ -385,6 +397,8 @@ def _sketch_cut(
         last[count] = runs[j]
         value[count] = acc
         hb[count] = _side(b, kind, bounds, r0 - 1, -1, k)
+        if r0 > 0 and kind[r0 - 1] == _ASCII:  # koi8: koi with the word before the two
+            hb[count] = _fmix(hb[count] * q + _side(b, kind, bounds, r0 - 2, -1, k))
         ha[count] = _side(b, kind, bounds, runs[j] + 1, 1, k)
         start = bounds[r0]
         while d < n and ends[d] <= start:
@@ -419,7 +433,8 @@ def _sketch_cut(
                     line += 1
                     weight[line] = 0
                 line_of[r] = line
-                if (kind[r] == _ASCII or kind[r] == _OTHER) and not numeric[r]:
+                glued = kind[r] == _ASCII and kind[r + 1] == _ASCII  # koi8's koi: no weight
+                if (kind[r] == _ASCII or kind[r] == _OTHER) and not numeric[r] and not glued:
                     w = bounds[r + 1] - bounds[r]
                     weight[line] += w if kind[r] == _OTHER else 2 * w
             wordy_lines = 0

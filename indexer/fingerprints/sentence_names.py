@@ -59,7 +59,8 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   ``Shaw``), and lines of the frame (blank in the content text given beside; in the host models'
   path, lines with any token of the host's frame); texts that capitalise nouns (German:
   :func:`_capitalises_nouns`) give none, since there every noun would be a name;
-* a site's name at both ends: on the last two lines under a title, a short line (a footer)
+* a site's name at both ends: on the last two lines under a title (lines repeating the title
+  are the headline above the text, neither among them nor counted), a short line (a footer)
   gives no entry for the names the title line holds capitalised ("More news from Valley
   Tribune every morning." under "Valley Tribune | Local news"), unless it holds more than
   three of them or shares two other words of four letters or more with the title (the
@@ -288,8 +289,10 @@ def name_entries(
             title, body = head, [lines[i] for i in rest]
         # A paragraph under headings alone is the story (under a sentence, either may be the
         # frame: both give no names); a title repeated above the text is a heading.
-        heading = bool(title) and any(line.strip() == title.strip() for line in body)
-        above = [line for line in [title, *body[:-1]] if not heading or line != title]
+        repeats = {k for k, line in enumerate(body) if title and line.strip() == title.strip()}
+        above = [body[k] for k in range(len(body) - 1) if k not in repeats]
+        if not repeats:
+            above.insert(0, title)
         footer = footer and any(_SENTENCE_END.search(line) for line in above)
         if footer:
             body = body[:-1]
@@ -298,9 +301,13 @@ def name_entries(
             continue  # asked first: a German text's nouns would make every line's names
         ends = not footer  # the last line left ends the text
         found: list[_Name] = []
+        # where a site's footer may sit: the last lines of the story, the title's repeats
+        # (the headline above the text) neither among them nor counted
+        story = [k for k in range(len(body)) if k not in repeats]
+        footers = set(story[max(1, len(story) - FRAME_LINES) :])
         for k, (line, parts) in enumerate(zip(body, split, strict=True)):
             names = _line_names(line, k == len(body) - 1 and ends, parts)
-            if names and k >= max(1, len(body) - FRAME_LINES):
+            if names and k in footers:
                 site = _site_names(names, parts[1::2], title)
                 names = [t for t in names if t[1] not in site]
             found += names
