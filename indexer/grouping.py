@@ -7,8 +7,8 @@ Pure numpy, no I/O. Input: fingerprints of hits in rank order (:class:`Prints`) 
   content group only so), or
 * both have ``min_tokens`` words or more, their SimHash differ in at most ``max_distance``
   bits, their MinHash similarity is at least the pair's threshold — ``min_similarity`` when
-  the shorter has 50 words or more, less for short documents, whose features include their
-  words (:class:`Thresholds`) — **and** their numbers do not conflict
+  the shorter has 200 words or more, less for shorter texts, whose edits cost them more of
+  their shingles (:class:`Thresholds`) — **and** their numbers do not conflict
   (:func:`indexer.fingerprints.numbers.conflicts`: a context both have holds other numbers —
   a version, a year, a price changed — so the copy is another document, however similar).
 
@@ -61,6 +61,8 @@ _BITWISE_COUNT = getattr(np, "bitwise_count", None)
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "FULL_WORDS",
+    "MID_SHARE",
     "SHORT_SHARE",
     "Grouping",
     "Prints",
@@ -80,30 +82,42 @@ _CHUNK_ROWS = 512
 
 #: A pair of short documents needs this share of ``min_similarity`` (see :class:`Thresholds`).
 SHORT_SHARE = 0.8
+#: A pair whose shorter side has ``NO_WORDS`` words needs this share of ``min_similarity``...
+MID_SHARE = 0.9
+#: ... rising to all of it at this many words (see :class:`Thresholds`).
+FULL_WORDS = 200
 
 
 @dataclass(frozen=True)
 class Thresholds:
     """When two fingerprints verify as near-duplicates.
 
-    ``min_similarity`` holds for pairs whose shorter side has at least ``NO_WORDS`` (50) words
-    of content. Shorter documents add their words to their shingles
+    ``min_similarity`` holds for pairs whose shorter side has at least ``FULL_WORDS`` (200)
+    words of content. From ``NO_WORDS`` (50) words up to that, a pair needs less, from
+    ``mid_similarity`` (default ``MID_SHARE`` of ``min_similarity``) rising in proportion: a
+    text of shingles alone loses more of them to each edit the shorter it is, while unrelated
+    texts share almost none at any length. Shorter documents add their words to their shingles
     (:func:`indexer.fingerprints.features.with_words`), so a changed word costs them less
     similarity but unrelated texts share more: up to ``ALL_WORDS`` (20) words a pair needs
-    ``short_similarity`` (default ``SHORT_SHARE`` of ``min_similarity``), in between a value
-    in proportion (:meth:`similarity_for`). Below ``min_tokens`` words: exact key only.
+    ``short_similarity`` (default ``SHORT_SHARE`` of ``min_similarity``), rising in proportion
+    to ``min_similarity`` just below ``NO_WORDS`` (:meth:`similarity_for`). Below
+    ``min_tokens`` words: exact key only.
     """
 
     max_distance: int
     min_similarity: float
     min_tokens: int = 9
     short_similarity: float | None = None
+    mid_similarity: float | None = None
 
     def similarity_for(self, tokens: np.ndarray) -> np.ndarray:
         """The MinHash similarity pairs need, from their shorter side's token count."""
         s = self.min_similarity
         short = s * SHORT_SHARE if self.short_similarity is None else self.short_similarity
-        return s - (s - short) * word_share(tokens)
+        mid = s * MID_SHARE if self.mid_similarity is None else self.mid_similarity
+        u = np.asarray(tokens, dtype=np.float64)
+        rise = np.clip((u - NO_WORDS) / (FULL_WORDS - NO_WORDS), 0.0, 1.0)
+        return np.where(u < NO_WORDS, s - (s - short) * word_share(u), mid + (s - mid) * rise)
 
 
 #: The thresholds the proxy collapses with and lookups verify with, unless configured otherwise
@@ -182,17 +196,17 @@ def _long(p: Prints, t: Thresholds) -> np.ndarray:
 
 def _enough(a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, t: Thresholds) -> np.ndarray:
     """Each pair's threshold (:meth:`Thresholds.similarity_for` its shorter side), looked up
-    in :func:`_thresholds` (counts below 0 and above ``NO_WORDS`` clipped to its ends)."""
+    in :func:`_thresholds` (counts below 0 and above ``FULL_WORDS`` clipped to its ends)."""
     shorter = np.minimum(a.token_count[i], b.token_count[j])
     return _thresholds(t).take(shorter, mode="clip")
 
 
 @functools.lru_cache(maxsize=64)
 def _thresholds(t: Thresholds) -> np.ndarray:
-    """:meth:`Thresholds.similarity_for` 0 .. ``NO_WORDS`` token counts, computed once: the
-    same values, bit for bit, as computed pair by pair (it is constant from ``NO_WORDS`` on,
+    """:meth:`Thresholds.similarity_for` 0 .. ``FULL_WORDS`` token counts, computed once: the
+    same values, bit for bit, as computed pair by pair (it is constant from ``FULL_WORDS`` on,
     and below 0 as at 0), in one lookup."""
-    table = t.similarity_for(np.arange(NO_WORDS + 1))
+    table = t.similarity_for(np.arange(FULL_WORDS + 1))
     table.flags.writeable = False
     return table
 
@@ -790,7 +804,7 @@ def assign(
 
 @functools.lru_cache(maxsize=64)
 def _unsure_below(t: Thresholds, values: int) -> np.ndarray:
-    """Per shorter side's token count (0 .. ``NO_WORDS``): the similarity below which a
+    """Per shorter side's token count (0 .. ``FULL_WORDS``): the similarity below which a
     verified pair is marginal, its threshold plus one standard error of a ``values``-value
     MinHash estimate there (sqrt(s (1 - s) / values))."""
     th = _thresholds(t)

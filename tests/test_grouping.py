@@ -108,6 +108,21 @@ def test_numbers_that_conflict_veto_a_close_pair_but_not_an_equal_exact_key() ->
     assert group(same, T).rep.tolist() == [0, 0]
 
 
+def test_a_text_of_middle_length_needs_less_similarity_than_a_long_one() -> None:
+    """From 50 words up (shingles alone, no words among them) a pair needs less than
+    min_similarity, rising to all of it at 200 words: a copy edited as much folds at 125 words
+    and not at 250; at 49 words (the short documents' rule) it does not either."""
+    t = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=9)
+    original = np.arange(64, dtype=np.uint16)
+    copy = original.copy()
+    copy[31:] += 1000  # 31 of 64 values equal
+    s = float(similarity(original[None, :], copy[None, :])[0])
+    assert 0.475 <= s < 0.5  # 0.475: the threshold at 125 words
+    for words, folds in ((125, True), (250, False), (200, False), (49, False)):
+        p = prints([BASE, flip(BASE, [1])], sketches=[original, copy], tokens=[words, words])
+        assert (group(p, t).rep.tolist() == [0, 0]) is folds, words
+
+
 def test_short_documents_group_only_by_exact_key() -> None:
     p = prints([BASE, BASE, BASE], keys=[7, 8, 7], tokens=[10, 10, 10])
     assert group(p, T).rep.tolist() == [0, 1, 0]
@@ -216,10 +231,15 @@ def test_grouping_is_prefix_stable(values: list[int], k: int) -> None:
 
 def _needed(t: Thresholds, words: int) -> float:
     """The similarity a pair needs, its shorter side having ``words`` words: min_similarity from
-    50 words, short_similarity (default 0.8 of it) up to 20, in a straight line between."""
+    200 words, mid_similarity (default 0.9 of it) at 50, in a straight line between;
+    short_similarity (default 0.8 of it) up to 20, in a straight line to min_similarity below
+    50."""
     short = t.min_similarity * 0.8 if t.short_similarity is None else t.short_similarity
-    if words >= 50:
+    mid = t.min_similarity * 0.9 if t.mid_similarity is None else t.mid_similarity
+    if words >= 200:
         return t.min_similarity
+    if words >= 50:
+        return mid + (t.min_similarity - mid) * (words - 50) / 150
     if words <= 20:
         return short
     return t.min_similarity - (t.min_similarity - short) * (50 - words) / 30
@@ -352,7 +372,9 @@ def _random_window(hits: list[tuple[int, int, int, bool]], seed: int) -> Prints:
         sketch[changed] = rng.integers(0, 2**16, offset % 40, dtype=np.uint16)
         sketches.append(sketch)
         keys.append(family if offset % 5 == 0 else 1000 + len(keys))
-        tokens.append((5, 12, 20, 35, 49)[offset % 5] if short else 200)
+        tokens.append(
+            (5, 12, 20, 35, 49)[offset % 5] if short else (200, 50, 90, 160, 900)[offset % 5]
+        )
         present.append(offset % 17 != 0)
         cells = figures[family].copy()
         k = offset % CELLS
