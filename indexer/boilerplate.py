@@ -683,9 +683,13 @@ def _cut(
             # those of heads on most pages (a short line's head on a few pages may be the
             # page's own, on copies of it), else the template's literal lines alone
             cut_as = np.zeros(n, dtype=bool)
-            for slots in _slot_lines(model, mine, lines, len(tdoc)):
+            # every slot line first, counting the title once (what is left must be more
+            # than a page's heading); else the lines of heads on most pages alone
+            once = np.where(_title_repeats(f, tdoc), 0, weights)
+            slot_lines = _slot_lines(model, mine, lines, len(tdoc))
+            for slots, w in zip(slot_lines, (once, weights), strict=True):
                 share_s, apply_s = _guarded(
-                    gone | slots, mine & ~cut_as, tdoc, lengths, weights, max_removed,
+                    gone | slots, mine & ~cut_as, tdoc, lengths, w, max_removed,
                     min_remaining,
                 )  # fmt: skip
                 with_slots = slots & apply_s[tdoc]
@@ -713,6 +717,26 @@ def _cut(
         at = np.flatnonzero(apply[mdoc])
         out.furniture_m[at[_member(f.mh[at], model.minhash_hashes)]] = True
     return out
+
+
+def _title_repeats(f: Features, tdoc: np.ndarray) -> np.ndarray:
+    """(total tokens,) bool: the tokens of each text's lines after its first that repeat its
+    first line (the title) token for token."""
+    starts = f.starts
+    line = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    size = np.diff(np.append(first, len(starts)))
+    pos = np.arange(len(starts)) - first[line]
+    mixed = fmix64(f.tokens[0] + pos.astype(np.uint64) * PHI)
+    hashes = np.add.reduceat(mixed, first) if len(first) else mixed[:0]
+    ldoc = tdoc[first]
+    is_first = np.ones(len(first), dtype=bool)
+    is_first[1:] = ldoc[1:] != ldoc[:-1]
+    head = np.zeros(len(f), dtype=np.int64)
+    head[ldoc[is_first]] = np.flatnonzero(is_first)
+    h0 = head[ldoc]
+    rep = ~is_first & (hashes == hashes[h0]) & (size == size[h0])
+    return rep[line]
 
 
 def _guarded(
