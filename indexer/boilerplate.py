@@ -33,6 +33,10 @@ content; common wording on a host with few pages), so it is guarded:
 * ``max_removed`` and ``min_remaining``: a document that would lose more than this share of
   its tokens, or keep less than ``min_remaining`` words of content, is fingerprinted whole:
   there the "template" is the document, or too little own text is left to fingerprint.
+  For the cut of every slot line, what a page keeps counts its title once: a line that repeats
+  the title (the page's heading) is not counted again (else a one-line story whose start a
+  fifth of the host's stories share is cut as a slot, and the title twice is all that is
+  left); a page that fails the guard so is cut of the slots on most of its host's pages alone.
 
 :func:`fingerprint_excluding` equals ``fingerprint_arrays`` for documents without a model.
 """
