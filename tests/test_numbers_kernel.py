@@ -27,7 +27,7 @@ PIECES = [
     "://", "x" * 40, "a" * 49, "Printed from https://host.example/page on", "Updated",
     "\x00", "\x01", "\ud800", "two", "Three", "one-year", "twenty", "eins", "fünf", "zwölf",
     "dreißig", "пять", "Двух", "семью", "twos", "«три»", "tenth", "koi8-r", "Python3", "utf8",
-    "ab1", "abc", "_abc",
+    "ab1", "abc", "_abc", "١٥٠", "۱۲۸gb", "२०२६", "৪৯", "๕๐", "၁၀", "𝟙𝟚",
 ]  # fmt: skip
 SEPARATORS = [" ", "  ", "    ", "\n", "\n\n", " \n ", ", ", "-", "/", "\t", "", " | ", "\r\n"]
 TEXT = st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SEPARATORS)), max_size=50).map(

@@ -396,16 +396,83 @@ def _bytes_of(text: str, folded: bool = False) -> bytes:
     return _text_of(text, folded).encode("utf-8", "replace").translate(_BYTES)
 
 
-def _text_of(text: str, folded: bool, cjk: bool = True) -> str:
-    """:func:`_bytes_of` before its bytes: numbers written in CJK numerals and dates spelt
-    out, URLs as words. ``cjk`` False: the text holds no code point from :data:`_CJK_FROM` up
-    (:func:`indexer.text.top_code_points`), so it holds no CJK numeral to spell out."""
+def _text_of(text: str, folded: bool, top: int | None = None, digits: bool | None = None) -> str:
+    """:func:`_bytes_of` before its bytes: digits of every script in ASCII, numbers written in
+    CJK numerals and dates spelt out, URLs as words. ``top``: the text's largest code point
+    (:func:`indexer.text.top_code_points`; None: not known), which tells the steps that look
+    for characters of one range (:data:`_CJK_FROM`) whether to look; ``digits``: whether it
+    holds decimal digits outside ASCII (:func:`_other_digits`; None: look)."""
     if text.isascii():
         norm = text
     else:
         norm = text if folded else normalize(text)
-        norm = _dates_spelt_out(_cjk_numerals(norm) if cjk else norm)
+        if digits or (digits is None and (top is None or top >= _DIGITS_FROM)):
+            norm = _ascii_digits(norm)
+        norm = _dates_spelt_out(_cjk_numerals(norm) if top is None or top >= _CJK_FROM else norm)
     return _urls(norm) if "://" in norm else norm
+
+
+#: The zero of every decimal digit system outside ASCII (Unicode 14, category Nd: ten digits in
+#: a row from each: Arabic-Indic, Persian, Devanagari, Bengali, Thai, Lao, Tibetan, Myanmar,
+#: Khmer, …). A table rather than ``unicodedata``, so that the sketch reads the same digits on
+#: every Python (tests/test_numbers.py holds it against ``unicodedata``).
+_DIGIT_ZEROS = (
+    0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6,
+    0x0D66, 0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0,
+    0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0,
+    0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0,
+    0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0,
+    0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0,
+    0x1E950, 0x1FBF0,
+)  # fmt: skip
+#: Below the first of them a text holds no digit but ASCII's; from the last one's end on, none.
+_DIGITS_FROM = _DIGIT_ZEROS[0]
+_DIGITS_END = _DIGIT_ZEROS[-1] + 10
+
+
+@lru_cache(maxsize=1)
+def _digit_values() -> np.ndarray:
+    """(``_DIGITS_END``,) int8: each code point's value as a digit of :data:`_DIGIT_ZEROS`'s
+    systems, -1 for every other (ASCII's digits included: they stay as they are)."""
+    values = np.full(_DIGITS_END, -1, dtype=np.int8)
+    for zero in _DIGIT_ZEROS:
+        values[zero : zero + 10] = np.arange(10, dtype=np.int8)
+    return values
+
+
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _other_digits(texts: Sequence[str], top: np.ndarray) -> np.ndarray:
+    """(n,) bool: which texts hold a digit outside ASCII, in one pass over those whose largest
+    code point (``top``) reaches :data:`_DIGITS_FROM`."""
+    out = np.zeros(len(texts), dtype=bool)
+    rows = np.flatnonzero(top >= _DIGITS_FROM)
+    if not len(rows):
+        return out
+    picked = [texts[i] for i in rows.tolist()]
+    lengths = np.fromiter(map(len, picked), dtype=np.int64, count=len(picked))
+    points = _code_points("".join(picked))
+    digit = _digit_values().take(np.minimum(points, _DIGITS_END - 1)) >= 0
+    ends = np.cumsum(lengths)
+    seen = np.concatenate(([0], np.cumsum(digit, dtype=np.int64)))
+    out[rows] = seen[ends] > seen[ends - lengths]
+    return out
+
+
+def _ascii_digits(norm: str) -> str:
+    """Every decimal digit in ASCII (``١٥٠`` and ``१५०`` are ``150``): a price or a year written
+    in the digits of its script is a number of the sketch as it is in ASCII's (NFKC already
+    makes full-width digits ASCII; these it keeps)."""
+    points = _code_points(norm)
+    value = _digit_values().take(np.minimum(points, _DIGITS_END - 1))
+    digit = value >= 0
+    if not digit.any():
+        return norm
+    points = points.copy()
+    points[digit] = 0x30 + value[digit].astype(np.uint32)
+    return points.tobytes().decode("utf-32-le", "surrogatepass")
 
 
 #: The first code point whose :func:`indexer.text.normalize` form holds a CJK numeral (⼀,
@@ -462,10 +529,10 @@ def _joined_bytes(
         if top is None:
             top = top_code_points(texts)
         ascii_text = (top < 0x80).tolist()
-        cjk = (top >= _CJK_FROM).tolist()
+        digits = _other_digits(texts, top).tolist()
         joined = "\0".join(
-            t if a else _text_of(t, folded, c)
-            for t, a, c in zip(texts, ascii_text, cjk, strict=True)
+            t if a else _text_of(t, folded, c, d)
+            for t, a, c, d in zip(texts, ascii_text, top.tolist(), digits, strict=True)
         )
         raw = joined.encode("utf-8", "replace")
         got = kernel.joined(raw, np.array(ascii_text), _BYTES_KEEP_0_TABLE, _MIN_LINE)
