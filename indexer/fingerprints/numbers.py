@@ -10,8 +10,11 @@ UTF-8; ASCII punctuation and common non-ASCII punctuation a space), cut into *ru
 runs of ASCII word bytes (``[0-9a-z_]``) or of other non-ASCII bytes, so that a script change
 ends a run (``版本2`` is ``版本`` then ``2``):
 
-* a *number* is a maximal sequence of *numeric* ASCII runs (holding a digit, without ``_``:
-  a model's ``mp3``, ``x86``, ``s23``, not ``asn1_der``; the :data:`_MIN_WORD` or more letters
+* a *number* is a maximal sequence of *numeric* ASCII runs (holding a digit: a model's
+  ``mp3``, ``x86``, ``s23``; with ``_``, an identifier's ``uint64_t`` or ``id_ed25519``, only
+  in a document under :data:`SIDES_BELOW` words, whose identifiers are its point, where a
+  long page's lists of them shift between contexts under any edit; the
+  :data:`_MIN_WORD` or more letters
   a run starts with before a digit are a word of their own, the number's context: ``koi8`` is
   ``koi`` then ``8``, ``addr2line`` ``addr`` then ``2line``), each at most
   3 non-word characters after the one before on the same line (``2.1``, ``$1,299.99``,
@@ -865,8 +868,8 @@ def _sketches_of_buf_numpy(
     bounds = np.r_[0, np.flatnonzero(cls[1:] != cls[:-1]) + 1, len(a)]
     bounds = _word_against_number(a, bounds)
     kind = np.r_[cls[bounds[:-1]], _SEP, _SEP]  # two separators past the end
-    # numeric runs: holding a digit, without "_" (an identifier such as asn1_der is a name,
-    # not a number; kid3, mp3, addr2line carry one); digits ascend, so do their runs
+    # numeric runs: holding a digit (kid3, mp3, addr2line carry one) and, but in a short
+    # document, no "_" (an identifier such as asn1_der: see below); digits ascend, so do runs
     of_digit = np.searchsorted(bounds, digits, side="right") - 1
     at = np.flatnonzero(np.r_[True, of_digit[1:] != of_digit[:-1]])
     runs, count = of_digit[at], np.diff(np.r_[at, len(of_digit)])
@@ -874,9 +877,11 @@ def _sketches_of_buf_numpy(
     only_digits = count == size
     lead = a[bounds[runs]].astype(np.int64) * 256 + a[np.minimum(bounds[runs] + 1, len(a) - 1)]
     year = (size == 4) & ((lead == _19) | (lead == _20))  # 19xx, 20xx
-    if b"_" in buf:
+    if b"_" in buf:  # a run with "_" is a number in a short document only (uint64_t)
         under = np.searchsorted(bounds, np.flatnonzero(a == 95), side="right") - 1
         keep = ~_member(runs, under)
+        if sides is not None:
+            keep |= sides[np.searchsorted(ends, bounds[runs], side="right")]
         only_digits, year, runs = only_digits[keep], year[keep], runs[keep]
     if not len(runs):
         return out

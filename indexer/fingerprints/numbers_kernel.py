@@ -339,11 +339,15 @@ def _sketch_cut(
         t = tally[r + 1] - tally[r]
         n_digits[r] = t & 0xFFFFFFFF
         under[r] = (t >> 32) > 0
-    # numeric runs: holding a digit, without "_"
+    # numeric runs: holding a digit and no "_"
+    # (with "_" only in a short document: an identifier's number, uint64_t)
     numeric = np.zeros(n_runs, dtype=np.bool_)
     n_num = 0
+    d = 0
     for r in range(n_runs):
-        if n_digits[r] and not under[r]:
+        while d < n and ends[d] <= bounds[r]:
+            d += 1
+        if n_digits[r] and (not under[r] or (use_sides and d < n and sides[d])):
             numeric[r] = True
             n_num += 1
     if not n_num:
