@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from indexer import grouping
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
-from indexer.fingerprints.names import LAST_BIT, NAME_WORDS, PER_PART, SOURCE_BIT, WORD_MASK
+from indexer.fingerprints.names import LAST_BIT, PER_PART, SOURCE_BIT, SUBJECT_WORDS, WORD_MASK
 from indexer.fingerprints.numbers import CELLS, NAMES_AT, SKETCH_CELLS, WRITING_CELL
 from indexer.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
 
@@ -259,7 +259,7 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
         for x, y in zip(a.numbers[i, :SKETCH_CELLS], b.numbers[r, :SKETCH_CELLS], strict=True)
     )
 
-    # the names: the subject not disjoint, nor two names (subjects of at most NAME_WORDS words)
+    # the names: the subject not disjoint, nor two names (subjects of at most SUBJECT_WORDS words)
     # sharing at most half of the smaller one's words, nor two such attributions (their words
     # whether a name's or a source's, their names' or their sources'), nor the mentions disjoint
     def apart(x: set[int], y: set[int]) -> bool:
@@ -270,7 +270,7 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
         xs = {int(v) for v in a.numbers[i, cols] if v}
         ys = {int(v) for v in b.numbers[r, cols] if v}
         x, y = {v & WORD_MASK for v in xs}, {v & WORD_MASK for v in ys}
-        names = max(len(x), len(y)) <= NAME_WORDS
+        names = max(len(x), len(y)) <= SUBJECT_WORDS
         if part == 0 and x and y and (not x & y or (apart(x, y) and names)):
             agree = False
         if part == 1 and any(

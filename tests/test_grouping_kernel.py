@@ -249,7 +249,7 @@ _L = LAST_BIT
 def test_subjects_conflict_alike_in_both_passes(
     part: int, subjects: list[list[int]], reps: list[int]
 ) -> None:
-    """Copies alike in all but their subjects' words: two names (at most NAME_WORDS words)
+    """Copies alike in all but their subjects' words: two names (at most SUBJECT_WORDS words)
     sharing at most half of them stay apart, longer subjects only sharing none; mentions
     (part 2) sharing none stay apart; credits (part 1) whose names, or sources, share at most
     half stay apart; the compiled pass and the numpy path agree."""

@@ -90,11 +90,13 @@ JA_LISTING = (
     [
         (LISTING, "Dconf Editor", "Color Scheme Editor"),
         (JA_LISTING, "Dconf Editor", "Color Scheme Editor"),
+        (LISTING, "PCManFM-Qt File Manager", "LXQt File Archiver"),
+        (JA_LISTING, "PCManFM-Qt File Manager", "LXQt File Archiver"),
     ],
-    ids=["en", "ja"],
+    ids=["en", "ja", "en-four-words", "ja-four-words"],
 )
 def test_product_names_that_share_a_word_stay_apart(template: str, name: str, other: str) -> None:
-    """Names of at most three words sharing at most half of them are other names: that listing
+    """Names of at most four words sharing at most half of them are other names: that listing
     stays apart (it would fold without the name cells), a copy under a headline folds."""
     texts = [
         template.format(title=name, name=name),

@@ -55,7 +55,7 @@ content.
 smaller one's words are in the other (a word counted alike as a name's or a source's), or both
 have names, or both sources, that share at most half so, or both have surnames and neither is
 among the other's words; or both have a subject and the two share no word, or, when both are
-names (at most :data:`NAME_WORDS` words: "Dconf Editor", "Color Scheme Editor"), at most half
+names (at most :data:`SUBJECT_WORDS` words: "Dconf Editor", "Color Scheme Editor"), at most half
 of the smaller one's. A longer subject is a headline or a description, which copies cut and
 reword, and of a title with two parts that lines start with, a cut copy may take the other
 ("gcloud builds worker-pools - manage worker pools …" cut after "manage worker"): those
@@ -68,7 +68,7 @@ title shares at most half of its words (江城子 / 南乡子), and another auth
 A copy that keeps the title and the text's words keeps its mentions, and a headline or a site's name
 added to the title only adds mentions; titles naming two things the texts mention ("mmd",
 "mrd") conflict. Not seen: a name inside a sentence, a name of three words with one changed
-("GNOME Sound Recorder", "GNOME Sound Juicer"), subjects of more than three words that share a
+("GNOME Sound Recorder", "GNOME Sound Juicer"), subjects of more than four words that share a
 word, a copy that adds a work to a credit of more than three name words, and sibling titles
 whose parts are all longer than :data:`NAME_WORDS` words. Cost: a copy whose headline keeps
 none of the original's mentions (cut inside its one short part) and whose own headline is a
@@ -97,6 +97,7 @@ __all__ = [
     "PARTS",
     "PER_PART",
     "SOURCE_BIT",
+    "SUBJECT_WORDS",
     "WORD_MASK",
     "dashed_lines",
     "name_cells",
@@ -116,8 +117,11 @@ MAX_ATTRIBUTION = 8
 #: Most words of an attribution whose text holds no sentence's end, comma, colon or dash before
 #: more text (a description of the source); a line of a dialogue holds them.
 MAX_PLAIN_ATTRIBUTION = 12
-#: Subjects of at most this many words are names (a product's, a program's): they conflict
-#: as attributions do; longer ones (a headline, a description) only when they share no word.
+#: Subjects of at most this many words are names (a product's, a program's: "PCManFM-Qt File
+#: Manager"): they conflict as attributions do; longer ones (a headline, a description) only
+#: when they share no word.
+SUBJECT_WORDS = 4
+#: Title parts of at most this many words are names that the text may mention.
 NAME_WORDS = 3
 #: Lines at each end of a text (after its title, blank ones too) whose words give no mention:
 #: a site's header and footer, single lines or paragraphs.
@@ -353,7 +357,7 @@ def names_agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     shared = equal.sum(axis=(2, 3))
     both = (nx > 0) & (ny > 0)
     half = 2 * shared <= np.minimum(nx, ny)  # at most half of the smaller one's words shared
-    named = np.maximum(nx[:, 0], ny[:, 0]) <= NAME_WORDS  # two subjects that are names
+    named = np.maximum(nx[:, 0], ny[:, 0]) <= SUBJECT_WORDS  # two subjects that are names
     subject = both[:, 0] & ((shared[:, 0] == 0) | (named & half[:, 0]))
     attribution = both[:, 1] & half[:, 1]
     mentions = both[:, 2] & (shared[:, 2] == 0)
