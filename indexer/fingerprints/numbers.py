@@ -11,10 +11,8 @@ runs of ASCII word bytes (``[0-9a-z_]``) or of other non-ASCII bytes, so that a 
 ends a run (``版本2`` is ``版本`` then ``2``):
 
 * a *number* is a maximal sequence of *numeric* ASCII runs (holding a digit: a model's
-  ``mp3``, ``x86``, ``s23``; with ``_``, an identifier's ``uint64_t`` or ``id_ed25519``, only
-  in a document under :data:`SIDES_BELOW` words, whose identifiers are its point, where a
-  long page's lists of them shift between contexts under any edit; the
-  :data:`_MIN_WORD` or more letters
+  ``mp3``, ``x86``, ``s23``; a run with ``_``, an identifier's ``uint64_t`` or ``id_ed25519``,
+  only in a document under :data:`SIDES_BELOW` words; the :data:`_MIN_WORD` or more letters
   a run starts with before a digit are a word of their own, the number's context: ``koi8`` is
   ``koi`` then ``8``, ``addr2line`` ``addr`` then ``2line``), each at most
   3 non-word characters after the one before on the same line (``2.1``, ``$1,299.99``,
