@@ -19,7 +19,12 @@ threshold s and m values, above the threshold; not an equal exact key), only if 
 similarities to the representative and the members ranked above it exceed their thresholds on
 average (0 where the SimHash is beyond ``max_distance``): a verdict that noise can flip is
 corroborated by the group, so a sibling page on the threshold of one copy does not join a group
-whose other copies it does not resemble. Every member is thus verified against its own
+whose other copies it does not resemble. A short hit (under :data:`VOUCHED_BELOW` words) must
+also be *vouched for*: its numbers and names must not conflict with those of the first
+:data:`VOUCHERS` members ranked above it in the group. A representative that cannot tell
+(a copy in capitals, whose names are not read; a cut that dropped the sentence holding the
+number) takes the original and a near-miss whose name or number changed alike; the original,
+once a member, keeps the near-miss out. Every member is thus verified against its own
 representative, and groups never grow by chains (A~B, B~C with A and C far apart leaves C out
 of A's group). Since a hit's fate depends only on better-ranked hits, grouping is prefix-stable:
 extending the window never changes the groups of the hits already seen — what keeps pages
@@ -64,6 +69,8 @@ __all__ = [
     "FULL_WORDS",
     "MID_SHARE",
     "SHORT_SHARE",
+    "VOUCHED_BELOW",
+    "VOUCHERS",
     "Grouping",
     "Prints",
     "Thresholds",
@@ -119,6 +126,11 @@ class Thresholds:
         rise = np.clip((u - NO_WORDS) / (FULL_WORDS - NO_WORDS), 0.0, 1.0)
         return np.where(u < NO_WORDS, s - (s - short) * word_share(u), mid + (s - mid) * rise)
 
+
+#: Hits with fewer words of content than this must be vouched for by their group's members.
+VOUCHED_BELOW = NO_WORDS
+#: The members ranked first in a group that vouch (a bound on the work per hit).
+VOUCHERS = 8
 
 #: The thresholds the proxy collapses with and lookups verify with, unless configured otherwise
 #: (how they were chosen: docs/quality.md).
@@ -387,10 +399,11 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
     prefix stability it stays as it is: only the later hits are grouped.
 
     Once :func:`use_compiled` has loaded it, the compiled pass reads the whole rule literally,
-    corroboration included, at any size. Else the hits are grouped by representative alone
-    (:func:`_by_representative`); then the first marginal member that its group does not
-    corroborate (:func:`_uncorroborated`) takes its place by the rule, and the hits after it
-    are grouped again, until none is left. The same groups, bit for bit (tested).
+    corroboration and vouching included, at any size. Else the hits are grouped by
+    representative alone (:func:`_by_representative`); then the first member that its group
+    does not take after all (:func:`_refused`: marginal and not corroborated, or short and not
+    vouched for) takes its place by the rule, and the hits after it are grouped again, until
+    none is left. The same groups, bit for bit (tested).
     """
     start = 0 if settled is None else len(settled.rep)
     if start > len(p):
@@ -400,7 +413,7 @@ def group(p: Prints, t: Thresholds, settled: Grouping | None = None) -> Grouping
         if _first_verified(p, p, t, start, rep, ham, sim):  # corroborates as it goes
             return Grouping(rep=rep, hamming=ham, similarity=sim)
     g = _by_representative(p, t, settled)
-    while (m := _uncorroborated(p, t, g, start)) is not None:
+    while (m := _refused(p, t, g, start)) is not None:
         rep, ham, sim = (
             g.rep[: m + 1].copy(),
             g.hamming[: m + 1].copy(),
@@ -742,8 +755,8 @@ def assign(
     """For hits ranked below every one of ``reps`` (e.g. found beyond the window): the index of
     the best-ranked representative each joins by the rule (-1 none), with distance and
     similarity. ``members`` (with ``owner``, the index in ``reps`` of each one's representative):
-    the groups' members, which corroborate a candidate's marginal verdicts (module docstring);
-    without them a representative corroborates alone.
+    the groups' members, which corroborate a candidate's marginal verdicts and vouch for a
+    short one (module docstring); without them a representative corroborates alone.
     """
     m, k = len(cand), len(reps)
     best = np.full(m, -1, dtype=np.int64)
@@ -771,35 +784,60 @@ def assign(
         return best, ham, sim  # a representative alone always corroborates what verifies
     got = np.flatnonzero(best >= 0)
     unsure = got[_marginal(cand, got, reps, best[got], sim[got], t)]
-    if not len(unsure):
-        return best, ham, sim
-    # Each marginal candidate against its group (representative, then members), all in one
-    # call, summed in that order as the compiled pass sums; the few that their group refuses
-    # then try the later representatives one by one.
     both = Prints.concat([reps, members])  # representatives first: rows 0 .. k-1
     per_rep = np.bincount(owner, minlength=k)
     by_rep = k + np.argsort(owner, kind="stable")  # members' rows, grouped by representative
-    b = best[unsure]
-    sizes = per_rep[b] + 1
-    offset = np.repeat(np.arange(len(unsure)), sizes)
-    nth = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)  # 0 = the rep
-    firsts = (np.cumsum(per_rep) - per_rep)[b]
-    rows = np.where(nth == 0, b[offset], by_rep[np.repeat(firsts, sizes) + nth - 1])
-    ci = unsure[offset]
-    _, _, s = verify(cand, ci, both, rows, t)
-    total = np.bincount(offset, s - _enough(cand, ci, both, rows, t), len(unsure))
-    at = unsure[total < 0.0].tolist()
-    if not at:
+    firsts = np.cumsum(per_rep) - per_rep  # where each representative's members start
+    refused = _unvouched_candidates(cand, got, best[got], both, by_rep, per_rep, firsts)
+    if len(unsure):
+        # Each marginal candidate against its group (representative, then members), all in
+        # one call, summed in that order as the compiled pass sums.
+        b = best[unsure]
+        sizes = per_rep[b] + 1
+        offset = np.repeat(np.arange(len(unsure)), sizes)
+        nth = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)  # 0: rep
+        rows = np.where(nth == 0, b[offset], by_rep[np.repeat(firsts[b], sizes) + nth - 1])
+        ci = unsure[offset]
+        _, _, s = verify(cand, ci, both, rows, t)
+        total = np.bincount(offset, s - _enough(cand, ci, both, rows, t), len(unsure))
+        refused = np.union1d(refused, unsure[total < 0.0])
+    if not len(refused):
         return best, ham, sim
 
+    # The few that their group refuses try the later representatives one by one.
     def rows_of(r: int) -> np.ndarray:
         return np.concatenate([[r], k + np.flatnonzero(owner == r)])
 
-    for c in at:
+    for c in refused.tolist():
         best[c], ham[c], sim[c] = _first_corroborated(
             cand, c, both, np.arange(int(best[c]) + 1, k), rows_of, t
         )
     return best, ham, sim
+
+
+def _unvouched_candidates(
+    cand: Prints,
+    got: np.ndarray,
+    best: np.ndarray,
+    both: Prints,
+    by_rep: np.ndarray,
+    per_rep: np.ndarray,
+    firsts: np.ndarray,
+) -> np.ndarray:
+    """For :func:`assign`: the candidates ``got`` (joining representatives ``best``) whose
+    groups' members do not vouch for them (:func:`_vouched`), all checked at once. ``both``:
+    representatives, then members; ``by_rep``: the members' rows in it, grouped by
+    representative in rank order, ``per_rep`` of each starting at ``firsts``."""
+    short = cand.token_count[got] < VOUCHED_BELOW
+    c, b = got[short], best[short]
+    count = np.minimum(per_rep[b], VOUCHERS)
+    if not count.sum():
+        return np.zeros(0, dtype=np.int64)
+    offset = np.repeat(np.arange(len(c)), count)
+    nth = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    vouchers = by_rep[np.repeat(firsts[b], count) + nth]
+    ok = agree(cand.numbers[c[offset]], both.numbers[vouchers])
+    return np.unique(c[offset[~ok]])
 
 
 @functools.lru_cache(maxsize=64)
@@ -845,35 +883,81 @@ def _first_corroborated(
     t: Thresholds,
 ) -> tuple[int, int, float]:
     """The first of ``reps`` (rows of ``b`` in rank order) that a[i] verifies against, surely
-    or corroborated by its group (``rows_of``), with distance and similarity; (-1, 0, 0.0):
-    none."""
+    or corroborated by its group (``rows_of``: the representative, then its members), and
+    whose members vouch for it, with distance and similarity; (-1, 0, 0.0): none."""
     if len(reps):
         at = np.full(len(reps), i, dtype=np.int64)
         ok, h, s = verify(a, at, b, reps, t)
         unsure = _marginal(a, at, b, reps, s, t)
         for k in np.flatnonzero(ok).tolist():
             r = int(reps[k])
-            if not unsure[k] or _corroborates(a, i, b, rows_of(r), t):
+            rows = rows_of(r)
+            if (not unsure[k] or _corroborates(a, i, b, rows, t)) and _vouched(a, i, b, rows[1:]):
                 return r, int(h[k]), float(s[k])
     return -1, 0, 0.0
 
 
-def _uncorroborated(p: Prints, t: Thresholds, g: Grouping, start: int) -> int | None:
-    """The first member from ``start`` on whose verdict is marginal and whose group (its
-    representative and the members ranked above it) does not corroborate it; None: none."""
+def _vouched(a: Prints, i: int, b: Prints, members: np.ndarray) -> bool:
+    """Whether a group's ``members`` (rows of ``b`` in rank order, its representative left
+    out) vouch for a[i]: a[i] has :data:`VOUCHED_BELOW` words or more, or its number sketch
+    agrees with those of the first :data:`VOUCHERS` of them."""
+    if a.token_count[i] >= VOUCHED_BELOW or not len(members):
+        return True
+    firsts = members[:VOUCHERS]
+    return bool(
+        agree(np.repeat(a.numbers[i : i + 1], len(firsts), axis=0), b.numbers[firsts]).all()
+    )
+
+
+def _unvouched(p: Prints, rep: np.ndarray, hits: np.ndarray) -> np.ndarray:
+    """The ``hits`` (members of a window's groups in ``rep``, ascending) whose group's
+    members ranked above them do not vouch for them (:func:`_vouched`), all checked at once."""
+    short = hits[p.token_count[hits] < VOUCHED_BELOW]
+    if not len(short):
+        return short
+    members = np.flatnonzero(rep != np.arange(len(rep)))
+    order = np.lexsort((members, rep[members]))  # by group, then rank
+    members = members[order]
+    firsts = np.flatnonzero(_firsts(rep[members]))
+    nth = np.arange(len(members)) - np.repeat(firsts, np.diff(np.append(firsts, len(members))))
+    place = np.empty(len(rep), dtype=np.int64)
+    place[members] = np.arange(len(members))  # each member's place in ``members``
+    at = place[short]
+    count = np.minimum(nth[at], VOUCHERS)  # members above it in its group, at most VOUCHERS
+    offset = np.repeat(np.arange(len(short)), count)
+    vouchers = members[
+        np.repeat(at - nth[at], count)
+        + np.arange(count.sum())
+        - np.repeat(np.cumsum(count) - count, count)
+    ]
+    ok = agree(p.numbers[short[offset]], p.numbers[vouchers])
+    bad = np.zeros(len(short), dtype=bool)
+    bad[offset[~ok]] = True
+    return short[bad]
+
+
+def _refused(p: Prints, t: Thresholds, g: Grouping, start: int) -> int | None:
+    """The first member from ``start`` on that its group does not take after all: its verdict
+    is marginal and its group (its representative and the members ranked above it) does not
+    corroborate it, or its group's members do not vouch for it (:func:`_unvouched`); None:
+    none."""
     hits = np.arange(start, len(p))
     members = hits[g.rep[start:] != hits]
     if not len(members):
         return None
+    unvouched = _unvouched(p, g.rep, members)
+    first = int(unvouched[0]) if len(unvouched) else None
     rep = g.rep[members]
     for m in members[_marginal(p, members, p, rep, g.similarity[members], t)].tolist():
+        if first is not None and m > first:
+            break
         if not _corroborates(p, m, p, np.flatnonzero(g.rep[:m] == g.rep[m]), t):
             return m
-    return None
+    return first
 
 
 def _place(p: Prints, t: Thresholds, g: Grouping, m: int) -> tuple[int, int, float]:
-    """Where the rule puts hit ``m``, whose group in ``g`` does not corroborate it: the next
+    """Where the rule puts hit ``m``, whose group in ``g`` does not take it after all: the next
     representative ranked above it that takes it, else a group of its own."""
     reps = np.flatnonzero(g.rep[:m] == np.arange(m))
     reps = reps[reps > g.rep[m]]
@@ -928,7 +1012,7 @@ def _first_verified(
         for p in ((a,) if b is a else (a, b))
     ]
     unsure = _unsure_below(t, a.minhash.shape[1])
-    limits = (t.max_distance, max(t.min_tokens, 1), _thresholds(t), unsure)
+    limits = (t.max_distance, max(t.min_tokens, 1), _thresholds(t), unsure, VOUCHED_BELOW, VOUCHERS)
     equal = _similarity_of_counts(a.minhash.shape[1], a.minhash.dtype.itemsize)
     try:  # only the call: a type error here is a type the pass is not compiled for
         _compiled.first_verified(

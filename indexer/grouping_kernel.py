@@ -50,6 +50,8 @@ def _signature(sketch: types.Integer) -> Any:
         types.int64,  # min_long
         ro(types.float64),  # thresholds by the shorter side's tokens
         ro(types.float64),  # below these (by the shorter side's tokens) a verdict is marginal
+        types.int64,  # vouched_below
+        types.int64,  # vouchers
         ro(types.float64),  # similarity by equal values
         ro(types.int64),  # the sketch's cells: see first_verified
     )
@@ -93,6 +95,7 @@ def _agree(  # pragma: no cover - compiled
         names = 0  # shared name words
         lasts = 0  # names with a last word (marked by last_bit)
         seen = False  # either one's last word among the other's words
+        firsts = False  # either one's first word among the other's words
         for u in range(per_part):
             x = na[i, lo + u]
             if x > 0:
@@ -105,6 +108,8 @@ def _agree(  # pragma: no cover - compiled
                     y = nb[j, lo + v]
                     if (x & word_mask) == (y & word_mask):
                         shared += 1
+                        if u == 0 or v == 0:
+                            firsts = True
                         if x & y & source_bit:
                             sources += 1
                         elif not (x | y) & source_bit:
@@ -119,7 +124,9 @@ def _agree(  # pragma: no cover - compiled
                     lasts += 1
         if nx > 0 and ny > 0:
             half = 2 * shared <= min(nx, ny)  # at most half of the smaller one's words shared
-            if p == 0 and (shared == 0 or (half and max(nx, ny) <= name_words)):  # subjects
+            if p == 0 and (
+                shared == 0 or (max(nx, ny) <= name_words and (half or not firsts))
+            ):  # subjects
                 return False
             if p == 1 and (
                 half
@@ -209,6 +216,8 @@ def first_verified(  # pragma: no cover - compiled
     min_long: int,
     thresholds: np.ndarray,
     unsure: np.ndarray,
+    vouched_below: int,
+    vouchers: int,
     similarity: np.ndarray,
     cells: np.ndarray,
 ) -> None:
@@ -221,7 +230,9 @@ def first_verified(  # pragma: no cover - compiled
     when it joins. Else every row of b is a candidate, in order. ``thresholds[t]``: the
     similarity a pair needs whose shorter side has ``t`` tokens (clipped to the table);
     ``unsure[t]``: below it a verified pair's verdict is marginal, and (``window`` only) the
-    group's members before ``members_end`` must corroborate it (:func:`_corroborated`);
+    group's members before ``members_end`` must corroborate it (:func:`_corroborated`); and
+    (``window`` only) a row with fewer than ``vouched_below`` tokens must agree with the first
+    ``vouchers`` of those members (:func:`_agree`);
     ``similarity[c]``: of two sketches with ``c`` equal values. ``cells``: the
     number sketch's cells (those whose XOR must not be in 1..255), the first name cell, the
     writing cell, the name parts, cells per part, the most words of a subject that is a name,
@@ -284,6 +295,28 @@ def first_verified(  # pragma: no cover - compiled
                     thresholds,
                     similarity,
                 )
+            if ok and window and ta[i] < vouched_below:
+                seen = 0  # the group's members ranked above row i vouch for it
+                for x in range(j + 1, min(i, members_end)):
+                    if seen == vouchers or not ok:
+                        break
+                    if rep[x] == j:
+                        seen += 1
+                        ok = _agree(
+                            na,
+                            i,
+                            na,
+                            x,
+                            sketch_cells,
+                            names_at,
+                            writing,
+                            parts,
+                            per_part,
+                            name_words,
+                            source_bit,
+                            word_mask,
+                            last_bit,
+                        )
             if ok:
                 rep[i] = j
                 ham[i] = h

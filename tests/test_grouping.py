@@ -14,7 +14,16 @@ from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
 from indexer.fingerprints.names import LAST_BIT, PER_PART, SOURCE_BIT, SUBJECT_WORDS, WORD_MASK
 from indexer.fingerprints.numbers import CELLS, NAMES_AT, SKETCH_CELLS, WRITING_CELL
-from indexer.grouping import Prints, Thresholds, assign, group, matched_block, window_pairs
+from indexer.grouping import (
+    VOUCHED_BELOW,
+    VOUCHERS,
+    Prints,
+    Thresholds,
+    assign,
+    group,
+    matched_block,
+    window_pairs,
+)
 
 T = Thresholds(max_distance=18, min_similarity=0.5, min_tokens=50)
 BASE = 0x0123_4567_89AB_CDEF
@@ -245,14 +254,9 @@ def _needed(t: Thresholds, words: int) -> float:
     return t.min_similarity - (t.min_similarity - short) * (50 - words) / 30
 
 
-def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> bool:
-    """Whether a[i] and b[r] verify, by scalar comparisons (no shortcut)."""
-    words = min(a.token_count[i], b.token_count[r])
-    long_enough = words >= max(t.min_tokens, 1)
-    both = a.present[i] and b.present[r]
-    same_key = both and a.key[i] >= 0 and a.key[i] == b.key[r] and a.token_count[i] > 0
-    d = bin(int(a.simhash[i]) ^ int(b.simhash[r])).count("1")
-    s = float(similarity(a.minhash[i], b.minhash[r]))  # the second hash's estimate
+def _agree_literally(a: Prints, i: int, b: Prints, r: int) -> bool:
+    """Whether the numbers, names and writing of a[i] and b[r] do not conflict (scalar
+    comparisons, no shortcut)."""
     # the numbers: no cell with the same contexts (top 16 bits) holding other values (low 8)
     agree = not any(
         int(x) >> 8 == int(y) >> 8 and int(x) != int(y)
@@ -260,7 +264,8 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
     )
 
     # the names: the subject not disjoint, nor two names (subjects of at most SUBJECT_WORDS words)
-    # sharing at most half of the smaller one's words, nor two such attributions (their words
+    # sharing at most half of the smaller one's words or neither one's first word, nor two
+    # such attributions (their words
     # whether a name's or a source's, their names' or their sources'), nor the mentions disjoint
     def apart(x: set[int], y: set[int]) -> bool:
         return bool(x and y) and 2 * len(x & y) <= min(len(x), len(y))
@@ -272,6 +277,10 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
         x, y = {v & WORD_MASK for v in xs}, {v & WORD_MASK for v in ys}
         names = max(len(x), len(y)) <= SUBJECT_WORDS
         if part == 0 and x and y and (not x & y or (apart(x, y) and names)):
+            agree = False
+        # two names, neither one's first word (its first cell) among the other's words
+        fx, fy = (int(z.numbers[k, cols][0]) & WORD_MASK for z, k in ((a, i), (b, r)))
+        if part == 0 and x and y and names and fx not in y and fy not in x:
             agree = False
         if part == 1 and any(
             apart(*({v & WORD_MASK for v in z if v & SOURCE_BIT == kind} for z in (xs, ys)))
@@ -288,6 +297,18 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
     wa, wb = int(a.numbers[i, WRITING_CELL]), int(b.numbers[r, WRITING_CELL])
     if wa and wb and wa != wb:
         agree = False
+    return agree
+
+
+def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> bool:
+    """Whether a[i] and b[r] verify, by scalar comparisons (no shortcut)."""
+    words = min(a.token_count[i], b.token_count[r])
+    long_enough = words >= max(t.min_tokens, 1)
+    both = a.present[i] and b.present[r]
+    same_key = both and a.key[i] >= 0 and a.key[i] == b.key[r] and a.token_count[i] > 0
+    d = bin(int(a.simhash[i]) ^ int(b.simhash[r])).count("1")
+    s = float(similarity(a.minhash[i], b.minhash[r]))  # the second hash's estimate
+    agree = _agree_literally(a, i, b, r)
     close = both and long_enough and d <= t.max_distance and s >= _needed(t, words) and agree
     return bool(same_key or close)
 
@@ -307,10 +328,15 @@ def _joins_literally(a: Prints, i: int, b: Prints, group: list[int], t: Threshol
     """Whether a[i] joins the group ``group`` (rows of ``b``, its representative first): it
     verifies against the representative, and when that verdict is marginal (not an equal exact
     key, similarity within one standard error sqrt(s (1 - s) / m) of the threshold s) its
-    similarities to the whole group exceed their thresholds on average."""
+    similarities to the whole group exceed their thresholds on average; a hit under
+    VOUCHED_BELOW words agrees with the group's first VOUCHERS members."""
     r = group[0]
     if not _verifies_literally(a, i, b, r, t):
         return False
+    if a.token_count[i] < VOUCHED_BELOW and not all(
+        _agree_literally(a, i, b, x) for x in group[1 : 1 + VOUCHERS]
+    ):
+        return False  # the first members do not vouch for a short hit
     same_key = a.key[i] >= 0 and a.key[i] == b.key[r] and a.token_count[i] > 0
     need = _needed(t, min(a.token_count[i], b.token_count[r]))
     m = a.minhash.shape[1]

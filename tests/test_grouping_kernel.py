@@ -216,6 +216,7 @@ _L = LAST_BIT
     ("part", "subjects", "reps"),
     [
         (0, [[1, 2], [3, 4, 2], [1, 2, 9]], [0, 1, 0]),  # names sharing half: another name
+        (0, [[1, 5, 2], [3, 4, 5, 2], [7, 1, 5, 2]], [0, 1, 0]),  # neither first word shared
         (0, [[1, 2, 3, 4, 5, 6], [3, 4, 7, 8], [9, 10, 11, 12]], [0, 0, 2]),  # longer: share one
         (2, [[1], [2, 1], [3], [3, 4, 5, 6]], [0, 0, 2, 2]),  # mentions: apart sharing none
         # credits: a name, then a source's words (marked); the same author with another work,
@@ -244,7 +245,7 @@ _L = LAST_BIT
             [0, 1, 0, 0],
         ),
     ],
-    ids=["names", "longer subjects", "mentions", "credits", "last words"],
+    ids=["names", "first words", "longer subjects", "mentions", "credits", "last words"],
 )
 def test_subjects_conflict_alike_in_both_passes(
     part: int, subjects: list[list[int]], reps: list[int]
@@ -252,7 +253,8 @@ def test_subjects_conflict_alike_in_both_passes(
     """Copies alike in all but their subjects' words: two names (at most SUBJECT_WORDS words)
     sharing at most half of them stay apart, longer subjects only sharing none; mentions
     (part 2) sharing none stay apart; credits (part 1) whose names, or sources, share at most
-    half stay apart; the compiled pass and the numpy path agree."""
+    half stay apart; the compiled pass and the numpy path agree. (Long enough that only
+    their representatives judge them: ``test_members_vouch_for_short_hits_in_both_passes``.)"""
     one = _random_window([(0, 0, 0, False)], seed=1)
     n = len(subjects)
     numbers = np.zeros((n, one.numbers.shape[1]), dtype=np.uint32)
@@ -263,9 +265,38 @@ def test_subjects_conflict_alike_in_both_passes(
         np.repeat(one.simhash, n),
         np.repeat(one.minhash, n, axis=0),
         np.arange(n, dtype=np.int64) + 100,
-        np.full(n, 20, dtype=one.token_count.dtype),
+        np.full(n, grouping.VOUCHED_BELOW, dtype=one.token_count.dtype),  # not vouched for
         np.ones(n, dtype=bool),
         numbers,
     )
     want, got = _both(group, p, Thresholds(max_distance=3, min_similarity=0.5, min_tokens=10))
     assert want.rep.tolist() == got.rep.tolist() == reps
+
+
+@pytest.mark.parametrize("words", [20, grouping.VOUCHED_BELOW])
+def test_members_vouch_for_short_hits_in_both_passes(words: int) -> None:
+    """A representative whose numbers cannot tell (a copy in capitals, a cut without the
+    price) takes the original; a short near-miss whose price changed then stays out, since
+    the original, its member, conflicts with it, in a window as among the probe's candidates.
+    A long one is judged by its representative alone."""
+    one = _random_window([(0, 0, 0, False)], seed=1)
+    numbers = np.zeros((3, one.numbers.shape[1]), dtype=np.uint32)
+    numbers[1, 5] = numbers[2, 5] = 0x1234 << 8
+    numbers[1, 5] |= 0x11  # the original's price ...
+    numbers[2, 5] |= 0x22  # ... and the near-miss's, in the same context
+    p = Prints(
+        np.repeat(one.simhash, 3),
+        np.repeat(one.minhash, 3, axis=0),
+        np.arange(3, dtype=np.int64) + 100,
+        np.full(3, words, dtype=one.token_count.dtype),
+        np.ones(3, dtype=bool),
+        numbers,
+    )
+    t = Thresholds(max_distance=3, min_similarity=0.5, min_tokens=10)
+    want, got = _both(group, p, t)
+    short = words < grouping.VOUCHED_BELOW
+    assert want.rep.tolist() == got.rep.tolist() == ([0, 0, 2] if short else [0, 0, 0])
+    reps, members, cand = p.take(np.array([0])), p.take(np.array([1])), p.take(np.array([2]))
+    owner = np.zeros(1, dtype=np.int64)
+    (best, _, _), (best_c, _, _) = _both(assign, cand, reps, t, members, owner)
+    assert best.tolist() == best_c.tolist() == ([-1] if short else [0])

@@ -92,12 +92,15 @@ JA_LISTING = (
         (JA_LISTING, "Dconf Editor", "Color Scheme Editor"),
         (LISTING, "PCManFM-Qt File Manager", "LXQt File Archiver"),
         (JA_LISTING, "PCManFM-Qt File Manager", "LXQt File Archiver"),
+        (LISTING, "Anthy for Fcitx 5", "Keyman support for Fcitx 5"),
+        (JA_LISTING, "Anthy for Fcitx 5", "Keyman support for Fcitx 5"),
     ],
-    ids=["en", "ja", "en-four-words", "ja-four-words"],
+    ids=["en", "ja", "en-four-words", "ja-four-words", "en-first-word", "ja-first-word"],
 )
 def test_product_names_that_share_a_word_stay_apart(template: str, name: str, other: str) -> None:
-    """Names of at most four words sharing at most half of them are other names: that listing
-    stays apart (it would fold without the name cells), a copy under a headline folds."""
+    """Names of at most four words sharing at most half of them, or neither one's first word,
+    are other names: that listing stays apart (it would fold without the name cells), a copy
+    under a headline folds."""
     texts = [
         template.format(title=name, name=name),
         template.format(title=f"Update: {name} | Gadget Store", name=name),
@@ -105,6 +108,16 @@ def test_product_names_that_share_a_word_stay_apart(template: str, name: str, ot
     ]
     assert folds_with_first(texts) == [True, False]
     assert folds_with_first(texts, names=False) == [True, True]
+
+
+def test_a_name_with_a_word_added_before_it_is_the_same_name() -> None:
+    """A copy whose name gains a first word ("GNOME Sound Recorder" for "Sound Recorder") holds
+    the original's first word: the same name, and the copy folds."""
+    texts = [
+        LISTING.format(title="Sound Recorder", name="Sound Recorder"),
+        LISTING.format(title="GNOME Sound Recorder", name="GNOME Sound Recorder"),
+    ]
+    assert folds_with_first(texts) == [True]
 
 
 def test_a_cut_headline_with_another_title_part_does_not_conflict() -> None:

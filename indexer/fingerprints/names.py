@@ -56,8 +56,10 @@ smaller one's words are in the other (a word counted alike as a name's or a sour
 have names, or both sources, that share at most half so, or both have surnames and neither is
 among the other's words; or both have a subject and the two share no word, or, when both are
 names (at most :data:`SUBJECT_WORDS` words: "Dconf Editor", "Color Scheme Editor"), at most half
-of the smaller one's. A longer subject is a headline or a description, which copies cut and
-reword, and of a title with two parts that lines start with, a cut copy may take the other
+of the smaller one's, or neither one's first word is among the other's ("Anthy for Fcitx 5",
+"Keyman support for Fcitx 5": more than half shared, "for" among them). A longer subject is a
+headline or a description, which copies cut and reword, and of a title with two parts that
+lines start with, a cut copy may take the other
 ("gcloud builds worker-pools - manage worker pools …" cut after "manage worker"): those
 conflict only sharing no word. Both documents have mentions and share no mention: a conflict.
 Guarantees: a part one document lacks never conflicts (a copy that drops the credit, a long
@@ -358,7 +360,8 @@ def names_agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     both = (nx > 0) & (ny > 0)
     half = 2 * shared <= np.minimum(nx, ny)  # at most half of the smaller one's words shared
     named = np.maximum(nx[:, 0], ny[:, 0]) <= SUBJECT_WORDS  # two subjects that are names
-    subject = both[:, 0] & ((shared[:, 0] == 0) | (named & half[:, 0]))
+    firsts = (equal[:, 0, 0, :] | equal[:, 0, :, 0]).any(axis=1)  # a first word in the other
+    subject = both[:, 0] & ((shared[:, 0] == 0) | (named & (half[:, 0] | ~firsts)))
     attribution = both[:, 1] & half[:, 1]
     mentions = both[:, 2] & (shared[:, 2] == 0)
     credits = _apart(x[:, 1], y[:, 1], equal[:, 1]) | _other_last(x[:, 1], y[:, 1], equal[:, 1])
