@@ -245,6 +245,14 @@ def first_verified(  # pragma: no cover - compiled
     isrep = np.empty(len(sb), np.bool_)
     for j in range(len(sb)):
         isrep[j] = rep[j] == j if window else True
+    # (window) each group's first members that vouch, in rank order, and how many so far
+    vouch = np.empty((len(sb) if window else 0, vouchers), np.int64)
+    vouched = np.zeros(len(sb) if window else 0, np.int64)
+    for x in range(min(start, members_end) if window else 0):
+        r = rep[x]
+        if r != x and r >= 0 and vouched[r] < vouchers:
+            vouch[r, vouched[r]] = x
+            vouched[r] += 1
     last = len(thresholds) - 1
     m = ma.shape[1]
     for i in range(start, len(sa)):
@@ -296,31 +304,31 @@ def first_verified(  # pragma: no cover - compiled
                     similarity,
                 )
             if ok and window and ta[i] < vouched_below:
-                seen = 0  # the group's members ranked above row i vouch for it
-                for x in range(j + 1, min(i, members_end)):
-                    if seen == vouchers or not ok:
+                for q in range(vouched[j]):  # the group's first members vouch for a short row
+                    if not _agree(
+                        na,
+                        i,
+                        na,
+                        vouch[j, q],
+                        sketch_cells,
+                        names_at,
+                        writing,
+                        parts,
+                        per_part,
+                        name_words,
+                        source_bit,
+                        word_mask,
+                        last_bit,
+                    ):
+                        ok = False
                         break
-                    if rep[x] == j:
-                        seen += 1
-                        ok = _agree(
-                            na,
-                            i,
-                            na,
-                            x,
-                            sketch_cells,
-                            names_at,
-                            writing,
-                            parts,
-                            per_part,
-                            name_words,
-                            source_bit,
-                            word_mask,
-                            last_bit,
-                        )
             if ok:
                 rep[i] = j
                 ham[i] = h
                 sim[i] = s
                 if window:
                     isrep[i] = False
+                    if i < members_end and vouched[j] < vouchers:
+                        vouch[j, vouched[j]] = i
+                        vouched[j] += 1
                 break
