@@ -155,6 +155,24 @@ def test_a_number_in_the_digits_of_its_script_conflicts(
     assert not conflict_short(original, text.format(n="150"))
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("dash", ["\u2013", "\u2014", "\u2012", "\u2015"])
+def test_a_typographic_dash_joins_numbers_as_a_hyphen_does(
+    dash: str, compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy that writes `` - `` for `` – `` (a site's typography) reads the same numbers: the
+    gap between two numeric runs is counted in characters, not in the dash's UTF-8 bytes. Both
+    paths; a price changed still conflicts."""
+    if compiled:
+        assert numbers.warm_kernel()
+    monkeypatch.setattr(numbers, "_use_kernel", compiled)
+    text = "GlassTTY 3.5 {d} VT220 terminal font. Storage: 256 GB, price: ${p}, free shipping."
+    original = text.format(d=dash, p="358.99")
+    for check in (conflict, conflict_short):
+        assert not check(original, text.format(d="-", p="358.99"))
+        assert check(original, text.format(d="-", p="458.99"))
+
+
 #: The zero of every decimal digit system outside ASCII, by this Python's ``unicodedata``.
 ZEROS = [
     c

@@ -15,7 +15,8 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   only in a document under :data:`SIDES_BELOW` words; the :data:`_MIN_WORD` or more letters
   a run starts with before a digit are a word of their own, the number's context: ``koi8`` is
   ``koi`` then ``8``, ``addr2line`` ``addr`` then ``2line``), each at most
-  3 non-word characters after the one before on the same line (``2.1``, ``$1,299.99``,
+  3 non-word characters (not bytes: `` – `` is as near as `` - ``) after the one before on
+  the same line (``2.1``, ``$1,299.99``,
   ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs
   in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``); a unit of measure written
   one space after it is part of it, as when written close (``128 GB`` = ``128GB``);
@@ -296,6 +297,20 @@ def _fmix(x: np.ndarray) -> np.ndarray:
     x = x ^ (x >> _U64(33))
     x = x * _U64(0xC4CEB9FE1A85EC53)
     return x ^ (x >> _U64(33))
+
+
+def _characters(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Characters of UTF-8 ``a`` in each range ``lo:hi``, counted exactly up to
+    ``_MAX_GAP + 1`` (a gap of multi-byte punctuation, `` – ``, is as wide as `` - ``)."""
+    span = hi - lo
+    near = np.flatnonzero((span > _MAX_GAP) & (span <= 4 * _MAX_GAP))  # may hold fewer chars
+    if len(near):
+        k = np.arange(4 * _MAX_GAP)
+        at = np.minimum(lo[near, None] + k, len(a) - 1)
+        inner = ((a[at] & 0xC0) == 0x80) & (k < span[near, None])  # continuation bytes
+        span = span.copy()
+        span[near] -= inner.sum(axis=1)
+    return span
 
 
 def _range_hashes(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -889,7 +904,7 @@ def _sketches_of_buf_numpy(
         False,
         (runs[1:] == gap + 1)
         & (kind[gap] == _SPACE)
-        & (bounds[runs[1:]] - bounds[gap] <= _MAX_GAP),
+        & (_characters(a, bounds[gap], bounds[runs[1:]]) <= _MAX_GAP),
     ]
     heads = np.flatnonzero(~joined)  # each number's first run, as an index into runs
     first, last = runs[heads], runs[np.r_[heads[1:], len(runs)] - 1]

@@ -102,6 +102,20 @@ def _side(
 
 
 @njit(cache=True, inline="always")
+def _characters(a: np.ndarray, lo: int, hi: int, most: int) -> int:  # pragma: no cover
+    """Characters of UTF-8 ``a[lo:hi]`` (numbers._characters), counted up to ``most + 1``."""
+    if hi - lo <= most:
+        return hi - lo
+    count = 0
+    for i in range(lo, hi):
+        if (a[i] & 0xC0) != 0x80:
+            count += 1
+            if count > most:
+                break
+    return count
+
+
+@njit(cache=True, inline="always")
 def _punctuation(a: np.ndarray, i: int, n: int) -> int:  # pragma: no cover - compiled
     """Bytes of common non-ASCII punctuation starting at ``i`` (numbers._punctuation_is_space),
     or 0."""
@@ -393,7 +407,11 @@ def _sketch_cut(
                 break
             nxt = runs[j + 1]
             gap = r + 1
-            if nxt == gap + 1 and kind[gap] == _SPACE and bounds[nxt] - bounds[gap] <= max_gap:
+            if (
+                nxt == gap + 1
+                and kind[gap] == _SPACE
+                and _characters(b, bounds[gap], bounds[nxt], max_gap) <= max_gap
+            ):
                 j += 1
             else:
                 break
