@@ -29,7 +29,10 @@ PIECES = [
     "dreißig", "пять", "Двух", "семью", "twos", "«три»", "tenth", "koi8-r", "Python3", "utf8",
     "ab1", "abc", "_abc", "١٥٠", "۱۲۸gb", "२०२६", "৪৯", "๕๐", "၁၀", "𝟙𝟚",
 ]  # fmt: skip
-SEPARATORS = [" ", "  ", "    ", "\n", "\n\n", " \n ", ", ", "-", "/", "\t", "", " | ", "\r\n"]
+SEPARATORS = [
+    " ", "  ", "    ", "\n", "\n\n", " \n ", ", ", "-", "/", "\t", "", " | ", "\r\n", ",", "; ",
+    " = ", "=", " ,", "\x02 ",
+]  # fmt: skip
 TEXT = st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SEPARATORS)), max_size=50).map(
     lambda parts: "".join(w + s for w, s in parts)
 )
