@@ -174,63 +174,6 @@ def test_a_typographic_dash_joins_numbers_as_a_hyphen_does(
         assert check(original, text.format(d="-", p="458.99"))
 
 
-@pytest.mark.parametrize("compiled", [False, True])
-@pytest.mark.parametrize(
-    ("original", "copy", "changed", "short_too"),
-    [
-        (  # a dropped word puts two numbers of a list side by side
-            "See ascii(7), charsets(7), koi8-r(7), koi8-u(7) and utf-8(7) for the tables.",
-            "See ascii(7), charsets(7), 8-r(7), koi8-u(7) and utf-8(7) for the tables.",
-            "See ascii(7), charsets(5), koi8-r(7), koi8-u(7) and utf-8(7) for the tables.",
-            True,
-        ),
-        (  # a moved word puts the values of two settings side by side (in a long text: in a
-            # short one, each number's neighbour alone is a context, and a number moved
-            # beside another is read as changed)
-            "Set net.bridge.call-ip6tables = 0 net.bridge.call-iptables = 0 and reload it.",
-            "Set net.bridge.call-ip6tables = net.bridge.call-iptables 0 = 0 and reload it.",
-            "Set net.bridge.call-ip6tables = 0 net.bridge.call-iptables = 1 and reload it.",
-            False,
-        ),
-    ],
-)
-def test_a_list_or_equation_separator_ends_a_number(
-    original: str,
-    copy: str,
-    changed: str,
-    short_too: bool,
-    compiled: bool,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A copy that dropped or moved the word between two numbers of a list (``7), 8``) or
-    between a setting's name and its value (``0 = 0``) reads the same numbers: ``,`` ``;``
-    ``=`` with a space beside them end a number. Both paths; a number changed still
-    conflicts."""
-    if compiled:
-        assert numbers.warm_kernel()
-    monkeypatch.setattr(numbers, "_use_kernel", compiled)
-    for check in (conflict, conflict_short) if short_too else (conflict,):
-        assert not check(original, copy)
-        assert check(original, changed)
-
-
-@pytest.mark.parametrize("compiled", [False, True])
-def test_a_date_with_a_comma_before_its_year_stays_the_frames(
-    compiled: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``October 11, 2026`` is one date (the comma before a year does not end the number), so a
-    dateline that gives another year is the frame's, as ``11 October 2026`` is; the same year
-    written in the text still conflicts."""
-    if compiled:
-        assert numbers.warm_kernel()
-    monkeypatch.setattr(numbers, "_use_kernel", compiled)
-    body = " ".join(["The council approved the budget for the new library on Monday."] * 8)
-    page = "Library budget approved\nPublished October 11, {y}\n" + body
-    assert not conflict(page.format(y=2026), page.format(y=2025))
-    text = "The release of version {v} is planned for October 11, 2026. " + body
-    assert conflict(text.format(v="2.1"), text.format(v="3.0"))
-
-
 #: The zero of every decimal digit system outside ASCII, by this Python's ``unicodedata``.
 ZEROS = [
     c
@@ -296,9 +239,7 @@ def test_a_number_as_a_word_or_in_digits_is_one_number() -> None:
     words that merely hold a number word, and the articles, are no numbers."""
     words = numbers._bytes_of("In two days, zwölf; два. Twofold, eleventh, done")
     got, ends = numbers._number_words(words, np.array([len(words) + 1]))
-    stop = bytes([numbers._STOP])  # "," and ";": a space that ends a number
-    want = numbers._bytes_of("In 2 days, 12; 2. Twofold, eleventh, done")
-    assert got.replace(stop, b" ").split() == want.replace(stop, b" ").split()
+    assert got.split() == numbers._bytes_of("In 2 days, 12; 2. Twofold, eleventh, done").split()
     assert ends.tolist() == [len(got) + 1]
     for a, b in [
         ("Ships free in two days with tracking.", "Ships free in 2 days with tracking."),

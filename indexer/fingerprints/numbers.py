@@ -17,10 +17,7 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   ``koi`` then ``8``, ``addr2line`` ``addr`` then ``2line``), each at most
   3 non-word characters (not bytes: `` – `` is as near as `` - ``) after the one before on
   the same line (``2.1``, ``$1,299.99``,
-  ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``), but not over a list's or
-  an equation's separator (``,`` ``;`` ``=``) with a space beside it, unless a year follows:
-  ``1, 2`` and ``x = 0 = 0`` hold two numbers each, as a copy that dropped or moved the word
-  between them reads them, and ``October 11, 2026`` one; its *value* is its runs
+  ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs
   in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``); a unit of measure written
   one space after it is part of it, as when written close (``128 GB`` = ``128GB``);
 * a date or time stamp (3 or more runs of digits only, one a year 19xx or 20xx:
@@ -261,13 +258,12 @@ _SIDE = 6  # bytes of a non-ASCII context run kept next to the number
 _MAX_RUN = 32  # bytes of a run hashed (those next to the number for a context)
 _MIN_WORD = 3  # letters a run starts with that are a word written against its number (koi8)
 _NL = 1  # the byte a line break becomes
-_STOP = 2  # the byte "," ";" "=" become: a space, but one that ends a number beside a space
 # the text's bytes: ASCII letters lower-cased, [0-9a-z_] and non-ASCII bytes kept, a line
-# break _NL, a list's or an equation's separator _STOP, any other ASCII byte a space
+# break _NL, any other ASCII byte a space
 _BYTES = bytes(
     c | 0x20 if 65 <= c <= 90
     else c if (48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128)
-    else _NL if c == 10 else _STOP if c in b",;=" else 32
+    else _NL if c == 10 else 32
     for c in range(256)
 )  # fmt: skip
 _BYTES_KEEP_0 = b"\0" + _BYTES[1:]  # the same, with the texts' separator kept
@@ -315,16 +311,6 @@ def _characters(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         span = span.copy()
         span[near] -= inner.sum(axis=1)
     return span
-
-
-def _stops(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Whether each gap ``lo:hi`` of at most ``_MAX_GAP`` characters holds a list's or an
-    equation's separator (:data:`_STOP`) and a space: ``1, 2`` and ``0 = 0`` end a number."""
-    k = np.arange(4 * _MAX_GAP)
-    at = np.minimum(lo[:, None] + k, len(a) - 1)
-    inside = k < (hi - lo)[:, None]
-    window = a[at]
-    return ((window == _STOP) & inside).any(axis=1) & ((window == 32) & inside).any(axis=1)
 
 
 def _range_hashes(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -772,7 +758,7 @@ def _kernel_tables() -> Tables:
     weights doubled there: a non-ASCII byte 1, an ASCII one 2, so :data:`_MIN_LINE` twice)."""
     constants = (
         _P, _Q, _EMPTY, _LEFT, _RIGHT, _MAX_SKIP, _MAX_GAP, 2 * _MIN_LINE, _SIDE, _MAX_RUN, _NL,
-        _19, _20, _MIN_WORD, _STOP,
+        _19, _20, _MIN_WORD,
     )  # fmt: skip
     return (
         np.frombuffer(_CLASSES, dtype=np.uint8),
@@ -918,8 +904,7 @@ def _sketches_of_buf_numpy(
         False,
         (runs[1:] == gap + 1)
         & (kind[gap] == _SPACE)
-        & (_characters(a, bounds[gap], bounds[runs[1:]]) <= _MAX_GAP)
-        & ~(_stops(a, bounds[gap], bounds[runs[1:]]) & ~(year & only_digits)[1:]),
+        & (_characters(a, bounds[gap], bounds[runs[1:]]) <= _MAX_GAP),
     ]
     heads = np.flatnonzero(~joined)  # each number's first run, as an index into runs
     first, last = runs[heads], runs[np.r_[heads[1:], len(runs)] - 1]

@@ -116,27 +116,6 @@ def _characters(a: np.ndarray, lo: int, hi: int, most: int) -> int:  # pragma: n
 
 
 @njit(cache=True, inline="always")
-def _stops(a: np.ndarray, lo: int, hi: int, stop: int) -> bool:  # pragma: no cover - compiled
-    """Whether the gap ``a[lo:hi]`` holds ``stop`` and a space (numbers._stops)."""
-    held, spaced = False, False
-    for i in range(lo, hi):
-        held |= a[i] == stop
-        spaced |= a[i] == 32
-    return held and spaced
-
-
-@njit(cache=True, inline="always")
-def _is_year(
-    a: np.ndarray, lo: int, hi: int, digits: int, y19: int, y20: int
-) -> bool:  # pragma: no cover - compiled
-    """Whether the run ``a[lo:hi]`` of ``digits`` digits is a year: 19xx or 20xx."""
-    if hi - lo != 4 or digits != 4:
-        return False
-    lead = int(a[lo]) * 256 + int(a[lo + 1])
-    return lead in (y19, y20)
-
-
-@njit(cache=True, inline="always")
 def _punctuation(a: np.ndarray, i: int, n: int) -> int:  # pragma: no cover - compiled
     """Bytes of common non-ASCII punctuation starting at ``i`` (numbers._punctuation_is_space),
     or 0."""
@@ -341,7 +320,6 @@ def _sketch_cut(
     last_run = -1
     letters = 0  # letters the run starts with, while it holds nothing else (-1 after)
     min_word = int(k[13])
-    stop = int(k[14])
     for i in range(m):
         ch = b[i]
         if ch >= 0xC2:
@@ -433,10 +411,6 @@ def _sketch_cut(
                 nxt == gap + 1
                 and kind[gap] == _SPACE
                 and _characters(b, bounds[gap], bounds[nxt], max_gap) <= max_gap
-                and not (
-                    _stops(b, bounds[gap], bounds[nxt], stop)
-                    and not _is_year(b, bounds[nxt], bounds[nxt + 1], n_digits[nxt], y19, y20)
-                )
             ):
                 j += 1
             else:
