@@ -127,9 +127,8 @@ class Thresholds:
         return np.where(u < NO_WORDS, s - (s - short) * word_share(u), mid + (s - mid) * rise)
 
 
-#: Hits with fewer words of content than this must be vouched for by their group's members: a
-#: listing's length, with room for the words a frame or a source line adds to a copy.
-VOUCHED_BELOW = 2 * NO_WORDS
+#: Hits with fewer words of content than this must be vouched for by their group's members.
+VOUCHED_BELOW = NO_WORDS
 #: The members ranked first in a group that vouch (a bound on the work per hit).
 VOUCHERS = 8
 

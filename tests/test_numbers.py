@@ -12,7 +12,6 @@ from elasticsearch import Elasticsearch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer import grouping
 from indexer.fingerprints import fingerprint, fingerprint_arrays, numbers
 from indexer.fingerprints.features import NO_WORDS
 from indexer.fingerprints.numbers import (
@@ -806,34 +805,3 @@ def test_a_first_line_of_numbers_alone_is_no_title(line: str) -> None:
     s = number_sketches([line + body, "1999" + body, f"Page {line}" + body])
     assert not s[:2, numbers.TITLE_AT : numbers.SKETCH_CELLS].any()
     assert s[2, numbers.TITLE_AT : numbers.SKETCH_CELLS].any()
-
-
-SEE_ALSO = (
-    "filesystems - the kinds of file system Linux reads: ext, ext2, ext3, ext4, hpfs, iso9660,"
-    " jfs, minix, msdos, ncpfs, nfs, ntfs, proc, reiserfs, smb, sysv, umsdos, vfat, xfs and"
-    " xiafs, with the modules that give them.\n\n"
-    "See also: fuse(4), btrfs(5), ext2(5), ext3(5), ext4(5), nfs(5), proc(5), sysfs(5),"
-    " tmpfs(5), xfs(5), fsck(8), mkfs({n}), {mount}(8) and the pages of each tool for the"
-    " options that every one of them takes."
-)
-
-
-def test_a_listing_near_miss_stays_out_behind_a_copy_that_cannot_tell() -> None:
-    """A listing of 50 to 100 words whose number changed beside a word that a copy misspelt:
-    the copy ranks first and cannot tell (the changed number's context is one-sided to it),
-    but the original, its member, conflicts with the near-miss, which stays out."""
-    texts = [
-        SEE_ALSO.format(n=8, mount="monut"),  # a copy with a typo beside the number
-        SEE_ALSO.format(n=8, mount="mount"),  # the original
-        SEE_ALSO.format(n=9, mount="mount"),  # the near-miss: another section
-    ]
-    a = fingerprint_arrays(texts)
-    assert (a.token_count >= numbers.SIDES_BELOW).all()
-    assert (a.token_count < grouping.VOUCHED_BELOW).all()
-    p = Prints(
-        a.simhash, a.minhash, np.arange(3, dtype=np.int64), a.token_count, a.present, a.numbers
-    )
-    t = Thresholds(24, 0.45)
-    ok, _, _ = verify(p, np.array([1, 2, 2]), p, np.array([0, 0, 1]), t)
-    assert ok.tolist() == [True, True, False]  # the copy cannot tell; the original can
-    assert grouping.group(p, t).rep.tolist() == [0, 0, 2]
