@@ -157,7 +157,7 @@ def test_a_number_in_the_digits_of_its_script_conflicts(
 
 @pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("dash", ["\u2013", "\u2014", "\u2012", "\u2015"])
-def test_a_typographic_dash_joins_numbers_as_a_hyphen_does(
+def test_a_typographic_dash_reads_as_a_hyphen_does(
     dash: str, compiled: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A copy that writes `` - `` for `` – `` (a site's typography) reads the same numbers: the
@@ -171,6 +171,48 @@ def test_a_typographic_dash_joins_numbers_as_a_hyphen_does(
     for check in (conflict, conflict_short):
         assert not check(original, text.format(d="-", p="358.99"))
         assert check(original, text.format(d="-", p="458.99"))
+
+
+#: Two edits of the quality corpus that put two numbers side by side with a list's or a
+#: setting's separator between them (a word dropped, a setting's name moved), and their
+#: originals: (original, copy, the copy with a value changed beside the edit).
+SIDE_BY_SIDE = [
+    (
+        "Смотрите также: ascii(7), charsets(7), iso_8859-5(7), koi8-r(7), koi8-u(7), utf-8(7) "
+        "и unicode(7) в справочнике.",
+        "Смотрите также: ascii(7), charsets(7), iso_8859-5(7), (7), 8-r(7), koi8-u(7), utf-8(7) "
+        "и unicode(7) в справочнике.",
+        "Смотрите также: ascii(7), charsets(7), iso_8859-5(7), (7), 8-r(7), koi8-u(7), utf-8(8) "
+        "и unicode(7) в справочнике.",
+    ),
+    (
+        "Bridged traffic: net.bridge.bridge-nf-call-arptables = 0 "
+        "net.bridge.bridge-nf-call-iptables = 0 disables the filter on the bridge.",
+        "Bridged traffic: net.bridge.bridge-nf-call-arptables = "
+        "net.bridge.bridge-nf-call-iptables 0 = 0 disables the filter on the bridge.",
+        "Bridged traffic: net.bridge.bridge-nf-call-arptables = "
+        "net.bridge.bridge-nf-call-iptables 0 = 1 disables the filter on the bridge.",
+    ),
+]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize(("original", "copy", "changed"), SIDE_BY_SIDE)
+def test_numbers_put_side_by_side_stay_two(
+    original: str, copy: str, changed: str, compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs three non-word characters apart (`` = ``, ``), ``) are two numbers, each the
+    other's context: a copy that dropped or moved the word between two numbers reads no
+    other value in its original's contexts, under either rule; a value changed there still
+    conflicts with the copy it was made from. Both paths."""
+    if compiled:
+        assert numbers.warm_kernel()
+    monkeypatch.setattr(numbers, "_use_kernel", compiled)
+    for check in (conflict, conflict_short):
+        assert not check(original, copy)
+        assert check(copy, changed)
+    assert conflict("A ratio of 10 / 20 at most.", "A ratio of 10 / 30 at most.")
+    assert conflict_short("A ratio of 10 / 20 at most.", "A ratio of 15 / 20 at most.")
 
 
 #: The zero of every decimal digit system outside ASCII, by this Python's ``unicodedata``.

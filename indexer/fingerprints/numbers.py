@@ -15,10 +15,12 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   only in a document under :data:`SIDES_BELOW` words; the :data:`_MIN_WORD` or more letters
   a run starts with before a digit are a word of their own, the number's context: ``koi8`` is
   ``koi`` then ``8``, ``addr2line`` ``addr`` then ``2line``), each at most
-  3 non-word characters (not bytes: `` – `` is as near as `` - ``) after the one before on
-  the same line (``2.1``, ``$1,299.99``,
-  ``2026-12-01``, ``10 / 20``, ``128gb``, ``sm-g991b`` → ``g991b``); its *value* is its runs
-  in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``); a unit of measure written
+  2 non-word characters (not bytes) after the one before on the same line (``2.1``,
+  ``$1,299.99``, ``2026-12-01``, ``June 10, 2026``, ``1 000 000``, ``128gb``, ``sm-g991b`` →
+  ``g991b``); runs further apart (``10 / 20``, ``3.5 – vt220``, ``0 = 0``, ``(7), 8``) are
+  numbers of their own, each the other's context, so that a copy that drops or moves the word
+  between two numbers reads no other value in its original's contexts; its *value* is its
+  runs in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``); a unit of measure written
   one space after it is part of it, as when written close (``128 GB`` = ``128GB``);
 * a date or time stamp (3 or more runs of digits only, one a year 19xx or 20xx:
   ``2026-03-18 10:55``; or digits beside a month's name written in ASCII: ``11 October
@@ -253,7 +255,7 @@ _MONTHS = (
 )
 _MIN_LINE = 48  # weighted word bytes (numbers not counted) of a line a stamp is content on
 _MAX_SKIP = 8  # space and line-break runs skipped to find a neighbouring word
-_MAX_GAP = 3  # non-word characters allowed between the runs of one number
+_MAX_GAP = 2  # non-word characters allowed between the runs of one number
 _SIDE = 6  # bytes of a non-ASCII context run kept next to the number
 _MAX_RUN = 32  # bytes of a run hashed (those next to the number for a context)
 _MIN_WORD = 3  # letters a run starts with that are a word written against its number (koi8)
