@@ -215,6 +215,26 @@ def test_numbers_put_side_by_side_stay_two(
     assert conflict_short("A ratio of 10 / 20 at most.", "A ratio of 15 / 20 at most.")
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_typo_beside_a_number_keeps_its_context(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy that swapped two inner letters of the word beside a number (``mount`` →
+    ``monut``) still reads the number in its original's context, so the near-miss that changed
+    that number conflicts with the copy as with the original, under either rule; a copy with
+    another word there (``umount``) is no conflict either. Both paths."""
+    if compiled:
+        assert numbers.warm_kernel()
+    monkeypatch.setattr(numbers, "_use_kernel", compiled)
+    text = "See also: fuse(4), nfs(5), proc(5), fsck(8), mkfs({n}), {w}(8) and the kernel sources."
+    original, miss = text.format(n=8, w="mount"), text.format(n=9, w="mount")
+    copy, other = text.format(n=8, w="monut"), text.format(n=8, w="umount")
+    for check in (conflict, conflict_short):
+        assert check(original, miss) and check(copy, miss)
+        assert not check(original, copy)
+        assert not check(original, other)
+
+
 #: The zero of every decimal digit system outside ASCII, by this Python's ``unicodedata``.
 ZEROS = [
     c

@@ -290,6 +290,7 @@ _POW = np.cumprod(np.r_[_U64(1), np.full(_MAX_RUN - 1, _P, dtype=np.uint64)], dt
 _Q = _U64(0x9E3779B97F4A7C15)
 _EMPTY = _U64(0x5EED)  # hash of "no run"
 _LEFT, _RIGHT = _U64(0x51DE1E), _U64(0x51DE2F)  # salts of a context of one neighbour
+_INNER = _U64(0x1AA3E5)  # salt of an inner letter of a context word (:func:`_context_hashes`)
 
 
 def _fmix(x: np.ndarray) -> np.ndarray:
@@ -760,7 +761,7 @@ def _kernel_tables() -> Tables:
     weights doubled there: a non-ASCII byte 1, an ASCII one 2, so :data:`_MIN_LINE` twice)."""
     constants = (
         _P, _Q, _EMPTY, _LEFT, _RIGHT, _MAX_SKIP, _MAX_GAP, 2 * _MIN_LINE, _SIDE, _MAX_RUN, _NL,
-        _19, _20, _MIN_WORD,
+        _19, _20, _MIN_WORD, _INNER,
     )  # fmt: skip
     return (
         np.frombuffer(_CLASSES, dtype=np.uint8),
@@ -853,6 +854,34 @@ def _word_against_number(a: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     others = np.r_[0, np.cumsum(~letter)]  # bytes other than letters before each position
     split = at[(at - start >= _MIN_WORD) & (others[at] == others[start])]
     return np.union1d(bounds, split) if len(split) else bounds
+
+
+def _context_hashes(a: np.ndarray, lo: np.ndarray, hi: np.ndarray, ascii: np.ndarray) -> np.ndarray:
+    """Hash of each context word ``a[lo:hi]`` (non-empty); an ASCII one (``ascii``) by its
+    first letter, its last, its length and its inner letters in any order: a copy's typo that
+    swaps two inner letters (``mount`` → ``monut``) leaves the number beside it in the same
+    context, so a number changed there still conflicts. Other scripts' bytes, and a range
+    holding a digit (a neighbouring number, ``ipv4``), are hashed in order
+    (:func:`_range_hashes`)."""
+    out = _range_hashes(a, lo, hi)
+    if not len(lo):
+        return out
+    digit = np.r_[0, np.cumsum((a >= 48) & (a <= 57))]
+    word = np.flatnonzero(ascii & (digit[hi] == digit[lo]))
+    if not len(word):
+        return out
+    wlo, whi = lo[word], hi[word]
+    inner = np.maximum(whi - wlo - 2, 0)
+    first = np.cumsum(inner) - inner
+    seg = np.repeat(np.arange(len(word)), inner)
+    pos = wlo[seg] + 1 + np.arange(int(inner.sum())) - first[seg]
+    sums = np.zeros(len(word), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        terms = _fmix(a[pos].astype(np.uint64) + _INNER)
+        np.add.at(sums, seg, terms)
+        ends = a[wlo].astype(np.uint64) * _P + a[whi - 1].astype(np.uint64) * _Q
+        out[word] = _fmix(sums + ends + (whi - wlo).astype(np.uint64))
+    return out
 
 
 def _sketches_of_buf_numpy(
@@ -980,7 +1009,7 @@ def _month_hashes() -> np.ndarray:
     buf = np.frombuffer(" ".join(_MONTHS).encode("ascii"), dtype=np.uint8)
     starts = np.r_[0, np.flatnonzero(buf == 32) + 1]
     ends = np.r_[np.flatnonzero(buf == 32), len(buf)]
-    return np.sort(_range_hashes(buf, starts, ends))
+    return np.sort(_context_hashes(buf, starts, ends, np.ones(len(starts), dtype=bool)))
 
 
 def _member(x: np.ndarray, ordered: np.ndarray) -> np.ndarray:
@@ -1177,7 +1206,7 @@ def _side(
         glued = (kind[r] == _ASCII) & (kind[r + 1] == _ASCII)
         hi = np.where(glued, bounds[np.minimum(r + 2, len(bounds) - 1)], hi)
         hi = np.minimum(hi, lo + width)
-    h[ok] = _range_hashes(a, lo, hi)
+    h[ok] = _context_hashes(a, lo, hi, kind[r] == _ASCII)
     return idx, h
 
 

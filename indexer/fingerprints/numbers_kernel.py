@@ -55,6 +55,21 @@ def _range_hash(b: np.ndarray, lo: int, hi: int, p: np.uint64) -> np.uint64:  # 
 
 
 @njit(cache=True)
+def _word_hash(
+    b: np.ndarray, lo: int, hi: int, p: np.uint64, q: np.uint64, inner: np.uint64
+) -> np.uint64:  # pragma: no cover - compiled
+    """numbers._context_hashes for one ASCII range: first and last letter, length, inner letters
+    in any order; in order (:func:`_range_hash`) where it holds a digit."""
+    for i in range(lo, hi):
+        if 48 <= b[i] <= 57:
+            return _range_hash(b, lo, hi, p)
+    acc = np.uint64(b[lo]) * p + np.uint64(b[hi - 1]) * q + np.uint64(hi - lo)
+    for i in range(lo + 1, hi - 1):
+        acc += _fmix(np.uint64(b[i]) + inner)
+    return _fmix(acc)
+
+
+@njit(cache=True)
 def _member(x: np.uint64, ordered: np.ndarray) -> bool:  # pragma: no cover - compiled
     lo, hi = 0, len(ordered)
     while lo < hi:
@@ -98,6 +113,8 @@ def _side(
         if kind[idx] == _ASCII and kind[idx + 1] == _ASCII:
             hi = bounds[idx + 2]
         hi = min(hi, lo + width)
+    if kind[idx] == _ASCII:
+        return _word_hash(b, lo, hi, p, k[1], k[14])
     return _range_hash(b, lo, hi, p)
 
 
