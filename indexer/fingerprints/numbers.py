@@ -35,7 +35,9 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   before the two; a neighbouring number reads such a pair whole (``ipv4``), and the word
   weighs nothing in its line's weight. Of a non-ASCII run only the 6 bytes next to the
   number count (2 CJK or 3 Cyrillic characters), of an ASCII run 32 (why not further out:
-  docs/fingerprints.md, "Numbers").
+  docs/fingerprints.md, "Numbers"). An ASCII word without a digit counts by its first and last
+  letter, its length and its inner letters in any order (:func:`_context_hashes`): a copy's
+  typo ``monut`` is the context ``mount``, and so is any anagram with the same ends.
   In a document under :data:`SIDES_BELOW` words of content (a listing, a quote), each number
   is also entered twice more, each time with one neighbour alone as its context: a copy that
   changed the word beside a number still has the number's other neighbour, so a number
