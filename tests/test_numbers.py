@@ -343,6 +343,10 @@ LINKED = (
     "Capabilities follow the withdrawn POSIX draft; see {url} for the text of that draft.\n"
     "The kernel checks them at every privileged operation."
 )
+LINKED_RU = (
+    "Реализация мандатов в Linux основывается на изъятом черновике стандарта POSIX.1e; "
+    "смотрите ⟨{url}⟩.\nЯдро проверяет их при каждой привилегированной операции."
+)
 
 
 @pytest.mark.parametrize(
@@ -352,18 +356,25 @@ LINKED = (
             "https://archive.org/details/posix_1003.1e-990310",
             "https://archive.org/details/posix_1003.2e-990310",
         ),
+        (  # a number after "_" in the link's path: "_" separates words there
+            "https://archive.org/details/posix_1003.1e-990310",
+            "https://archive.org/details/posix_1006.1e-990310",
+        ),
+        ("https://example.org/kernel_5_15/notes", "https://example.org/kernel_6_15/notes"),
         ("https://dev.gnupg.org/T3217", "https://dev.gnupg.org/t3218"),
         ("https://example.org/v2/docs", "https://example.org/v3/docs"),
     ],
 )
-def test_a_number_changed_in_a_link_of_the_text_conflicts(a: str, b: str) -> None:
+@pytest.mark.parametrize("linked", [LINKED, LINKED_RU])
+def test_a_number_changed_in_a_link_of_the_text_conflicts(a: str, b: str, linked: str) -> None:
     """A URL inside a line of content is the text's: another number in it is another
     document, in whatever case it is written (only its numbers count: the same link with
-    other case does not conflict)."""
-    one, two = LINKED.format(url=a), LINKED.format(url=b)
+    other case does not conflict), in a text of ASCII (the compiled path) as in one of
+    Cyrillic."""
+    one, two = linked.format(url=a), linked.format(url=b)
     assert conflict(one, two) and conflict(two, one)
     assert conflict(a, b)  # a document of one line is all content
-    assert not conflict(one, LINKED.format(url=a.upper()))
+    assert not conflict(one, linked.format(url=a.upper()))
 
 
 NOTICE = (

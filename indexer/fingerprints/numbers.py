@@ -51,7 +51,8 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   two days" is "in 2 days";
 * a URL is the word ``url``; on a line of content (by the same weight) its numeric runs
   follow it as one number, between ``url`` and ``url`` (a link's ``posix_1003.1e`` is not
-  ``posix_1003.2e``), while the URL of a short line (each host's "printed from <url>") has none.
+  ``posix_1003.2e``, nor ``posix_1006.1e``: ``_`` ends a run there as ``-`` does), while
+  the URL of a short line (each host's "printed from <url>") has none.
   A URL with nothing after it on its line has no closing ``url``: a copy cut inside a link
   (``…/gpl-3`` of ``…/gpl-3.0.html⟩ oder neuer``) ends there with part of its number.
 
@@ -648,7 +649,7 @@ def _content_or_url_line(line: str) -> bool:
 
 
 def _url_numbers(m: re.Match[str]) -> str:
-    """``url``, the URL's numeric runs (as :data:`_BYTES` cuts it; none holding ``_``), ``url``."""
+    """``url``, the URL's numeric runs (:func:`_url_runs`), ``url``."""
     runs = _url_runs(m)
     return f" url {' '.join(runs)} url " if runs else " url "
 
@@ -663,11 +664,12 @@ def _url_numbers_open(m: re.Match[str]) -> str:
 
 
 def _url_runs(m: re.Match[str]) -> list[str]:
-    """The URL's runs of ``[0-9a-z_]`` that hold a digit and no ``_``."""
-    return [r for r in _URL_RUN.findall(m.group()) if "_" not in r and _DIGIT.search(r)]
+    """The URL's runs of ``[0-9a-z]`` that hold a digit (``_`` separates words in a link's
+    path as ``-`` does: ``posix_1003.1e`` holds ``1003`` and ``1e``)."""
+    return [r for r in _URL_RUN.findall(m.group()) if _DIGIT.search(r)]
 
 
-_URL_RUN = re.compile(r"[0-9a-z_]+", re.IGNORECASE)
+_URL_RUN = re.compile(r"[0-9a-z]+", re.IGNORECASE)
 _DIGIT = re.compile(r"[0-9]")
 
 

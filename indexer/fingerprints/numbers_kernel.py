@@ -645,24 +645,22 @@ def _url_line(
         o = _put(out, o, data, i, u0, table)
         out[o] = 32
         o = _url_word(out, o + 1)
-        if numbers:  # its runs of [0-9a-z_] holding a digit and no _, each then a space
+        if numbers:  # its runs of [0-9a-z] holding a digit, each then a space
             runs = 0
             k = u0
             while k < u1:
                 c = data[k]
-                if 48 <= c <= 57 or 97 <= c <= 122 or 65 <= c <= 90 or c == 95:
+                if 48 <= c <= 57 or 97 <= c <= 122 or 65 <= c <= 90:
                     r = k
-                    digit, under = False, False
+                    digit = False
                     while k < u1:
                         c = data[k]
                         if 48 <= c <= 57:
                             digit = True
-                        elif c == 95:
-                            under = True
                         elif not (97 <= c <= 122 or 65 <= c <= 90):
                             break
                         k += 1
-                    if digit and not under:
+                    if digit:
                         o = _put(out, o, data, r, k, table)
                         out[o] = 32
                         o += 1
