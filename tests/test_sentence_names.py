@@ -77,6 +77,30 @@ def test_another_name_in_a_sentence_stays_apart(
     )
 
 
+def test_every_word_of_a_name_has_the_whole_names_context() -> None:
+    """No word of a name is another's context: each word of "John Smith" has "met … in", so a
+    word of the name replaced changes no context, only a value."""
+    found = _line_names("Yesterday the council met John Smith in the old town hall.")
+    assert [(before, name, after) for before, name, after, *_ in found] == [
+        ("met", "john", "in"),
+        ("met", "smith", "in"),
+    ]
+
+
+@pytest.mark.parametrize("publisher", ["Garcia", "Wiley", "Springer"])
+def test_a_word_of_a_long_name_replaced_stays_apart(publisher: str) -> None:
+    """A credit's publisher replaced at the end of a run of capitalised words (a book's title,
+    then its publisher): another document. Before every word of a name had the whole name's
+    context, the replaced word was also the context of the word before it, an entry of one
+    document only that could share the changed value's cells and hide it (seed 461)."""
+    quote = (
+        '"... all the good computer designs are bootlegged; the formally planned products, if '
+        'they are built at all, are dogs!" -- David E. Lundstrom, "A Few Good Men From '
+        'Univac", MIT {}, 1987'
+    )
+    assert folds_with_first([quote.format("Press"), quote.format(publisher)]) == [False]
+
+
 def test_a_name_that_ends_the_text() -> None:
     """A name that ends the text still conflicts when replaced; a copy cut at a character
     count, in the middle of a name, still folds."""

@@ -40,9 +40,13 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   that starts the sentence, the sentence's start: ``John Smith said`` gives ``Smith`` the
   context ``… said``, so a whole name replaced there conflicts); and, in the documents
   given as ``sides`` (the number sketch's shortest, under 50 words), the word before alone and
-  the word after alone. A name's next word (``Smith`` of ``John Smith``) has only the first
-  kind (the first word's entries see a whole name replaced), and so does the text's last word
-  when nothing follows it (a copy cut at a character count ends in half a word: ``Springf``).
+  the word after alone. Every word of a name of several words has the whole name's context
+  (``met John Smith in`` gives ``Smith`` the context ``met … in`` too: no word of a name is
+  another's context, so one word of it replaced is the only difference among the contexts,
+  instead of also making its neighbours' contexts other ones, which could share its cells and
+  hide it). A name's next word has only the first kind (the first word's entries see a whole
+  name replaced), and so does the text's last word when nothing follows it (a copy cut at a
+  character count ends in half a word: ``Springf``).
   One word of context is common ("manage", "by"): in longer documents a cut and a correction
   elsewhere could leave one such context as often in both, with names of other initials;
 * lines that give no names: the first line when the text has more than one and the next does not
@@ -177,12 +181,12 @@ def _site_names(names: list[_Name], words: Sequence[str], title: str) -> set[str
 
 def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -> list[_Name]:
     """(word before, name, word after, whether the word before is a name too, whether the name
-    may be half a word) of each name on a line (module docstring), folded: the word after a
-    name's first word is the one after the whole name, and where none is (the sentence's end),
-    the word before is the two; where nothing follows the name on its line, the word after is
-    ``None`` (a line's end, marked in :func:`name_entries`). ``last``: the text's last line,
-    whose last word, if nothing follows it, may be half a word. ``parts``: the line split by
-    :data:`_WORDS_AND_GAPS`, when the caller has it."""
+    may be half a word) of each name on a line (module docstring), folded: every word of a
+    name of several words has the whole name's words before and after, and where none is after
+    (the sentence's end), the word before is the two; where nothing follows the name on its
+    line, the word after is ``None`` (a line's end, marked in :func:`name_entries`).
+    ``last``: the text's last line, whose last word, if nothing follows it, may be half a
+    word. ``parts``: the line split by :data:`_WORDS_AND_GAPS`, when the caller has it."""
     if parts is None:
         parts = _WORDS_AND_GAPS.split(line)
     words = parts[1::2]  # gap 0, word 0, gap 1, word 1, ..., the gap after the last word
@@ -204,21 +208,25 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
     for i in caps:
         if not going_on(i):
             continue
-        j = i  # a name's first word has the word after the whole name as its next
-        if not named(i - 1):
-            while j + 1 < n and named(j + 1):
-                j += 1
+        # every word of a name has the whole name's context: the words before its first word
+        # and after its last (so no word of it is another's context)
+        s = i
+        while named(s - 1):
+            s -= 1
+        j = s
+        while j + 1 < n and named(j + 1):
+            j += 1
         after: str | None = ""  # the sentence's end
         if j + 1 < n and going_on(j + 1):
             after = words[j + 1].casefold()
         elif j + 1 == n and not parts[-1].strip():
             after = None  # the line's end, without punctuation
         if not after:  # the sentence's end: the two words before it are its context
-            before = " ".join(words[max(0, i - 2) : i]).casefold()
-        elif i - 1 in caps and not going_on(i - 1):  # "John Smith said": the sentence's start
+            before = " ".join(words[max(0, s - 2) : s]).casefold()
+        elif s - 1 in caps and not going_on(s - 1):  # "John Smith said": the sentence's start
             before = ""
         else:
-            before = words[i - 1].casefold()
+            before = words[s - 1].casefold()
         cut = last and i + 1 == n and not parts[-1].strip()  # the text's end: maybe half a word
         out.append((before, words[i].casefold(), after, named(i - 1), cut))
     return out
