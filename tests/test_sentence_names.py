@@ -90,9 +90,9 @@ def test_every_word_of_a_name_has_the_whole_names_context() -> None:
 @pytest.mark.parametrize("publisher", ["Garcia", "Wiley", "Springer"])
 def test_a_word_of_a_long_name_replaced_stays_apart(publisher: str) -> None:
     """A credit's publisher replaced at the end of a run of capitalised words (a book's title,
-    then its publisher): another document. Before every word of a name had the whole name's
-    context, the replaced word was also the context of the word before it, an entry of one
-    document only that could share the changed value's cells and hide it (seed 461)."""
+    then its publisher): another document. The replaced word is no other word's context, so
+    it leaves no entry of one document only that could share the changed value's cells and
+    hide it."""
     quote = (
         '"... all the good computer designs are bootlegged; the formally planned products, if '
         'they are built at all, are dogs!" -- David E. Lundstrom, "A Few Good Men From '
