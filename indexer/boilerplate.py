@@ -544,8 +544,11 @@ def fingerprint_features(
     # a page's content in words counts the tokens left; its features and its number sketch
     # also keep the phrases inside its lines that the host's pages share
     units = content_units(np.where(keep, weights, 0), lengths)
-    own = keep  # the tokens no host model cut (a line holding any other gives no names)
-    keep = keep | _inside_kept(f, keep)
+    inside, ends = _inside_kept(f, keep)
+    # names are read from lines whose tokens no host model cut but inside them (a line of the
+    # frame around a slot of the page's own gives none)
+    own = keep | inside
+    keep = own | ends
     sim_tok, min_tok, _, sample = f.tokens[:4, keep] if not keep.all() else f.tokens[:4]
     new_lengths = np.bincount(tdoc[keep], minlength=n)
     # A document with enough content of its own keeps its own shingles: those of the full
@@ -598,17 +601,17 @@ def fingerprint_features(
     return arrays, removed
 
 
-def _inside_kept(f: Features, keep: np.ndarray) -> np.ndarray:
-    """(total tokens,) bool: cut tokens that are content where they stand: with tokens kept
-    before and after them in their line, or in a line (not a document's first) that is then
-    mostly kept.
+def _inside_kept(f: Features, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(total tokens,) bool twice: cut tokens that are content where they stand, those with
+    tokens kept before and after them in their line, and the others of a line (not a
+    document's first) that is then mostly kept.
 
     A template is whole lines, or a title's end (a site's name after it); a phrase that many
     pages of a host share inside their own sentences ("free shipping", a man page's wording)
     is content there, and a copy on another host keeps it.
     """
     if keep.all():
-        return np.zeros(len(keep), dtype=bool)
+        return np.zeros(len(keep), dtype=bool), np.zeros(len(keep), dtype=bool)
     line = np.cumsum(f.starts) - 1
     k = keep.astype(np.int64)
     before = np.cumsum(k) - k  # kept tokens before each token, over the whole batch
@@ -622,7 +625,7 @@ def _inside_kept(f: Features, keep: np.ndarray) -> np.ndarray:
     mostly = 2 * (total + np.bincount(line[inside], minlength=len(first))) > size
     lengths = np.asarray(f.lengths, dtype=np.int64)
     mostly[line[(np.cumsum(lengths) - lengths)[lengths > 0]]] = False
-    return inside | (~keep & mostly[line])
+    return inside, ~keep & ~inside & mostly[line]
 
 
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:

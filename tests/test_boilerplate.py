@@ -205,12 +205,16 @@ def test_furniture_inside_a_line_of_content_is_content() -> None:
         [False] * 1 + [True] * shared,
     ]
     keep = ~np.concatenate([np.array(c) for c in cut])
-    back = _inside_kept(f, keep)
+    inside, ends = _inside_kept(f, keep)
+    back = inside | ends
     by_line = [back[f.line_no == i].tolist() for i in range(4)]
     assert by_line[0] == [False] * 5  # a title's end
     assert by_line[1] == cut[1]  # inside a line
     assert by_line[2] == cut[2]  # the end of a line of mostly its own words
     assert by_line[3] == [False] * 6  # a line mostly furniture
+    assert not (inside & ends).any()
+    assert inside[f.line_no == 1].tolist() == cut[1]  # only what stands between own words
+    assert not inside[f.line_no == 2].any()
 
 
 def test_a_batch_of_several_hosts_gives_each_page_its_own_hosts_values() -> None:
