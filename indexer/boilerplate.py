@@ -784,8 +784,10 @@ def _content_texts(
     few of the host's pages) in a line of the host's wording stays, unless the line holds a
     year or a time of day (:data:`_DATED`: a stamp, a page's "edited on" date).
     ``partly``: less the lines with any token cut (what the names inside sentences are read
-    from: a frame's line with the site's name in it, around a slot of the page's own), but the
-    first, the title, which gives no names there whatever the frame shares with it."""
+    from, ``keep`` then counting a host's phrase between the page's own words as kept: a
+    frame's line with the site's name in it, around a slot of the page's own, gives none; a
+    quote's line holding a phrase of the host's footer gives its names), but the first, the
+    title, which gives no names there whatever the frame shares with it."""
     out = list(f.texts if texts is None else texts)
     docs = np.flatnonzero(applied)
     if not len(docs):

@@ -767,3 +767,27 @@ def test_a_credit_that_is_a_date_is_not_a_stamp() -> None:
     a, b, c = len(texts) - 3, len(texts) - 2, len(texts) - 1
     assert modelled.token_count[a] < NO_WORDS
     assert verifies(texts, [(a, b), (a, c)], modelled) == [True, False]
+
+
+def test_a_name_in_a_line_holding_a_phrase_of_the_hosts_frame_is_read() -> None:
+    """A quote site's footer says "... at the bottom of every message", so its model learns
+    that phrase; a quote that holds it inside its own line still has its names read there: the
+    same quote with another name stays apart from it, a copy with another word folds."""
+    rng = random.Random(71)
+    p = FingerprintParams()
+    vocab = "river stone quiet lamp garden window letter bread winter paper song road".split()
+    header = "Quote Daily. Home News Sports About Archive Contact Subscribe Login"
+    footer = (
+        "Sign up for our weekly letter. You can unsubscribe at any time by following the "
+        "link at the bottom of every message we send. Copyright Quote Daily."
+    )
+    quote = (
+        "My keys were at the bottom of the old stairs, I told Rebecca, and we laughed about "
+        "it for hours."
+    )
+    quotes = [quote] + [" ".join(rng.choices(vocab, k=14)).capitalize() + "." for _ in range(39)]
+    quotes += [quote.replace("Rebecca", "Margaret"), quote.replace("hours", "days")]
+    texts = [f"{q[:30]}…\n\n{header}\n\n{q}\n\n{footer}" for q in quotes]
+    modelled = one_host_modelled(texts, p)
+    assert modelled.token_count[0] < NO_WORDS  # the quote alone is the page's own
+    assert verifies(texts, [(0, 40), (0, 41)], modelled) == [False, True]

@@ -61,8 +61,9 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   shouting line), or more than three in four of more than six words (a title-case heading), but
   for a line starting with a dash (a credit: ``-- George Bernard Shaw`` gives ``Bernard``, then
   ``Shaw``), and lines of the frame (blank in the content text given beside; in the host models'
-  path, lines with any token of the host's frame); texts that capitalise nouns (German:
-  :func:`_capitalises_nouns`) give none, since there every noun would be a name;
+  path, lines with any token of the host's frame but a phrase between the page's own words);
+  texts that capitalise nouns (German: :func:`_capitalises_nouns`) give none, since there
+  every noun would be a name;
 * a site's name at both ends: on the last two lines under a title (lines repeating the title
   are the headline above the text, neither among them nor counted), a short line (a footer)
   gives no entry for the names the title line holds capitalised ("More news from Valley
