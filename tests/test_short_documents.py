@@ -775,7 +775,20 @@ def test_a_name_in_a_line_holding_a_phrase_of_the_hosts_frame_is_read() -> None:
     same quote with another name stays apart from it, a copy with another word folds."""
     rng = random.Random(71)
     p = FingerprintParams()
-    vocab = "river stone quiet lamp garden window letter bread winter paper song road".split()
+    vocab = [
+        "river",
+        "stone",
+        "quiet",
+        "lamp",
+        "garden",
+        "window",
+        "letter",
+        "bread",
+        "winter",
+        "paper",
+        "song",
+        "road",
+    ]
     header = "Quote Daily. Home News Sports About Archive Contact Subscribe Login"
     footer = (
         "Sign up for our weekly letter. You can unsubscribe at any time by following the "
