@@ -93,6 +93,12 @@ def ingest(
         raise RuntimeError(f"ingest failed ({res.returncode}): {res.stderr[-2000:]}")
     (work / f".{index}.state.json").unlink(missing_ok=True)
     httpx.post(f"{es}/{index}/_refresh", timeout=60).raise_for_status()
+    # One segment, merged before any query: a background merge that ends between a query's
+    # uncollapsed window and its collapsed answer reorders hits of equal score (copies), which
+    # would score as lost results and rule violations that no rule made.
+    httpx.post(
+        f"{es}/{index}/_forcemerge", params={"max_num_segments": 1}, timeout=600
+    ).raise_for_status()
     count = httpx.get(f"{es}/{index}/_count", timeout=60).json()["count"]
     return {
         "index": index,
