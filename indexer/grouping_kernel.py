@@ -125,8 +125,10 @@ def _agree(  # pragma: no cover - compiled
         if nx > 0 and ny > 0:
             half = 2 * shared <= min(nx, ny)  # at most half of the smaller one's words shared
             if p == 0 and (
-                shared == 0 or (max(nx, ny) <= name_words and (half or not firsts))
-            ):  # subjects
+                shared == 0
+                or (max(nx, ny) <= name_words and (half or not firsts))
+                or (min(nx, ny) <= name_words and not firsts and shared <= 1)
+            ):  # subjects (the last: a name against a longer subject)
                 return False
             if p == 1 and (
                 half

@@ -94,12 +94,24 @@ JA_LISTING = (
         (JA_LISTING, "PCManFM-Qt File Manager", "LXQt File Archiver"),
         (LISTING, "Anthy for Fcitx 5", "Keyman support for Fcitx 5"),
         (JA_LISTING, "Anthy for Fcitx 5", "Keyman support for Fcitx 5"),
+        (LISTING, "Keyboard layout viewer", "Eye of MATE Image Viewer"),
+        (JA_LISTING, "Keyboard layout viewer", "Eye of MATE Image Viewer"),
     ],
-    ids=["en", "ja", "en-four-words", "ja-four-words", "en-first-word", "ja-first-word"],
+    ids=[
+        "en",
+        "ja",
+        "en-four-words",
+        "ja-four-words",
+        "en-first-word",
+        "ja-first-word",
+        "en-a-longer-name",
+        "ja-a-longer-name",
+    ],
 )
 def test_product_names_that_share_a_word_stay_apart(template: str, name: str, other: str) -> None:
     """Names of at most four words sharing at most half of them, or neither one's first word,
-    are other names: that listing stays apart (it would fold without the name cells), a copy
+    are other names, and so is a longer one sharing one word but neither first word with a
+    name: that listing stays apart (it would fold without the name cells), a copy
     under a headline folds."""
     texts = [
         template.format(title=name, name=name),

@@ -61,7 +61,10 @@ of the smaller one's, or neither one's first word is among the other's ("Anthy f
 headline or a description, which copies cut and reword, and of a title with two parts that
 lines start with, a cut copy may take the other
 ("gcloud builds worker-pools - manage worker pools …" cut after "manage worker"): those
-conflict only sharing no word. Both documents have mentions and share no mention: a conflict.
+conflict only sharing no word, or when one is a name, neither one's first word is among the
+other's and they share one word at most ("Keyboard layout viewer", "Eye of MATE Image
+Viewer"; the cut headline above shares two). Both documents have mentions and share no
+mention: a conflict.
 Guarantees: a part one document lacks never conflicts (a copy that drops the credit, a long
 document); a part whose words a copy keeps, whatever it adds after them, never conflicts; a
 part replaced by other words (a disjoint subject, a name or an attribution sharing at most
@@ -361,7 +364,9 @@ def names_agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     half = 2 * shared <= np.minimum(nx, ny)  # at most half of the smaller one's words shared
     named = np.maximum(nx[:, 0], ny[:, 0]) <= SUBJECT_WORDS  # two subjects that are names
     firsts = (equal[:, 0, 0, :] | equal[:, 0, :, 0]).any(axis=1)  # a first word in the other
-    subject = both[:, 0] & ((shared[:, 0] == 0) | (named & (half[:, 0] | ~firsts)))
+    # a name against a longer subject: other first words and one word shared at most
+    renamed = (np.minimum(nx[:, 0], ny[:, 0]) <= SUBJECT_WORDS) & ~firsts & (shared[:, 0] <= 1)
+    subject = both[:, 0] & ((shared[:, 0] == 0) | (named & (half[:, 0] | ~firsts)) | renamed)
     attribution = both[:, 1] & half[:, 1]
     mentions = both[:, 2] & (shared[:, 2] == 0)
     credits = _apart(x[:, 1], y[:, 1], equal[:, 1]) | _other_last(x[:, 1], y[:, 1], equal[:, 1])
