@@ -282,6 +282,10 @@ def _agree_literally(a: Prints, i: int, b: Prints, r: int) -> bool:
         fx, fy = (int(z.numbers[k, cols][0]) & WORD_MASK for z, k in ((a, i), (b, r)))
         if part == 0 and x and y and names and fx not in y and fy not in x:
             agree = False
+        # a name against a longer subject: neither first word in the other, one word shared
+        small = min(len(x), len(y)) <= SUBJECT_WORDS
+        if part == 0 and x and y and small and fx not in y and fy not in x and len(x & y) <= 1:
+            agree = False
         if part == 1 and any(
             apart(*({v & WORD_MASK for v in z if v & SOURCE_BIT == kind} for z in (xs, ys)))
             for kind in (0, SOURCE_BIT)

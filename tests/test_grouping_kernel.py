@@ -218,6 +218,8 @@ _L = LAST_BIT
         (0, [[1, 2], [3, 4, 2], [1, 2, 9]], [0, 1, 0]),  # names sharing half: another name
         (0, [[1, 5, 2], [3, 4, 5, 2], [7, 1, 5, 2]], [0, 1, 0]),  # neither first word shared
         (0, [[1, 2, 3, 4, 5, 6], [3, 4, 7, 8], [9, 10, 11, 12]], [0, 0, 2]),  # longer: share one
+        # a name against a longer subject: one word shared and no first word (apart), or two
+        (0, [[1, 2, 3, 4, 5, 6], [7, 8, 5], [7, 3, 4, 9]], [0, 1, 0]),
         (2, [[1], [2, 1], [3], [3, 4, 5, 6]], [0, 0, 2, 2]),  # mentions: apart sharing none
         # credits: a name, then a source's words (marked); the same author with another work,
         # another author with the same work, the name alone, a source read as the name
@@ -245,13 +247,22 @@ _L = LAST_BIT
             [0, 1, 0, 0],
         ),
     ],
-    ids=["names", "first words", "longer subjects", "mentions", "credits", "last words"],
+    ids=[
+        "names",
+        "first words",
+        "longer subjects",
+        "a name and a longer subject",
+        "mentions",
+        "credits",
+        "last words",
+    ],
 )
 def test_subjects_conflict_alike_in_both_passes(
     part: int, subjects: list[list[int]], reps: list[int]
 ) -> None:
     """Copies alike in all but their subjects' words: two names (at most SUBJECT_WORDS words)
-    sharing at most half of them stay apart, longer subjects only sharing none; mentions
+    sharing at most half of them stay apart, longer subjects only sharing none, a name and a
+    longer subject sharing one word at most and neither first word; mentions
     (part 2) sharing none stay apart; credits (part 1) whose names, or sources, share at most
     half stay apart; the compiled pass and the numpy path agree. (Long enough that only
     their representatives judge them: ``test_members_vouch_for_short_hits_in_both_passes``.)"""
