@@ -65,6 +65,7 @@ from indexer.fingerprints.numbers import NAMES_AT, SKETCH_CELLS, WRITING_CELL, a
 _BITWISE_COUNT = getattr(np, "bitwise_count", None)
 
 __all__ = [
+    "CLOSE_FROM",
     "DEFAULT_THRESHOLDS",
     "FULL_WORDS",
     "MID_SHARE",
@@ -93,6 +94,9 @@ SHORT_SHARE = 0.8
 MID_SHARE = 0.9
 #: ... rising to all of it at this many words (see :class:`Thresholds`).
 FULL_WORDS = 200
+#: From this many words up to ``FULL_WORDS``, a pair whose SimHash are close needs less
+#: similarity (``Thresholds.close_distance``, ``close_relief``).
+CLOSE_FROM = 100
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,12 @@ class Thresholds:
     ``short_similarity`` (default ``SHORT_SHARE`` of ``min_similarity``), rising in proportion
     to ``min_similarity`` just below ``NO_WORDS`` (:meth:`similarity_for`). Below
     ``min_tokens`` words: exact key only.
+
+    From ``CLOSE_FROM`` (100) words up to ``FULL_WORDS``, a pair whose SimHash differ in at
+    most ``close_distance`` bits needs ``close_relief`` less (not below 0): there one standard
+    error of the MinHash estimate is about 0.044, so a copy can fall under the threshold by
+    chance, and the SimHash, an independent estimate of the same resemblance, corroborates it
+    (a negative ``close_distance`` turns this off).
     """
 
     max_distance: int
@@ -116,15 +126,22 @@ class Thresholds:
     min_tokens: int = 9
     short_similarity: float | None = None
     mid_similarity: float | None = None
+    close_distance: int = 16
+    close_relief: float = 0.06
 
-    def similarity_for(self, tokens: np.ndarray) -> np.ndarray:
-        """The MinHash similarity pairs need, from their shorter side's token count."""
+    def similarity_for(self, tokens: np.ndarray, distance: np.ndarray | None = None) -> np.ndarray:
+        """The MinHash similarity pairs need, from their shorter side's token count and (when
+        given) their SimHash distance."""
         s = self.min_similarity
         short = s * SHORT_SHARE if self.short_similarity is None else self.short_similarity
         mid = s * MID_SHARE if self.mid_similarity is None else self.mid_similarity
         u = np.asarray(tokens, dtype=np.float64)
         rise = np.clip((u - NO_WORDS) / (FULL_WORDS - NO_WORDS), 0.0, 1.0)
-        return np.where(u < NO_WORDS, s - (s - short) * word_share(u), mid + (s - mid) * rise)
+        need = np.where(u < NO_WORDS, s - (s - short) * word_share(u), mid + (s - mid) * rise)
+        if distance is None:
+            return need
+        close = (np.asarray(distance) <= self.close_distance) & (u >= CLOSE_FROM)
+        return np.where(close & (u < FULL_WORDS), np.maximum(need - self.close_relief, 0.0), need)
 
 
 #: Hits with fewer words of content than this must be vouched for by their group's members.
@@ -206,19 +223,39 @@ def _long(p: Prints, t: Thresholds) -> np.ndarray:
     return p.present & (p.token_count >= max(t.min_tokens, 1))
 
 
-def _enough(a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, t: Thresholds) -> np.ndarray:
-    """Each pair's threshold (:meth:`Thresholds.similarity_for` its shorter side), looked up
-    in :func:`_thresholds` (counts below 0 and above ``FULL_WORDS`` clipped to its ends)."""
-    shorter = np.minimum(a.token_count[i], b.token_count[j])
-    return _thresholds(t).take(shorter, mode="clip")
+def _enough(
+    a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, ham: np.ndarray, t: Thresholds
+) -> np.ndarray:
+    """Each pair's threshold (:meth:`Thresholds.similarity_for` its shorter side and its
+    distance ``ham``), looked up in :func:`_thresholds`."""
+    return _lookup(_thresholds(t), a, i, b, j, ham, t)
+
+
+def _lookup(
+    table: np.ndarray,
+    a: Prints,
+    i: np.ndarray,
+    b: Prints,
+    j: np.ndarray,
+    ham: np.ndarray,
+    t: Thresholds,
+) -> np.ndarray:
+    """Each pair's value in a (2, ``FULL_WORDS`` + 1) table: the row by whether the pair is
+    within ``close_distance`` bits, the column by its shorter side's token count (below 0 and
+    above ``FULL_WORDS`` clipped to the ends)."""
+    shorter = np.clip(np.minimum(a.token_count[i], b.token_count[j]), 0, FULL_WORDS)
+    return table[(ham <= t.close_distance).astype(np.intp), shorter]
 
 
 @functools.lru_cache(maxsize=64)
 def _thresholds(t: Thresholds) -> np.ndarray:
-    """:meth:`Thresholds.similarity_for` 0 .. ``FULL_WORDS`` token counts, computed once: the
-    same values, bit for bit, as computed pair by pair (it is constant from ``FULL_WORDS`` on,
+    """(2, ``FULL_WORDS`` + 1): :meth:`Thresholds.similarity_for` 0 .. ``FULL_WORDS`` token
+    counts, for pairs beyond ``close_distance`` bits (row 0) and within (row 1), computed once:
+    the same values, bit for bit, as computed pair by pair (constant from ``FULL_WORDS`` on,
     and below 0 as at 0), in one lookup."""
-    table = t.similarity_for(np.arange(FULL_WORDS + 1))
+    u = np.arange(FULL_WORDS + 1)
+    far = np.full(len(u), t.close_distance + 1)
+    table = np.stack([t.similarity_for(u, far), t.similarity_for(u, far - 1)])
     table.flags.writeable = False
     return table
 
@@ -285,7 +322,7 @@ def verify(
     same = (key_a >= 0) & (key_a == _exact_keys(b, -2)[j])
     near = _long(a, t)[i] & _long(b, t)[j] & (ham <= t.max_distance)
     sim = _second_hash(a, i, b, j, near, same)
-    similar = near & (sim >= _enough(a, i, b, j, t))
+    similar = near & (sim >= _enough(a, i, b, j, ham, t))
     return same | _numbers_agree(a, i, b, j, similar), ham, sim
 
 
@@ -325,7 +362,7 @@ def verified_pairs(
     if earlier_only:
         candidate = candidate & _below_diagonal(len(a))
     i, j = candidate.nonzero()
-    enough = _enough(a, i, b, j, t)
+    enough = _enough(a, i, b, j, ham[i, j], t)
     if key_eq is None:  # every candidate is near: all compared by MinHash
         sim = _similarity(a.minhash.take(i, axis=0), b.minhash.take(j, axis=0))
         ok = _numbers_agree(a, i, b, j, sim >= enough)
@@ -783,7 +820,7 @@ def assign(
     if members is None or owner is None or not len(members):
         return best, ham, sim  # a representative alone always corroborates what verifies
     got = np.flatnonzero(best >= 0)
-    unsure = got[_marginal(cand, got, reps, best[got], sim[got], t)]
+    unsure = got[_marginal(cand, got, reps, best[got], sim[got], ham[got], t)]
     both = Prints.concat([reps, members])  # representatives first: rows 0 .. k-1
     per_rep = np.bincount(owner, minlength=k)
     by_rep = k + np.argsort(owner, kind="stable")  # members' rows, grouped by representative
@@ -798,8 +835,8 @@ def assign(
         nth = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)  # 0: rep
         rows = np.where(nth == 0, b[offset], by_rep[np.repeat(firsts[b], sizes) + nth - 1])
         ci = unsure[offset]
-        _, _, s = verify(cand, ci, both, rows, t)
-        total = np.bincount(offset, s - _enough(cand, ci, both, rows, t), len(unsure))
+        _, h, s = verify(cand, ci, both, rows, t)
+        total = np.bincount(offset, s - _enough(cand, ci, both, rows, h, t), len(unsure))
         refused = np.union1d(refused, unsure[total < 0.0])
     if not len(refused):
         return best, ham, sim
@@ -842,9 +879,9 @@ def _unvouched_candidates(
 
 @functools.lru_cache(maxsize=64)
 def _unsure_below(t: Thresholds, values: int) -> np.ndarray:
-    """Per shorter side's token count (0 .. ``FULL_WORDS``): the similarity below which a
-    verified pair is marginal, its threshold plus one standard error of a ``values``-value
-    MinHash estimate there (sqrt(s (1 - s) / values))."""
+    """As :func:`_thresholds` (by distance, then by shorter side's token count): the
+    similarity below which a verified pair is marginal, its threshold plus one standard error
+    of a ``values``-value MinHash estimate there (sqrt(s (1 - s) / values))."""
     th = _thresholds(t)
     table = th + np.sqrt(th * (1.0 - th) / max(values, 1))
     table.flags.writeable = False
@@ -852,14 +889,21 @@ def _unsure_below(t: Thresholds, values: int) -> np.ndarray:
 
 
 def _marginal(
-    a: Prints, i: np.ndarray, b: Prints, j: np.ndarray, sim: np.ndarray, t: Thresholds
+    a: Prints,
+    i: np.ndarray,
+    b: Prints,
+    j: np.ndarray,
+    sim: np.ndarray,
+    ham: np.ndarray,
+    t: Thresholds,
 ) -> np.ndarray:
-    """(len(i),) bool: which verified pairs (a[i], b[j]) with similarity ``sim`` are marginal:
-    less similar than :func:`_unsure_below`, and not an equal exact key (a certain copy)."""
+    """(len(i),) bool: which verified pairs (a[i], b[j]) with similarity ``sim`` and distance
+    ``ham`` are marginal: less similar than :func:`_unsure_below`, and not an equal exact key
+    (a certain copy)."""
     key_a = _exact_keys(a, -1)[i]
     same = (key_a >= 0) & (key_a == _exact_keys(b, -2)[j])
-    shorter = np.minimum(a.token_count[i], b.token_count[j])
-    return (sim < _unsure_below(t, a.minhash.shape[1]).take(shorter, mode="clip")) & ~same
+    unsure = _lookup(_unsure_below(t, a.minhash.shape[1]), a, i, b, j, ham, t)
+    return (sim < unsure) & ~same
 
 
 def _corroborates(a: Prints, i: int, b: Prints, rows: np.ndarray, t: Thresholds) -> bool:
@@ -867,9 +911,9 @@ def _corroborates(a: Prints, i: int, b: Prints, rows: np.ndarray, t: Thresholds)
     corroborates a[i]: its similarities to them (0 where the SimHash is beyond
     ``max_distance``) exceed their thresholds on average."""
     at = np.full(len(rows), i, dtype=np.int64)
-    _, _, s = verify(a, at, b, rows, t)
+    _, h, s = verify(a, at, b, rows, t)
     total = 0.0
-    for margin in (s - _enough(a, at, b, rows, t)).tolist():  # in order, as the compiled pass
+    for margin in (s - _enough(a, at, b, rows, h, t)).tolist():  # in order, as the compiled pass
         total += margin
     return total >= 0.0
 
@@ -888,7 +932,7 @@ def _first_corroborated(
     if len(reps):
         at = np.full(len(reps), i, dtype=np.int64)
         ok, h, s = verify(a, at, b, reps, t)
-        unsure = _marginal(a, at, b, reps, s, t)
+        unsure = _marginal(a, at, b, reps, s, h, t)
         for k in np.flatnonzero(ok).tolist():
             r = int(reps[k])
             rows = rows_of(r)
@@ -948,7 +992,8 @@ def _refused(p: Prints, t: Thresholds, g: Grouping, start: int) -> int | None:
     unvouched = _unvouched(p, g.rep, members)
     first = int(unvouched[0]) if len(unvouched) else None
     rep = g.rep[members]
-    for m in members[_marginal(p, members, p, rep, g.similarity[members], t)].tolist():
+    marginal = _marginal(p, members, p, rep, g.similarity[members], g.hamming[members], t)
+    for m in members[marginal].tolist():
         if first is not None and m > first:
             break
         if not _corroborates(p, m, p, np.flatnonzero(g.rep[:m] == g.rep[m]), t):
@@ -1012,7 +1057,10 @@ def _first_verified(
         for p in ((a,) if b is a else (a, b))
     ]
     unsure = _unsure_below(t, a.minhash.shape[1])
-    limits = (t.max_distance, max(t.min_tokens, 1), _thresholds(t), unsure, VOUCHED_BELOW, VOUCHERS)
+    limits = (
+        *(t.max_distance, max(t.min_tokens, 1), t.close_distance, _thresholds(t), unsure),
+        *(VOUCHED_BELOW, VOUCHERS),
+    )
     equal = _similarity_of_counts(a.minhash.shape[1], a.minhash.dtype.itemsize)
     try:  # only the call: a type error here is a type the pass is not compiled for
         _compiled.first_verified(

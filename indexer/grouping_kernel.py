@@ -4,9 +4,10 @@ loop over its pairs, instead of some fifty small numpy operations.
 It computes what :mod:`indexer.grouping` computes, pair for pair and bit for bit (that module
 stays the readable reference, runs where numba is missing, and ``tests/test_grouping_kernel.py``
 compares the two): a pair verifies when its exact keys are equal, or when both are long enough,
-within ``max_distance`` bits, at least the threshold of their shorter side's length similar,
-and their number sketches agree (the cells of :mod:`indexer.fingerprints.numbers`, the writing
-cell, the name cells of :mod:`indexer.fingerprints.names`). Every threshold and table comes from
+within ``max_distance`` bits, at least the threshold of their shorter side's length (and
+their distance) similar, and their number sketches agree (the cells of
+:mod:`indexer.fingerprints.numbers`, the writing cell, the name cells of
+:mod:`indexer.fingerprints.names`). Every threshold and table comes from
 those modules as an argument (:func:`first_verified`), so that the definitions live in one
 place. One call per window, refill or probe: the literal reading of the rule (each hit against
 the representatives ranked above it, in rank order, the first that verifies takes it), which
@@ -48,8 +49,9 @@ def _signature(sketch: types.Integer) -> Any:
         types.Array(types.float64, 1, "C"),  # sim
         types.int64,  # max_distance
         types.int64,  # min_long
-        ro(types.float64),  # thresholds by the shorter side's tokens
-        ro(types.float64),  # below these (by the shorter side's tokens) a verdict is marginal
+        types.int64,  # close_distance
+        ro(types.float64, 2),  # thresholds by closeness, then the shorter side's tokens
+        ro(types.float64, 2),  # below these (as the thresholds) a verdict is marginal
         types.int64,  # vouched_below
         types.int64,  # vouchers
         ro(types.float64),  # similarity by equal values
@@ -164,6 +166,7 @@ def _corroborated(  # pragma: no cover - compiled
     rep: np.ndarray,
     max_distance: int,
     min_long: int,
+    close_distance: int,
     thresholds: np.ndarray,
     similarity: np.ndarray,
 ) -> bool:
@@ -173,15 +176,15 @@ def _corroborated(  # pragma: no cover - compiled
     bits, else 1.0 for an equal exact key, else 0.0) minus their thresholds average at least
     0. (The pair is read as in :func:`first_verified`'s loop, which keeps its own copy: a helper
     shared by both made that loop 15-20 % slower.)"""
-    last = len(thresholds) - 1
+    last = thresholds.shape[1] - 1
     m = mh.shape[1]
     total = 0.0
     for x in range(r, min(i, end)):
         if rep[x] != r:
             continue
         both = p[i] & p[x]
-        near = both & (t[i] >= min_long) & (t[x] >= min_long)
-        near = near & (_popcount(s[i] ^ s[x]) <= max_distance)
+        h = _popcount(s[i] ^ s[x])
+        near = both & (t[i] >= min_long) & (t[x] >= min_long) & (h <= max_distance)
         same = both & (t[i] > 0) & (t[x] > 0) & (k[i] >= 0) & (k[i] == k[x])
         v = 1.0 if same else 0.0
         if near:
@@ -190,7 +193,8 @@ def _corroborated(  # pragma: no cover - compiled
                 if mh[i, c] == mh[x, c]:
                     equal += 1
             v = similarity[equal]
-        total += v - thresholds[min(max(min(t[i], t[x]), 0), last)]
+        row = 1 if h <= close_distance else 0
+        total += v - thresholds[row, min(max(min(t[i], t[x]), 0), last)]
     return total >= 0.0
 
 
@@ -216,6 +220,7 @@ def first_verified(  # pragma: no cover - compiled
     sim: np.ndarray,
     max_distance: int,
     min_long: int,
+    close_distance: int,
     thresholds: np.ndarray,
     unsure: np.ndarray,
     vouched_below: int,
@@ -229,17 +234,17 @@ def first_verified(  # pragma: no cover - compiled
     ``window``: b is a (one window in rank order); a row then only meets earlier rows that are
     representatives (``rep[j] == j``, rows before ``start`` as settled, later ones as they
     join; a row whose ``rep`` is set to another, e.g. -1, never is one), and stops being one
-    when it joins. Else every row of b is a candidate, in order. ``thresholds[t]``: the
-    similarity a pair needs whose shorter side has ``t`` tokens (clipped to the table);
-    ``unsure[t]``: below it a verified pair's verdict is marginal, and (``window`` only) the
-    group's members before ``members_end`` must corroborate it (:func:`_corroborated`); and
-    (``window`` only) a row with fewer than ``vouched_below`` tokens must agree with the first
-    ``vouchers`` of those members (:func:`_agree`);
-    ``similarity[c]``: of two sketches with ``c`` equal values. ``cells``: the
-    number sketch's cells (those whose XOR must not be in 1..255), the first name cell, the
-    writing cell, the name parts, cells per part, the most words of a subject that is a name,
-    the bit marking a credit's source word, the mask of a cell's word hash and the bit marking
-    a credit's name's last word.
+    when it joins. Else every row of b is a candidate, in order. ``thresholds[c, t]``: the
+    similarity a pair needs whose shorter side has ``t`` tokens (clipped to the table), ``c``
+    1 where the pair is within ``close_distance`` bits, else 0; ``unsure[c, t]``: below it a
+    verified pair's verdict is marginal, and (``window`` only) the group's members before
+    ``members_end`` must corroborate it (:func:`_corroborated`); and (``window`` only) a row
+    with fewer than ``vouched_below`` tokens must agree with the first ``vouchers`` of those
+    members (:func:`_agree`); ``similarity[e]``: of two sketches with ``e`` equal values.
+    ``cells``: the number sketch's cells (those whose XOR must not be in 1..255), the first
+    name cell, the writing cell, the name parts, cells per part, the most words of a subject
+    that is a name, the bit marking a credit's source word, the mask of a cell's word hash and
+    the bit marking a credit's name's last word.
     """
     sketch_cells, names_at, writing = cells[0], cells[1], cells[2]
     parts, per_part, name_words = cells[3], cells[4], cells[5]
@@ -255,13 +260,15 @@ def first_verified(  # pragma: no cover - compiled
         if r != x and r >= 0 and vouched[r] < vouchers:
             vouch[r, vouched[r]] = x
             vouched[r] += 1
-    last = len(thresholds) - 1
+    last = thresholds.shape[1] - 1
     m = ma.shape[1]
     for i in range(start, len(sa)):
         for j in range(i if window else len(sb)):
             if not isrep[j]:
                 continue
             h = _popcount(sa[i] ^ sb[j])
+            row = 1 if h <= close_distance else 0
+            col = min(max(min(ta[i], tb[j]), 0), last)
             both = pa[i] & pb[j]
             same = both & (ta[i] > 0) & (tb[j] > 0) & (ka[i] >= 0) & (ka[i] == kb[j])
             near = both & (ta[i] >= min_long) & (tb[j] >= min_long) & (h <= max_distance)
@@ -273,7 +280,7 @@ def first_verified(  # pragma: no cover - compiled
                     if ma[i, c] == mb[j, c]:
                         equal += 1
                 s = similarity[equal]
-                if not ok and s >= thresholds[min(max(min(ta[i], tb[j]), 0), last)]:
+                if not ok and s >= thresholds[row, col]:
                     ok = _agree(
                         na,
                         i,
@@ -289,7 +296,7 @@ def first_verified(  # pragma: no cover - compiled
                         word_mask,
                         last_bit,
                     )
-            if ok and window and not same and s < unsure[min(max(min(ta[i], tb[j]), 0), last)]:
+            if ok and window and not same and s < unsure[row, col]:
                 ok = _corroborated(
                     sa,
                     ma,
@@ -302,6 +309,7 @@ def first_verified(  # pragma: no cover - compiled
                     rep,
                     max_distance,
                     min_long,
+                    close_distance,
                     thresholds,
                     similarity,
                 )

@@ -138,7 +138,7 @@ def verdict(
     numbers = bool(agree(p.numbers[:1], p.numbers[1:])[0])
     shorter = min(a.token_count, b.token_count)
     long_enough = shorter >= max(t.min_tokens, 1)
-    needed = round(float(t.similarity_for(np.array([shorter]))[0]), 4)
+    needed = round(float(t.similarity_for(np.array([shorter]), ham)[0]), 4)
     if a.exact_key == b.exact_key and shorter > 0:
         reason = "equal exact keys (the same normalised text)"
     elif not long_enough:
@@ -146,7 +146,10 @@ def verdict(
     elif int(ham[0]) > t.max_distance:
         reason = f"SimHash {int(ham[0])} bits apart, more than max_distance {t.max_distance}"
     elif float(sim[0]) < needed:
-        reason = f"MinHash similarity {float(sim[0]):.4f} below the {needed} this length needs"
+        reason = (
+            f"MinHash similarity {float(sim[0]):.4f} below the {needed} "
+            "this length and distance need"
+        )
     elif not writings_agree(p.numbers[:1, WRITING_CELL], p.numbers[1:, WRITING_CELL])[0]:
         reason = "one is written in Simplified, the other in Traditional Chinese: a translation"
     elif not numbers:

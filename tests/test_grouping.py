@@ -132,6 +132,28 @@ def test_a_text_of_middle_length_needs_less_similarity_than_a_long_one() -> None
         assert (group(p, t).rep.tolist() == [0, 0]) is folds, words
 
 
+def test_a_mid_length_copy_under_the_threshold_folds_when_its_simhash_is_close() -> None:
+    """From 100 to 199 words a pair within close_distance bits needs close_relief less: a copy
+    27 of 64 values alike (0.42, under the 0.475 that 125 words need) folds 1 or 16 bits away,
+    not 17 bits away, not at 80 or 250 words, and not with the relief turned off."""
+    t = Thresholds(max_distance=24, min_similarity=0.5, min_tokens=9)
+    original, copy = np.arange(64, dtype=np.uint16), _sketch(range(27, 64))
+    s = float(similarity(original[None, :], copy[None, :])[0])
+    assert t.similarity_for(np.array([125]))[0] - t.close_relief <= s < 0.45
+    off = Thresholds(max_distance=24, min_similarity=0.5, min_tokens=9, close_distance=-1)
+    for bits, words, rule, folds in (
+        (1, 125, t, True),
+        (t.close_distance, 125, t, True),
+        (t.close_distance + 1, 125, t, False),
+        (1, 80, t, False),
+        (1, 250, t, False),
+        (1, 125, off, False),
+    ):
+        p = prints([BASE, flip(BASE, range(bits))], sketches=[original, copy], tokens=[words] * 2)
+        assert (group(p, rule).rep.tolist() == [0, 0]) is folds, (bits, words)
+        assert bool(grouping.verify(p, np.array([1]), p, np.array([0]), rule)[0][0]) is folds
+
+
 def test_short_documents_group_only_by_exact_key() -> None:
     p = prints([BASE, BASE, BASE], keys=[7, 8, 7], tokens=[10, 10, 10])
     assert group(p, T).rep.tolist() == [0, 1, 0]
@@ -238,9 +260,11 @@ def test_grouping_is_prefix_stable(values: list[int], k: int) -> None:
     assert members_verify.all()
 
 
-def _needed(t: Thresholds, words: int) -> float:
-    """The similarity a pair needs, its shorter side having ``words`` words: min_similarity from
-    200 words, mid_similarity (default 0.9 of it) at 50, in a straight line between;
+def _needed(t: Thresholds, words: int, d: int) -> float:
+    """The similarity a pair needs, its shorter side having ``words`` words, its SimHash ``d``
+    bits apart: min_similarity from 200 words, mid_similarity (default 0.9 of it) at 50, in a
+    straight line between, less close_relief (not below 0) from 100 to 199 words within
+    close_distance bits;
     short_similarity (default 0.8 of it) up to 20, in a straight line to min_similarity below
     50."""
     short = t.min_similarity * 0.8 if t.short_similarity is None else t.short_similarity
@@ -248,7 +272,8 @@ def _needed(t: Thresholds, words: int) -> float:
     if words >= 200:
         return t.min_similarity
     if words >= 50:
-        return mid + (t.min_similarity - mid) * (words - 50) / 150
+        need = mid + (t.min_similarity - mid) * (words - 50) / 150
+        return max(need - t.close_relief, 0.0) if words >= 100 and d <= t.close_distance else need
     if words <= 20:
         return short
     return t.min_similarity - (t.min_similarity - short) * (50 - words) / 30
@@ -313,8 +338,12 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
     d = bin(int(a.simhash[i]) ^ int(b.simhash[r])).count("1")
     s = float(similarity(a.minhash[i], b.minhash[r]))  # the second hash's estimate
     agree = _agree_literally(a, i, b, r)
-    close = both and long_enough and d <= t.max_distance and s >= _needed(t, words) and agree
+    close = both and long_enough and d <= t.max_distance and s >= _needed(t, words, d) and agree
     return bool(same_key or close)
+
+
+def _distance(a: Prints, i: int, b: Prints, r: int) -> int:
+    return bin(int(a.simhash[i]) ^ int(b.simhash[r])).count("1")
 
 
 def _similar_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> float:
@@ -342,12 +371,13 @@ def _joins_literally(a: Prints, i: int, b: Prints, group: list[int], t: Threshol
     ):
         return False  # the first members do not vouch for a short hit
     same_key = a.key[i] >= 0 and a.key[i] == b.key[r] and a.token_count[i] > 0
-    need = _needed(t, min(a.token_count[i], b.token_count[r]))
+    need = _needed(t, min(a.token_count[i], b.token_count[r]), _distance(a, i, b, r))
     m = a.minhash.shape[1]
     if same_key or _similar_literally(a, i, b, r, t) >= need + (need * (1 - need) / m) ** 0.5:
         return True
     margins = [
-        _similar_literally(a, i, b, x, t) - _needed(t, min(a.token_count[i], b.token_count[x]))
+        _similar_literally(a, i, b, x, t)
+        - _needed(t, min(a.token_count[i], b.token_count[x]), _distance(a, i, b, x))
         for x in group
     ]
     return sum(margins) / len(margins) >= 0

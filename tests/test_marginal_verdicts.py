@@ -47,7 +47,7 @@ def test_the_texts_sit_where_the_test_needs_them() -> None:
     f = fingerprint_arrays([PAGE, EDITED, SIBLING])
     p = Prints(f.simhash, f.minhash, np.arange(3), f.token_count, f.present, f.numbers)
     ok, _, sim = verify(p, np.array([1, 2, 2]), p, np.array([0, 0, 1]), DEFAULT_THRESHOLDS)
-    unsure = _unsure_below(DEFAULT_THRESHOLDS, p.minhash.shape[1])[-1]
+    unsure = _unsure_below(DEFAULT_THRESHOLDS, p.minhash.shape[1])[0, -1]
     assert ok.tolist() == [True, True, False]
     assert sim[0] >= unsure > sim[1] >= DEFAULT_THRESHOLDS.min_similarity
 
