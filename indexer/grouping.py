@@ -65,6 +65,7 @@ from indexer.fingerprints.numbers import NAMES_AT, SKETCH_CELLS, WRITING_CELL, a
 _BITWISE_COUNT = getattr(np, "bitwise_count", None)
 
 __all__ = [
+    "CLOSE_BELOW",
     "CLOSE_FROM",
     "DEFAULT_THRESHOLDS",
     "FULL_WORDS",
@@ -94,9 +95,11 @@ SHORT_SHARE = 0.8
 MID_SHARE = 0.9
 #: ... rising to all of it at this many words (see :class:`Thresholds`).
 FULL_WORDS = 200
-#: From this many words up to ``FULL_WORDS``, a pair whose SimHash are close needs less
+#: From this many words up to ``CLOSE_BELOW``, a pair whose SimHash are close needs less
 #: similarity (``Thresholds.close_distance``, ``close_relief``).
 CLOSE_FROM = 100
+#: ... and from this many words on, not (see :class:`Thresholds`).
+CLOSE_BELOW = 150
 
 
 @dataclass(frozen=True)
@@ -114,8 +117,8 @@ class Thresholds:
     to ``min_similarity`` just below ``NO_WORDS`` (:meth:`similarity_for`). Below
     ``min_tokens`` words: exact key only.
 
-    From ``CLOSE_FROM`` (100) words up to ``FULL_WORDS``, a pair whose SimHash differ in at
-    most ``close_distance`` bits needs ``close_relief`` less (not below 0): there one standard
+    From ``CLOSE_FROM`` (100) words up to ``CLOSE_BELOW`` (150), a pair whose SimHash differ in
+    at most ``close_distance`` bits needs ``close_relief`` less (not below 0): there one standard
     error of the MinHash estimate is about 0.044, so a copy can fall under the threshold by
     chance, and the SimHash, an independent estimate of the same resemblance, corroborates it
     (a negative ``close_distance`` turns this off).
@@ -141,7 +144,7 @@ class Thresholds:
         if distance is None:
             return need
         close = (np.asarray(distance) <= self.close_distance) & (u >= CLOSE_FROM)
-        return np.where(close & (u < FULL_WORDS), np.maximum(need - self.close_relief, 0.0), need)
+        return np.where(close & (u < CLOSE_BELOW), np.maximum(need - self.close_relief, 0.0), need)
 
 
 #: Hits with fewer words of content than this must be vouched for by their group's members.
