@@ -26,7 +26,7 @@ from typing import Any
 
 from collapse.paging import DocKey
 from indexer.candidates import candidates_query
-from indexer.hits import VERIFY_SOURCE, ProbeKey
+from indexer.hits import VERIFY_SOURCE
 
 __all__ = ["PROBE_SOURCE", "exclude_seen", "probe_body", "probe_can_match"]
 
@@ -61,7 +61,7 @@ def exclude_seen(seen: list[DocKey]) -> list[dict[str, Any]]:
 
 def probe_body(
     body: dict[str, Any],
-    rep_terms: list[list[ProbeKey]],
+    rep_terms: list[list[tuple[str, str]]],
     exact_keys: list[str],
     seen: list[DocKey],
     size: int,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, cast
 
-from indexer.hits import FINGERPRINT_FIELD, ProbeKey
+from indexer.hits import FINGERPRINT_FIELD
 
 __all__ = ["candidates_query", "user_query"]
 
@@ -24,7 +24,7 @@ def user_query(body: dict[str, Any]) -> dict[str, Any]:
 
 def candidates_query(
     body: dict[str, Any],
-    terms: list[ProbeKey] | list[list[ProbeKey]],
+    terms: list[tuple[str, str]] | list[list[tuple[str, str]]],
     exact_keys: list[str],
 ) -> dict[str, Any]:
     """The user's query restricted to documents sharing a probe key with one representative
@@ -32,14 +32,14 @@ def candidates_query(
     document: MinHash bands and/or SimHash blocks, :func:`indexer.hits.probe_keys`)
     or an exact key with one."""
     rep_terms = cast(
-        list[list[ProbeKey]], [terms] if terms and isinstance(terms[0], tuple) else terms
+        list[list[tuple[str, str]]], [terms] if terms and isinstance(terms[0], tuple) else terms
     )
-    by_field: dict[str, set[str | int]] = defaultdict(set)
+    by_field: dict[str, set[str]] = defaultdict(set)
     for rep in rep_terms:
         for field, value in rep:
             by_field[field].add(value)
     should: list[dict[str, Any]] = [
-        {"terms": {field: sorted(values, key=str)}} for field, values in sorted(by_field.items())
+        {"terms": {field: sorted(values)}} for field, values in sorted(by_field.items())
     ]
     keys = sorted({k for k in exact_keys if k})
     if keys:

@@ -27,7 +27,7 @@ import numpy as np
 
 from indexer import grouping
 from indexer.fingerprints import packed
-from indexer.fingerprints.bands import band_keys, packed_band_keys
+from indexer.fingerprints.bands import packed_band_keys
 from indexer.fingerprints.blocks import block_hex, split
 from indexer.fingerprints.minhash import value_dtype
 from indexer.fingerprints.numbers import CELLS
@@ -47,7 +47,6 @@ __all__ = [
     "Decoded",
     "Hit",
     "Probe",
-    "ProbeKey",
     "block_field",
     "decode",
     "exact_keys_of",
@@ -66,8 +65,6 @@ FINGERPRINT_FIELD = "collapse_fp"
 BAND_FIELD = f"{FINGERPRINT_FIELD}.band"
 #: How an index finds candidates beyond the window (recorded in its mapping's ``_meta``).
 Probe = Literal["bands", "blocks"]
-#: A probe key: its field and value (an integer band key, or a hex block).
-ProbeKey = tuple[str, str | int]
 PROBES: tuple[Probe, ...] = ("bands", "blocks")
 #: The scheme of an index that records none, and ``indexer init``'s default.
 DEFAULT_PROBE: Probe = "bands"
@@ -252,11 +249,11 @@ def block_field(i: int) -> str:
 
 def probe_keys(
     simhash: int, minhash: np.ndarray, params: FingerprintParams, probes: frozenset[str]
-) -> list[ProbeKey]:
+) -> list[tuple[str, str]]:
     """(field, value) of the keys a document's copies are looked up by, for each scheme in
     ``probes``: derived from its decoded values exactly as the writers store them (band keys
     of the sketch, hex blocks of the SimHash), so hits read in full or from doc values alike."""
-    out: list[ProbeKey] = []
+    out: list[tuple[str, str]] = []
     if "bands" in probes:
         packed = np.ascontiguousarray(minhash, dtype=_little(params.minhash_bits)).tobytes()
         out += zip(repeat(BAND_FIELD), packed_band_keys(packed, params.minhash_bits))
@@ -270,14 +267,19 @@ def probe_keys(
 
 def probe_keys_many(
     simhash: np.ndarray, minhash: np.ndarray, params: FingerprintParams, probes: frozenset[str]
-) -> list[list[ProbeKey]]:
+) -> list[list[tuple[str, str]]]:
     """:func:`probe_keys` of several documents (``simhash`` (n,), ``minhash`` (n, size)): their
-    band keys in one numpy pass."""
+    sketches packed by one numpy call, each row's band keys sliced from it."""
     n = len(simhash)
-    out: list[list[ProbeKey]] = [[] for _ in range(n)]
+    out: list[list[tuple[str, str]]] = [[] for _ in range(n)]
     if "bands" in probes and n:
-        for keys, row in zip(out, band_keys(minhash, params.minhash_bits), strict=True):
-            keys += zip(repeat(BAND_FIELD), row)
+        bits = params.minhash_bits
+        packed = np.ascontiguousarray(minhash, dtype=_little(bits)).tobytes()
+        step = len(packed) // n
+        for r, keys in enumerate(out):
+            keys += zip(
+                repeat(BAND_FIELD), packed_band_keys(packed[r * step : (r + 1) * step], bits)
+            )
     if "blocks" in probes:
         for keys, value in zip(out, simhash.tolist(), strict=True):
             keys += [

@@ -7,9 +7,8 @@ Field by field (shape in ``docs/CONTRACTS.md``), as ``init`` creates them::
                                          sketches' one copy (``packed.py``); read from
                                          _source or doc values
     id           binary, doc values      the document's own _id (base64 of its UTF-8 bytes)
-    band         integer, no doc values  ``bands`` indices: MinHash band keys (multi-valued),
-                                         the probe's ``terms`` (points); ``exists`` via
-                                         _field_names
+    band         keyword, no doc values  ``bands`` indices: MinHash band keys (multi-valued),
+                                         the probe's ``terms``; ``exists`` via _field_names
     block_0..3   keyword, no doc values  ``blocks`` indices: the four 16-bit SimHash blocks,
                                          the probe's ``terms`` (elsewhere in _source only)
     exact_key    keyword                 so Elasticsearch's own ``collapse`` can use it too
@@ -94,8 +93,7 @@ class InitResult(BaseModel):
 
 
 #: ``band``, ``block_i``: only ``terms`` lookups of exact values; no sorting or aggregating on
-#: them. The bands' nearly unique values made doc values the costliest part (merges), and
-#: as keywords (a term each) they cost Elasticsearch more than as integers (points).
+#: them. The bands' nearly unique values made doc values the costliest part (merges).
 _NO_DV = {"doc_values": False}
 #: ``packed``, ``id``: read from doc values by the proxy's refills (binary: off by default).
 _DV = {"doc_values": True}
@@ -110,7 +108,7 @@ def fingerprint_mapping(
         n = (params or FingerprintParams()).blocks
         keys = {f"block_{i}": {"type": "keyword", **_NO_DV} for i in range(n)}
     else:
-        keys = {"band": {"type": "integer", **_NO_DV}}
+        keys = {"band": {"type": "keyword", **_NO_DV}}
     props: dict[str, Any] = {
         "simhash": {"type": "long", "index": False},
         "packed": {"type": "binary", **_DV},

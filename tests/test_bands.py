@@ -24,8 +24,6 @@ from indexer.fingerprints import (
 )
 from indexer.fingerprints.bands import (
     BAND_ROWS,
-    KEY_LOW,
-    KEY_SPAN,
     MAX_BANDS,
     band_count,
     band_keys,
@@ -40,22 +38,15 @@ from tests.test_ingest import run as ingest
 BAND = f"{FINGERPRINT_FIELD}.band"
 
 
-def reference_keys(values: list[int], bits: int) -> list[int]:
-    """The layout spelled out value by value (the slow definition the fast one must equal):
-    per band, h = (b + 1) * G, then h = (h ^ w) * M for each little-endian 32-bit word w of
-    its values (mod 2**64), h ^= h >> 31, key = KEY_LOW + (h >> 33) % KEY_SPAN."""
-    g, m, mask = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 2**64 - 1
+def reference_keys(values: list[int], bits: int) -> list[str]:
+    """The layout spelled out value by value (the slow definition the fast one must equal)."""
     nbytes = bits // 8
     out = []
     for b in range(min(MAX_BANDS, len(values) // BAND_ROWS)):
-        raw = b"".join(
-            v.to_bytes(nbytes, "little") for v in values[b * BAND_ROWS : (b + 1) * BAND_ROWS]
+        digits = "".join(
+            v.to_bytes(nbytes, "little").hex() for v in values[b * BAND_ROWS : (b + 1) * BAND_ROWS]
         )
-        h = (b + 1) * g & mask
-        for k in range(0, len(raw), 4):
-            h = (h ^ int.from_bytes(raw[k : k + 4], "little")) * m & mask
-        h ^= h >> 31
-        out.append(KEY_LOW + (h >> 33) % KEY_SPAN)
+        out.append(f"{b:02x}{digits}")
     return out
 
 
@@ -65,7 +56,7 @@ def old_shape(fp: dict[str, Any]) -> dict[str, Any]:
 
 
 #: How ``init`` maps ``band``.
-BAND_MAPPING = {"type": "integer", "doc_values": False}
+BAND_MAPPING = {"type": "keyword", "doc_values": False}
 
 
 def near_copy(text: str, every: int = 40) -> str:
@@ -80,13 +71,11 @@ def test_worked_example_and_band_count() -> None:
     m = np.zeros((1, 128), dtype=np.uint8)
     m[0, 8:12] = [0x9D, 0x03, 0xFF, 0x10]
     keys = band_keys(m, 8)[0]
-    assert keys == reference_keys(m[0].tolist(), 8)
-    # equal values in different bands are different keys; every key a ten-digit Java int
-    assert len(keys) == 16 and len(set(keys)) == 16
-    assert all(KEY_LOW <= k < 2**31 and len(str(k)) == 10 for k in keys)
+    assert keys[2] == "029d03ff10"
+    assert len(keys) == 16 and keys[0] == "0000000000" and keys[15] == "0f00000000"
     m16 = np.zeros((1, 64), dtype=np.uint16)
     m16[0, 8:12] = [0x9D, 0x03FF, 0xFFFF, 0x1000]
-    assert band_keys(m16, 16)[0] == reference_keys(m16[0].tolist(), 16)  # little-endian
+    assert band_keys(m16, 16)[0][2] == "029d00ff03ffff0010"  # little-endian per value
     assert packed_band_keys(m16.astype("<u2").tobytes(), 16) == band_keys(m16, 16)[0]
     assert band_count(FingerprintParams()) == 16
     assert band_count(FingerprintParams(minhash_size=32)) == 8
@@ -104,7 +93,7 @@ def test_band_keys_equal_the_value_by_value_definition(bits: int, size: int) -> 
     assert fast == [reference_keys(row, bits) for row in m.tolist()]
     le = np.dtype(dtype).newbyteorder("<")
     assert [packed_band_keys(np.asarray(row, dtype=le).tobytes(), bits) for row in m] == fast
-    assert all(KEY_LOW <= k < 2**31 for row in fast for k in row)
+    assert all(len(k) == 2 + 2 * BAND_ROWS * bits // 8 for row in fast for k in row)
 
 
 def test_near_copies_share_bands_unrelated_texts_do_not() -> None:
@@ -163,15 +152,15 @@ def test_three_serialisations_agree_for_other_widths(params: FingerprintParams) 
     assert docs[2]["band"] == reference_keys(arrays.minhash[2].tolist(), params.minhash_bits)
 
 
-def test_records_are_of_this_generation() -> None:
-    assert FingerprintParams().version == "sh38-k4-blake2b-count-b4-mh128x8k4"
+def test_band_changes_no_version() -> None:
+    assert FingerprintParams().version == "sh37-k4-blake2b-count-b4-mh128x8k4"
     assert fingerprint(prose(1)).to_es()["version"] == FingerprintParams().version
 
 
 # --- on the real node -----------------------------------------------------------------------
 
 
-def _terms(es: Elasticsearch, index: str, keys: list[int]) -> set[str]:
+def _terms(es: Elasticsearch, index: str, keys: list[str]) -> set[str]:
     answer = es.search(index=index, query={"terms": {BAND: keys}}, size=100, _source=False)
     return {h["_id"] for h in answer["hits"]["hits"]}
 

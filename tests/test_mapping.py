@@ -40,7 +40,7 @@ def test_init_creates_index_with_fingerprint_fields(
     assert fp["simhash"] == {"type": "long", "index": False}
     assert not {f"block_{i}" for i in range(8)} & set(fp)  # in _source only
     assert _object(es, index_name)["dynamic"] == "false"
-    assert fp["band"] == {"type": "integer", "doc_values": False}
+    assert fp["band"] == {"type": "keyword", "doc_values": False}
     # both read by the proxy's refills from doc values (binary has none by default); packed
     # is the sketches' one copy: no other field holds them
     assert fp["packed"] == {"type": "binary", "doc_values": True}
@@ -71,7 +71,7 @@ def test_init_adds_fields_to_existing_user_index(
     es.indices.create(index=index_name, mappings={"properties": {"body": {"type": "text"}}})
     result = CliRunner().invoke(main, ["init", "--index", index_name, "--es-url", es_url])
     assert result.exit_code == 0 and "updated" in result.output
-    assert _fp(es, index_name)["band"] == {"type": "integer", "doc_values": False}
+    assert _fp(es, index_name)["band"] == {"type": "keyword", "doc_values": False}
     assert "block_0" not in _fp(es, index_name)
 
 

@@ -2,10 +2,10 @@
 
 Stored shape, produced by :meth:`FingerprintRecord.to_es`::
 
-    {"version": "sh38-k4-blake2b-count-b4-mh128x8k4",
+    {"version": "sh37-k4-blake2b-count-b4-mh128x8k4",
      "simhash": <int64>,          # ES long: the 64 bits read as signed two's complement
      "block_0": "9d3f", ..., "block_{B-1}": "0a93",   # lowercase hex, block 0 = low bits
-     "band": [1234567890, ...],   # integer, MinHash band keys (see ``bands``)
+     "band": ["00<hex>", ..., "0f<hex>"],   # keyword, MinHash band keys (see ``bands``)
      "exact_key": "<sha256 hex>",
      "token_count": 1234,
      "packed": "<base64>",        # ES binary with doc values: every value the rule reads
@@ -20,8 +20,8 @@ searches or collapses on, derived from it and written with it:
 ``block_i``: the SimHash split into B blocks (:mod:`~indexer.fingerprints.blocks`; default four
 of 16 bits, 4 hex digits), in every record; only an index that probes blocks maps them
 (``indexer.mapping``), elsewhere they stay in ``_source``.
-``band``: :func:`~indexer.fingerprints.bands.band_keys` of the sketch (16 integers of ten
-digits by default), absent when ``token_count == 0``.
+``band``: :func:`~indexer.fingerprints.bands.band_keys` of the sketch (16 keys of 10
+characters by default), absent when ``token_count == 0``.
 ``exact_key``: a keyword, so that Elasticsearch's own ``collapse`` can use it.
 ``id``: :func:`encode_id` of the document's ``_id`` (standard padded base64 of its UTF-8
 bytes), present only when the writer knew the ``_id`` (``to_es(doc_id)``,
@@ -41,7 +41,7 @@ import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from indexer.fingerprints.bands import band_digits, band_keys, packed_band_keys
+from indexer.fingerprints.bands import band_chars, band_keys, packed_band_keys
 from indexer.fingerprints.bits import to_signed
 from indexer.fingerprints.blocks import block_hex, split, split_many
 from indexer.fingerprints.minhash import value_dtype
@@ -325,18 +325,18 @@ _BAND_KEY = b',"band":'
 
 
 def _band_json(minhash: np.ndarray, bits: int) -> bytes:
-    """``,"band":[1234567890,...]`` of every row, concatenated (each row the same width: every
-    key has ten digits)."""
-    digits = band_digits(minhash, bits)  # (n, nb, 10)
-    n, nb, width = digits.shape
+    """``,"band":["00..","01..",...]`` of every row, concatenated (each row the same width)."""
+    chars = band_chars(minhash, bits)  # (n, nb, L)
+    n, nb, width = chars.shape
     head = len(_BAND_KEY)
-    seg = width + 1  # ,<key>
+    seg = width + 3  # ,"<key>"
     out = np.empty((n, head + nb * seg + 1), dtype=np.uint8)
     out[:, :head] = np.frombuffer(_BAND_KEY, dtype=np.uint8)
     pieces = out[:, head : head + nb * seg].reshape(n, nb, seg)
     pieces[:, :, 0] = ord(",")
     pieces[:, 0, 0] = ord("[")
-    pieces[:, :, 1:] = digits
+    pieces[:, :, 1] = pieces[:, :, -1] = ord('"')
+    pieces[:, :, 2:-1] = chars
     out[:, -1] = ord("]")
     return out.tobytes()
 
