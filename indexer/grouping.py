@@ -8,7 +8,8 @@ Pure numpy, no I/O. Input: fingerprints of hits in rank order (:class:`Prints`) 
 * both have ``min_tokens`` words or more, their SimHash differ in at most ``max_distance``
   bits, their MinHash similarity is at least the pair's threshold — ``min_similarity`` when
   the shorter has 200 words or more, less for shorter texts, whose edits cost them more of
-  their shingles (:class:`Thresholds`) — **and** their numbers do not conflict
+  their shingles, and less again from 100 to 149 words where the SimHash are close
+  (:class:`Thresholds`) — **and** their numbers do not conflict
   (:func:`indexer.fingerprints.numbers.conflicts`: a context both have holds other numbers —
   a version, a year, a price changed — so the copy is another document, however similar).
 
