@@ -9,7 +9,8 @@
     │                               serve (``collapse.exposure``), or a wrong API key
     ├── NotFound            404     the expander's document does not exist
     ├── IndexNotFound       404     a wildcard left no served index and allow_no_indices=false
-    ├── PayloadTooLarge     413     request body above ``max_body_bytes``
+    ├── PayloadTooLarge     413     request body above ``max_body_bytes`` (decoded, if compressed)
+    ├── UnsupportedEncoding 415     request body compressed otherwise than gzip or deflate
     ├── UpstreamUnavailable 503     Elasticsearch refused the connection or is unreachable
     └── UpstreamTimeout     504     Elasticsearch did not answer in time
 
@@ -32,6 +33,7 @@ __all__ = [
     "PayloadTooLarge",
     "ProxyError",
     "Unauthorized",
+    "UnsupportedEncoding",
     "UpstreamTimeout",
     "UpstreamUnavailable",
 ]
@@ -88,6 +90,13 @@ class Unauthorized(ProxyError):
 class PayloadTooLarge(ProxyError):
     status_code = 413
     error_type = "content_too_long_exception"
+
+
+class UnsupportedEncoding(ProxyError):
+    """A request body in a ``Content-Encoding`` the proxy cannot decode (it reads bodies)."""
+
+    status_code = 415
+    error_type = "illegal_argument_exception"
 
 
 class UpstreamUnavailable(ProxyError):

@@ -7,6 +7,8 @@ Outermost first, as a request meets them:
     CORSMiddleware           only when ``cors_origins`` is configured (closed by default)
     AccessControlMiddleware  allowlist (403), API key on write endpoints (401/403)
     BodySizeLimitMiddleware  413 above ``max_body_bytes``
+    ContentDecodingMiddleware  a gzip/deflate request body decoded (413 past the limit decoded,
+                             400 undecodable, 415 another coding)
     ExposureMiddleware       indices outside ``exposed_indices`` (403/404), wildcards narrowed
     SearchLaneMiddleware     ``_search``/``_msearch`` without FastAPI's router: collapsed, or
                              (``collapse=false``, scroll) straight to Elasticsearch
@@ -21,6 +23,7 @@ from fastapi import FastAPI
 from collapse.exposure import Allowlist, Exposure
 from collapse.middleware.access import AccessControlMiddleware
 from collapse.middleware.body_limit import BodySizeLimitMiddleware
+from collapse.middleware.content_encoding import ContentDecodingMiddleware
 from collapse.middleware.cors import add_cors
 from collapse.middleware.exposure import ExposureMiddleware
 from collapse.middleware.request_id import RequestIdMiddleware
@@ -30,6 +33,7 @@ from collapse.settings import Settings
 __all__ = [
     "AccessControlMiddleware",
     "BodySizeLimitMiddleware",
+    "ContentDecodingMiddleware",
     "ExposureMiddleware",
     "RequestIdMiddleware",
     "SearchLaneMiddleware",
@@ -48,6 +52,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     )
     app.add_middleware(SearchLaneMiddleware)
     app.add_middleware(ExposureMiddleware, exposure=app.state.exposure)
+    app.add_middleware(ContentDecodingMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         AccessControlMiddleware,
