@@ -27,6 +27,7 @@ from collapse.routes import (
     expander,
     health,
     lookup,
+    nodes,
     opensearch,
     page,
     search,
@@ -100,6 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(cursors.router)  # /_search/scroll: before any /{index}/... route
     app.include_router(opensearch.router)  # OpenSearch's point-in-time paths
     app.include_router(health.router)
+    app.include_router(nodes.router)  # sniffing clients: before the admin catch-all
     app.include_router(page.router)  # the search page at / (before documents' root route)
 
     app.include_router(lookup.router)  # before the expander: /_collapse/lookup is no doc id

@@ -11,6 +11,7 @@ By default the proxy exposes only what a search frontend needs:
     GET|POST      /{index}/_collapse/{id}         (the expander)
     GET|HEAD      /  /static/...  /favicon.ico    (the web page)
     GET|HEAD      /health  /ready  /metrics  /openapi.json  /docs
+    GET|HEAD      /_nodes/http  /_nodes/_all/http   (sniffing clients: the proxy as the node)
 
 Write endpoints (``WRITE_ROUTES``: ``_bulk``, ``_doc``, ``_create``, ``_update``, the write-path
 enrichment) need the configured key in ``X-API-Key``, compared in constant time: no key → 401,
@@ -73,6 +74,7 @@ READ_ROUTES = _routes(
     (r"/static/[^?#]*", _GET),
     (r"/favicon\.ico", _GET),
     (r"/health|/ready|/metrics", _GET),
+    (r"/_nodes(?:/_all)?/http", _GET),
     (r"/openapi\.json|/docs|/docs/oauth2-redirect|/redoc", _GET),
 )
 
@@ -152,7 +154,7 @@ class AccessControlMiddleware:
             error = Forbidden(
                 f"{method} {path} is not exposed by the collapsing proxy "
                 "(allowlist: search, msearch, count, get documents, scroll, point in time, the "
-                "expander, the page, "
+                "expander, the page, node information for sniffing, "
                 "health and metrics; set ADMIN_PASSTHROUGH=true to forward everything)"
             )
             await error.response()(scope, receive, send)
