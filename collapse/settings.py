@@ -45,6 +45,11 @@ class Settings(BaseSettings):
     admin_passthrough: bool = Field(
         False, description="Forward requests outside the allowlist unchanged instead of 403."
     )
+    compress_answers: bool = Field(
+        True,
+        description="Gzip collapsed answers of 1 KiB or more for clients that accept it, as "
+        "Elasticsearch does (pass-through answers come compressed by Elasticsearch itself).",
+    )
     collapse_log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
         "info",
         description="Lowest level the proxy logs (access lines are info: 'warning' drops them).",

@@ -70,6 +70,7 @@ from indexer.engine import (
 __all__ = [
     "FORWARDED_REQUEST_HEADERS",
     "FORWARDED_RESPONSE_HEADERS",
+    "PASSTHROUGH_REQUEST_HEADERS",
     "READ_ONLY_POST_ENDPOINTS",
     "Reply",
     "Upstream",
@@ -78,6 +79,7 @@ __all__ = [
     "forwarded_request_headers",
     "forwarded_response_headers",
     "is_idempotent_read",
+    "passthrough_request_headers",
 ]
 
 #: POST endpoints that only read, so that sending them again is safe.
@@ -130,6 +132,18 @@ FORWARDED_RESPONSE_HEADERS = frozenset(
 def forwarded_request_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The subset of a client's headers that Elasticsearch needs to see."""
     return {k: v for k, v in headers.items() if k.lower() in FORWARDED_REQUEST_HEADERS}
+
+
+#: What a pass-through (an answer returned as Elasticsearch sent it, bytes untouched) also
+#: passes on: ``Accept-Encoding``, so that Elasticsearch compresses the answer for a client
+#: that asks, as it would without the proxy. Never on the proxy's own searches, whose answers
+#: it reads.
+PASSTHROUGH_REQUEST_HEADERS = FORWARDED_REQUEST_HEADERS | frozenset({"accept-encoding"})
+
+
+def passthrough_request_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """:func:`forwarded_request_headers` and ``Accept-Encoding``: for answers not read here."""
+    return {k: v for k, v in headers.items() if k.lower() in PASSTHROUGH_REQUEST_HEADERS}
 
 
 def forwarded_response_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -375,6 +389,7 @@ class Upstream:
     ) -> httpx.Response:
         """:meth:`_request` to OpenSearch, with the differences of the module docstring."""
         plain = httpx.Headers(headers or {})
+        plain.pop("accept-encoding", None)  # answers read here (and made ``httpx.Response``s)
         for name in ("accept", "content-type"):
             if name in plain:
                 plain[name] = plain_media_type(plain[name])

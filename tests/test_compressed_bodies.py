@@ -16,8 +16,8 @@ import pytest
 from elasticsearch import Elasticsearch
 
 from collapse.app import create_app
+from collapse.codings import decode_body
 from collapse.errors import BadRequest, PayloadTooLarge, UnsupportedEncoding
-from collapse.middleware.content_encoding import decode_body
 from collapse.settings import Settings
 from indexer.hits import FINGERPRINT_FIELD
 from indexer.mapping import ensure_index

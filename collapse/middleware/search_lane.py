@@ -32,10 +32,9 @@ from collapse.errors import ProxyError
 from collapse.middleware.access import routing_path
 from collapse.routes.search import collapsed_msearch, collapsed_search
 from collapse.upstream import (
-    FORWARDED_REQUEST_HEADERS,
     FORWARDED_RESPONSE_HEADERS,
+    PASSTHROUGH_REQUEST_HEADERS,
     Upstream,
-    decoded,
 )
 
 __all__ = ["SearchLaneMiddleware", "error_log"]
@@ -51,8 +50,8 @@ _ROUTES = {
 }
 
 
-#: :data:`FORWARDED_REQUEST_HEADERS` as the bytes of ASGI's (lower-case) header names.
-_ASKED = frozenset(name.encode("latin-1") for name in FORWARDED_REQUEST_HEADERS)
+#: :data:`PASSTHROUGH_REQUEST_HEADERS` as the bytes of ASGI's (lower-case) header names.
+_ASKED = frozenset(name.encode("latin-1") for name in PASSTHROUGH_REQUEST_HEADERS)
 #: :data:`FORWARDED_RESPONSE_HEADERS` as the bytes an answer's raw headers carry.
 _ANSWERED = frozenset(name.encode("latin-1") for name in FORWARDED_RESPONSE_HEADERS)
 
@@ -174,10 +173,9 @@ class SearchLaneMiddleware:
             error = ProxyError(f"internal error of the proxy ({type(exc).__name__})")
             await error.response()(scope, receive, send)
             return
+        # the body as it came: compressed by Elasticsearch when the client accepts it
         out = [(name, value) for name, value in answer.headers if name.lower() in _ANSWERED]
         body = answer.body
-        if any(name.lower() == b"content-encoding" for name, _ in out):
-            body = decoded(answer)  # what httpx.Response.content gives
         out.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": answer.status, "headers": out})
         await send({"type": "http.response.body", "body": body})

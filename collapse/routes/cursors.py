@@ -34,7 +34,7 @@ router = APIRouter(tags=["scroll and point in time"])
 
 async def _page(request: Request, path: str) -> Response:
     """The next page, refused when its hits come from an index the proxy does not serve."""
-    page = await forward(request, path)
+    page = await forward(request, path, encoded=False)  # its hits are checked here
     if page.status_code == 200:
         try:
             body = jsonio.loads(bytes(page.body))

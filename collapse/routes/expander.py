@@ -95,7 +95,7 @@ async def expand(index: str, doc_id: str, request: Request) -> Response:
     if isinstance(done, SubResult):
         return Response(done.raw, done.status, headers=forwarded_response_headers(done.headers))
     out, headers = done
-    return _answer(200, out, headers, filter_path)
+    return _answer(200, out, headers, filter_path, request)
 
 
 async def expansion(

@@ -1,14 +1,20 @@
 """Forwarding to Elasticsearch unchanged: the helpers every route uses when it does not collapse.
 
 ``forward`` sends the client's method, body and query string (without ``collapse*``) and answers
-with Elasticsearch's bytes, status and headers as they came: no parsing, no re-serialisation.
+with Elasticsearch's bytes, status and headers as they came: no parsing, no re-serialisation,
+compressed by Elasticsearch when the client accepts it (``Accept-Encoding`` passed on).
 """
 
 from __future__ import annotations
 
 from fastapi import Request, Response
 
-from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
+from collapse.upstream import (
+    FORWARDED_RESPONSE_HEADERS,
+    Upstream,
+    forwarded_request_headers,
+    passthrough_request_headers,
+)
 
 __all__ = ["elasticsearch_params", "forward", "raw_path"]
 
@@ -37,19 +43,30 @@ async def forward(
     *,
     params: list[tuple[str, str]] | None = None,
     content: bytes | None = None,
+    encoded: bool = True,
 ) -> Response:
     """Send the request to Elasticsearch as it came and answer with what Elasticsearch sent
-    (``params`` and ``content``, when given, replace the query string and the body)."""
+    (``params`` and ``content``, when given, replace the query string and the body).
+    ``encoded``: the answer may come compressed, as the client accepts; False for a caller
+    that reads the answer's body (it then comes plain)."""
     upstream: Upstream = request.app.state.upstream
-    answer = await upstream.request(
+    headers = (passthrough_request_headers if encoded else forwarded_request_headers)(
+        request.headers
+    )
+    answer = await upstream.exchange(
         request.method,
         path,
         params=elasticsearch_params(request) if params is None else params,
         content=await request.body() if content is None else content,
-        headers=forwarded_request_headers(request.headers),
+        headers=headers,
     )
-    return Response(
-        content=answer.content,
-        status_code=answer.status_code,
-        headers=forwarded_response_headers(answer.headers),
-    )
+    response = Response(content=answer.body, status_code=answer.status)
+    response.raw_headers = [
+        *(
+            (name.lower(), value)
+            for name, value in answer.headers
+            if name.lower().decode("latin-1") in FORWARDED_RESPONSE_HEADERS
+        ),
+        *((name, value) for name, value in response.raw_headers if name == b"content-length"),
+    ]
+    return response

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from collapse import jsonio
+from collapse.codings import MIN_COMPRESSED, accepts_gzip, gzipped
 from collapse.errors import Malformed
 from collapse.executor import Executor, SubResult, index_path
 from collapse.filter_path import FilterPath
@@ -64,19 +65,32 @@ class _Answer(Response):
 
 
 def _answer(
-    status: int, body: dict[str, Any], upstream_headers: Any, filter_path: FilterPath | None = None
+    status: int,
+    body: dict[str, Any],
+    upstream_headers: Any,
+    filter_path: FilterPath | None = None,
+    request: Request | None = None,
 ) -> Response:
     """The answer to the client: ``body`` as JSON, Elasticsearch's headers that the client
     sees, ``X-Elastic-Product`` and ``content-type`` when Elasticsearch sent none, and its
-    ``content-length`` (the raw headers ``Response(headers=...)`` would make)."""
+    ``content-length`` (the raw headers ``Response(headers=...)`` would make); gzipped when
+    ``request`` accepts it (setting ``compress_answers``, ``collapse.codings``)."""
     if filter_path is not None:
         body = filter_path.apply(body)
     content = jsonio.dumps(body)
     raw: list[tuple[bytes, bytes]] = []
+    if (
+        request is not None
+        and len(content) >= MIN_COMPRESSED
+        and request.app.state.settings.compress_answers
+        and accepts_gzip(request.headers.get("accept-encoding"))
+    ):
+        content = gzipped(content)
+        raw += [_GZIP, _VARY]
     product = typed = sized = False
     for name, value in upstream_headers.items():
         lower = name.lower()
-        if lower not in FORWARDED_RESPONSE_HEADERS or name in _LENGTH_NAMES:
+        if lower not in FORWARDED_RESPONSE_HEADERS or name in _LENGTH_NAMES or lower in _CODED:
             continue
         product = product or lower == "x-elastic-product"
         typed = typed or lower == "content-type"
@@ -93,6 +107,10 @@ def _answer(
 
 #: The spellings of Content-Length dropped from Elasticsearch's headers (the body is ours).
 _LENGTH_NAMES = frozenset({"content-length", "Content-Length"})
+#: Elasticsearch's own coding of its answer says nothing of ours (the proxy's reads are plain).
+_CODED = frozenset({"content-encoding"})
+_GZIP = (b"content-encoding", b"gzip")
+_VARY = (b"vary", b"accept-encoding")
 _PRODUCT = (b"x-elastic-product", b"Elasticsearch")
 _JSON = (b"content-type", b"application/json")
 
@@ -131,7 +149,7 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
             headers=forwarded_response_headers(done.headers),
         )
     first = done.window.first
-    return _answer(first.status, render(done), first.headers, filter_path)
+    return _answer(first.status, render(done), first.headers, filter_path, request)
 
 
 @router.api_route("/_search", methods=["GET", "POST"], summary="Search, collapsed")
@@ -174,7 +192,7 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
     first = next((s.window.first for s in searches if isinstance(s, Outcome)), None)
     if first is not None:
         headers = forwarded_response_headers(first.headers) if first.headers else headers
-    return _answer(200, msearch_answer(searches), headers, filter_path)
+    return _answer(200, msearch_answer(searches), headers, filter_path, request)
 
 
 def msearch_answer(searches: list[Outcome | SubResult]) -> dict[str, Any]:
