@@ -6,9 +6,8 @@ Outermost first, as a request meets them:
                              request count and latency by route template and status
     CORSMiddleware           only when ``cors_origins`` is configured (closed by default)
     AccessControlMiddleware  allowlist (403), API key on write endpoints (401/403)
-    BodySizeLimitMiddleware  413 above ``max_body_bytes``
-    ContentDecodingMiddleware  a gzip/deflate request body decoded (413 past the limit decoded,
-                             400 undecodable, 415 another coding)
+    BodySizeLimitMiddleware  413 above ``max_body_bytes``; a gzip/deflate body decoded (413
+                             past the limit decoded, 400 undecodable, 415 another coding)
     ExposureMiddleware       indices outside ``exposed_indices`` (403/404), wildcards narrowed
     SearchLaneMiddleware     ``_search``/``_msearch`` without FastAPI's router: collapsed, or
                              (``collapse=false``, scroll) straight to Elasticsearch
@@ -23,7 +22,6 @@ from fastapi import FastAPI
 from collapse.exposure import Allowlist, Exposure
 from collapse.middleware.access import AccessControlMiddleware
 from collapse.middleware.body_limit import BodySizeLimitMiddleware
-from collapse.middleware.content_encoding import ContentDecodingMiddleware
 from collapse.middleware.cors import add_cors
 from collapse.middleware.exposure import ExposureMiddleware
 from collapse.middleware.request_id import RequestIdMiddleware
@@ -33,7 +31,6 @@ from collapse.settings import Settings
 __all__ = [
     "AccessControlMiddleware",
     "BodySizeLimitMiddleware",
-    "ContentDecodingMiddleware",
     "ExposureMiddleware",
     "RequestIdMiddleware",
     "SearchLaneMiddleware",
@@ -52,7 +49,6 @@ def install(app: FastAPI, settings: Settings) -> None:
     )
     app.add_middleware(SearchLaneMiddleware)
     app.add_middleware(ExposureMiddleware, exposure=app.state.exposure)
-    app.add_middleware(ContentDecodingMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     app.add_middleware(
         AccessControlMiddleware,
