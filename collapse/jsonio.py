@@ -21,6 +21,10 @@ try:  # pragma: no cover - which branch runs depends on the environment
     def dumps(value: Any) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
 
+    def dumps_pretty(value: Any) -> bytes:
+        option = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+        return orjson.dumps(value, option=option)
+
     _DECODE_ERRORS: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
 except ImportError:  # pragma: no cover
 
@@ -29,6 +33,9 @@ except ImportError:  # pragma: no cover
 
     def dumps(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":"), default=_numpy_default).encode()
+
+    def dumps_pretty(value: Any) -> bytes:
+        return (json.dumps(value, indent=2, default=_numpy_default) + "\n").encode()
 
     _DECODE_ERRORS = (json.JSONDecodeError, UnicodeDecodeError)
 

@@ -14,7 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from collapse.errors import BadRequest
 from collapse.settings import Settings
 
-__all__ = ["CONTROL_NAMES", "CollapseParams", "collapse_disabled", "int_or_none"]
+__all__ = [
+    "CONTROL_NAMES",
+    "CollapseParams",
+    "collapse_disabled",
+    "int_or_none",
+    "other_format",
+    "pretty",
+]
 
 CONTROL_NAMES = frozenset(
     {
@@ -135,3 +142,22 @@ def _flag(query: Mapping[str, str], name: str, default: bool) -> bool:
 def collapse_disabled(query: Mapping[str, str]) -> bool:
     """Cheap check for ``collapse=false`` before any other work (the pass-through path)."""
     return query.get("collapse", "").strip().lower() == "false"
+
+
+#: The media types of Elasticsearch's other answer formats (``format=`` or ``Accept``).
+_OTHER_FORMATS = ("yaml", "smile", "cbor")
+
+
+def other_format(fmt: str | None, accept: str | None) -> bool:
+    """Whether a search asks for an answer in another format than JSON (``format=yaml``,
+    ``Accept: application/yaml``, SMILE, CBOR): the proxy reads and writes JSON, so such a
+    search is forwarded uncollapsed, Elasticsearch's own answer."""
+    if fmt is not None and fmt.strip().lower() not in ("", "json"):
+        return True
+    return accept is not None and any(kind in accept.lower() for kind in _OTHER_FORMATS)
+
+
+def pretty(query: Mapping[str, str]) -> bool:
+    """Elasticsearch's ``?pretty``: the answer indented (a bare ``?pretty`` too)."""
+    value = query.get("pretty")
+    return value is not None and value.strip().lower() != "false"

@@ -5,7 +5,8 @@ expression) has passed the request id, metrics, CORS, access control and body li
 request; here it skips FastAPI's routing, dependency solving and exception wrappers (what
 that saves: docs/proxy.md):
 
-* with ``collapse=false`` (or a ``scroll``) it goes straight to Elasticsearch, and
+* with ``collapse=false`` (or a ``scroll``, or an answer asked in YAML, SMILE or CBOR) it
+  goes straight to Elasticsearch, and
   Elasticsearch's bytes, status and headers go straight back (what
   ``routes.passthrough.forward`` does);
 * otherwise it is handed to ``routes.search.collapsed_search`` or ``collapsed_msearch``: the
@@ -30,6 +31,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from collapse.errors import ProxyError
 from collapse.middleware.access import routing_path
+from collapse.params import other_format
 from collapse.routes.search import collapsed_msearch, collapsed_search
 from collapse.upstream import (
     FORWARDED_RESPONSE_HEADERS,
@@ -111,11 +113,17 @@ class SearchLaneMiddleware:
         scope["route"] = _ROUTES[(match["index"] is not None, match["endpoint"])]
         raw_query: bytes = scope.get("query_string", b"")
         query: list[tuple[str, str]] = []
-        if b"collapse" in raw_query or b"scroll" in raw_query:
+        if b"collapse" in raw_query or b"scroll" in raw_query or b"format" in raw_query:
             query = list(_parsed(raw_query))
         collapse = [v for k, v in query if k == "collapse"]
         off = bool(collapse) and collapse[-1].strip().lower() == "false"
-        if off or any(k == "scroll" for k, _ in query):  # a scroll is never collapsed
+        fmt = next((v for k, v in reversed(query) if k == "format"), None)
+        accept = next((v for k, v in scope["headers"] if k == b"accept"), None)
+        # a scroll is never collapsed, nor an answer in YAML, SMILE or CBOR
+        other = other_format(fmt, None if accept is None else accept.decode("latin-1"))
+        if other and not query:
+            query = list(_parsed(raw_query))  # forwarded whole: every parameter goes on
+        if off or other or any(k == "scroll" for k, _ in query):
             await self._forward(scope, receive, send, upstream, query)
         else:
             index = match["index"].replace("%2F", "/") if match["index"] else None

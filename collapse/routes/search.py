@@ -13,7 +13,13 @@ from collapse.executor import Executor, SubResult, index_path
 from collapse.filter_path import FilterPath
 from collapse.filter_path import parse as parse_filter_path
 from collapse.filter_path import take as take_filter_path
-from collapse.params import CONTROL_NAMES, CollapseParams, collapse_disabled
+from collapse.params import (
+    CONTROL_NAMES,
+    CollapseParams,
+    collapse_disabled,
+    other_format,
+    pretty,
+)
 from collapse.routes.passthrough import elasticsearch_params, forward
 from collapse.search import Outcome, SearchRequest, collapse_all, parse, render
 from collapse.settings import Settings
@@ -43,11 +49,15 @@ def _controls(request: Request) -> CollapseParams | None:
     """The request's collapsing controls, or None when it is not to be collapsed."""
     settings: Settings = request.app.state.settings
     if not request.scope.get("query_string"):  # most searches: the settings' defaults
+        if other_format(None, request.headers.get("accept")):
+            return None  # an answer in YAML, SMILE or CBOR: Elasticsearch's own
         ctl = CollapseParams.from_query({}, settings)
         return ctl if ctl.enabled else None
     query = request.query_params
     if collapse_disabled(query) or "scroll" in query:  # a scroll pages Elasticsearch's hits
         return None
+    if other_format(query.get("format"), request.headers.get("accept")):
+        return None  # an answer in YAML, SMILE or CBOR: Elasticsearch's own
     controls = {k: query[k] for k in query if k in CONTROL_NAMES or k.startswith("collapse")}
     ctl = CollapseParams.from_query(controls, settings)
     return ctl if ctl.enabled else None
@@ -73,11 +83,15 @@ def _answer(
 ) -> Response:
     """The answer to the client: ``body`` as JSON, Elasticsearch's headers that the client
     sees, ``X-Elastic-Product`` and ``content-type`` when Elasticsearch sent none, and its
-    ``content-length`` (the raw headers ``Response(headers=...)`` would make); gzipped when
-    ``request`` accepts it (setting ``compress_answers``, ``collapse.codings``)."""
+    ``content-length`` (the raw headers ``Response(headers=...)`` would make); indented for
+    ``request``'s ``?pretty``, gzipped when it accepts gzip (setting ``compress_answers``,
+    ``collapse.codings``)."""
     if filter_path is not None:
         body = filter_path.apply(body)
-    content = jsonio.dumps(body)
+    if request is not None and request.scope.get("query_string") and pretty(request.query_params):
+        content = jsonio.dumps_pretty(body)
+    else:
+        content = jsonio.dumps(body)
     raw: list[tuple[bytes, bytes]] = []
     if (
         request is not None
@@ -126,6 +140,7 @@ async def collapsed_search(request: Request, index: str | None) -> Response:
     query = dict(elasticsearch_params(request)) if request.scope.get("query_string") else {}
     # Applied to the answer by the proxy: passed on, it would strip the fingerprints.
     filter_path = parse_filter_path(query.pop("filter_path", None))
+    query.pop("pretty", None)  # the answer is ours to indent: the proxy's reads stay compact
     try:
         body = jsonio.parse_body(await request.body())
         req = parse(settings, ctl, index, body, query)
@@ -176,6 +191,7 @@ async def collapsed_msearch(request: Request, index: str | None) -> Response:
         return await forward(request, path)
     params = elasticsearch_params(request)
     filter_path, params = take_filter_path(params)
+    params = [(k, v) for k, v in params if k != "pretty"]
     executor = Executor(upstream, request.headers, params, batch=True)
     budget = settings.collapse_time_budget_ms
     searches = await collapse_all(reqs, executor, budget, request.app.state.index_fields)
