@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from indexer.sources import InputSpec
 
-__all__ = ["Checkpoint", "ResumeMismatch", "SeqWatermark", "StateInUse", "held"]
+__all__ = ["Checkpoint", "ResumeMismatch", "SeqWatermark", "StateInUse", "StateNotAFile", "held"]
 
 
 class ResumeMismatch(Exception):
@@ -30,6 +30,11 @@ class StateInUse(Exception):
     """Another running ingestion holds this state file (parallel runs need one each)."""
 
 
+class StateNotAFile(Exception):
+    """The state path names something else than a file (``/dev/null``, a folder): the run
+    replaces and removes its state file, which would replace and remove that."""
+
+
 _LOCK_WAIT_SECONDS = 5.0
 
 
@@ -38,6 +43,11 @@ def held(path: Path) -> Iterator[None]:
     """Hold the state file ``path`` for one run: an exclusive lock on ``<path>.lock``, removed
     at the end; :class:`StateInUse` when another run holds it. Two runs sharing a state file
     (and a rejects file) would overwrite each other's."""
+    if path.exists() and not path.is_file():
+        raise StateNotAFile(
+            f"the state file {path} exists and is not a regular file: the run replaces and "
+            "then removes its state file; name a file (or leave --state out)"
+        )
     lock = path.with_name(path.name + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     # a run that was just killed may hold it a moment longer (its worker processes, which

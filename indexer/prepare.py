@@ -43,7 +43,7 @@ from indexer.fingerprints import FingerprintParams
 from indexer.hits import FINGERPRINT_FIELD
 from indexer.lines import LineBatch, action_line
 from indexer.rejects import Reject
-from indexer.sources import RawItem
+from indexer.sources import UNREADABLE, RawItem
 
 if TYPE_CHECKING:
     from indexer.extract import Extracted
@@ -193,6 +193,8 @@ def parse(
     def reject(reason: str) -> Reject:
         return Reject.of(item.seq, item.source, item.line, reason, item.data)
 
+    if item.kind == UNREADABLE:  # the rest of an input that could not be read: why
+        return Reject.of(item.seq, item.source, item.line, item.data.decode(), None)
     if len(item.data) > max_doc_bytes:
         return reject(
             f"document is {len(item.data)} bytes, over the limit of {max_doc_bytes}"

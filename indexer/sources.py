@@ -3,26 +3,41 @@
 Readers only split input into raw items, numbered in one sequence across all inputs, and
 keep where each came from (file and line): parsing and validation happen in the workers
 (``indexer.prepare``), so that a bad line becomes a reject, not a crash.
+
+JSON Lines come plain or compressed (gzip, bzip2, xz; zstd with the ``zstandard`` package),
+told by their first bytes, not their name: dumps are shipped compressed, and a compressed
+file read as lines would be rejected line by line. What cannot be read on (a compressed
+stream that ends early or is damaged, zstd without its package) becomes one item of kind
+:data:`UNREADABLE` after the lines read before it: a reject naming the file, the line and
+why, so that the rest of the run goes on and nothing read is lost.
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import lzma
 import os
 import sys
+import zlib
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import IO, cast
 
 from pydantic import BaseModel
 
 __all__ = [
     "HTML_SUFFIXES",
+    "UNREADABLE",
     "InputSpec",
     "RawBatch",
     "RawItem",
     "describe_inputs",
+    "open_lines",
     "read_items",
     "read_rows",
     "take",
@@ -59,6 +74,73 @@ class InputSpec(BaseModel):
     mtime_ns: int
 
 
+#: The kind of the item that stands for the unreadable rest of an input (its data: why).
+UNREADABLE = "unreadable"
+
+#: The first bytes of each compressed format, and its name.
+_MAGIC = (
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+#: What a damaged or cut compressed stream raises while it is read.
+_STREAM_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
+
+
+class _NoDecoder(Exception):
+    pass
+
+
+def _compression(head: bytes) -> str | None:
+    return next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+
+
+def open_lines(stream: IO[bytes]) -> Iterable[bytes]:
+    """The lines of ``stream`` (a buffered binary stream: a file opened ``"rb"``, stdin's
+    buffer): itself, or decompressed when it starts with a gzip, bzip2, xz or zstd header."""
+    buffered = cast(io.BufferedReader, stream)
+    kind = _compression(buffered.peek(6)[:6])
+    if kind is None:
+        return buffered
+    if kind == "gzip":
+        return cast(IO[bytes], gzip.GzipFile(fileobj=buffered))  # members one after another
+    if kind == "bzip2":
+        return bz2.BZ2File(buffered)
+    if kind == "xz":
+        return lzma.LZMAFile(buffered)
+    try:
+        import zstandard
+    except ImportError:
+        raise _NoDecoder(
+            "zstd-compressed: install the zstandard package (pip install zstandard), or "
+            "decompress it (zstd -dc FILE | python -m indexer ingest ... -)"
+        ) from None
+    reader = zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)
+    return io.BufferedReader(reader)
+
+
+def _jsonl_rows(stream: IO[bytes], source: str, seq: int) -> Iterator[Row]:
+    """The rows of a JSON Lines stream numbered from ``seq`` (blank lines skipped); an
+    :data:`UNREADABLE` row last when it cannot be read to its end."""
+    number = 0
+    try:
+        for number, line in enumerate(open_lines(stream), start=1):
+            data = line.rstrip(b"\r\n")
+            if not data.strip():
+                continue  # blank lines are not documents
+            yield seq, source, number, "jsonl", data
+            seq += 1
+    except _NoDecoder as exc:
+        yield seq, source, None, UNREADABLE, f"input not read: {exc}".encode()
+    except _STREAM_ERRORS as exc:
+        why = (
+            f"input read up to line {number} only: its compressed data is damaged or cut "
+            f"there ({type(exc).__name__}: {exc}); the lines before it were read"
+        )
+        yield seq, source, number + 1, UNREADABLE, why.encode()
+
+
 def _html_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.suffix.lower() in HTML_SUFFIXES and p.is_file())
 
@@ -78,42 +160,17 @@ def describe_inputs(paths: Sequence[str]) -> list[InputSpec]:
     return specs
 
 
-def _lines(stream: Iterable[bytes], source: str, start: int) -> Iterator[RawItem]:
-    seq = start
-    for number, line in enumerate(stream, start=1):
-        data = line.rstrip(b"\r\n")
-        if not data.strip():
-            continue  # blank lines are not documents
-        yield RawItem(seq, source, number, "jsonl", data)
-        seq += 1
-
-
 def read_items(paths: Sequence[str]) -> Iterator[RawItem]:
-    """Every input document in order: JSONL lines, then .html files of folders (sorted)."""
-    seq = 0
-    for raw in paths:
-        if raw == "-":
-            for item in _lines(sys.stdin.buffer, "<stdin>", seq):
-                seq = item.seq + 1
-                yield item
-            continue
-        path = Path(raw)
-        if path.is_dir():
-            for f in _html_files(path):
-                yield RawItem(seq, os.fspath(f), None, "html", f.read_bytes())
-                seq += 1
-            continue
-        with path.open("rb") as stream:
-            for item in _lines(stream, os.fspath(path), seq):
-                seq = item.seq + 1
-                yield item
+    """Every input document in order: JSON Lines, then .html files of folders (sorted)."""
+    return (RawItem(*row) for row in read_rows(paths))
 
 
 Row = tuple[int, str, int | None, str, bytes]  # RawItem's fields, as a plain tuple
 
 
 def read_rows(paths: Sequence[str]) -> Iterator[Row]:
-    """:func:`read_items` as plain tuples (no object per document on the reading side)."""
+    """Every input document in order as plain tuples (no object per document on the reading
+    side): JSON Lines, then .html files of folders (sorted)."""
     seq = 0
     for raw in paths:
         if raw == "-":
@@ -127,12 +184,9 @@ def read_rows(paths: Sequence[str]) -> Iterator[Row]:
                 continue
             stream, source = path.open("rb"), os.fspath(path)
         try:
-            for number, line in enumerate(stream, start=1):
-                data = line.rstrip(b"\r\n")
-                if not data.strip():
-                    continue  # blank lines are not documents
-                yield seq, source, number, "jsonl", data
-                seq += 1
+            for row in _jsonl_rows(stream, source, seq):
+                yield row
+                seq = row[0] + 1
         finally:
             if raw != "-":
                 stream.close()

@@ -139,3 +139,25 @@ def test_a_state_file_released_a_moment_later_is_taken(tmp_path: Path) -> None:
     with held(state):  # would raise StateInUse without the wait
         pass
     holder.join()
+
+
+def test_a_state_path_that_is_not_a_file_is_refused_and_left_as_it_is(
+    es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    """A device or a folder given as ``--state`` (``/dev/null``, say) would be replaced by the
+    state file and then removed: refused before anything is read or written."""
+    src = tmp_path / "docs.jsonl"
+    src.write_text(json.dumps({"id": "a", "body": prose(1, 60)}) + "\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    command = ["ingest", "--index", index_name, "--es-url", es_url, "--workers", "0"]
+    for state in (fifo, folder):
+        result = CliRunner().invoke(
+            main, [*command, "--rejects", str(tmp_path / "r"), "--state", str(state), str(src)]
+        )
+        assert result.exit_code == 2, result.output
+        assert "is not a regular file" in result.output or "is a directory" in result.output
+    assert fifo.is_fifo() and folder.is_dir() and not list(folder.iterdir())
+    assert not (tmp_path / "fifo.lock").exists()

@@ -10,7 +10,7 @@ from elasticsearch import TransportError
 
 from indexer.boilerplate import BoilerplateConfig
 from indexer.bulk import BulkConfig
-from indexer.checkpoint import ResumeMismatch, StateInUse
+from indexer.checkpoint import ResumeMismatch, StateInUse, StateNotAFile
 from indexer.commands.common import (
     EXIT_NO_TEXT,
     EXIT_REJECTED,
@@ -185,7 +185,7 @@ def ingest_command(
     es = client(es_url)
     try:
         summary = ingest(es, opts)
-    except (ResumeMismatch, StateInUse) as exc:
+    except (ResumeMismatch, StateInUse, StateNotAFile) as exc:
         raise click.UsageError(str(exc)) from exc
     except MappingConflict as exc:
         raise Fatal(str(exc)) from exc

@@ -1,0 +1,138 @@
+"""JSON Lines inputs compressed with gzip, bzip2 or xz (told by their first bytes, on a file
+or on stdin) are ingested as the plain file is; a compressed input cut short or damaged keeps
+every line before the damage and is reported as a reject, and the other inputs go in."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from elasticsearch import Elasticsearch
+
+from indexer.hits import FINGERPRINT_FIELD
+from indexer.sources import UNREADABLE, read_rows
+from tests.test_ingest import prose, run
+
+pytestmark = pytest.mark.es
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def lines(n: int, seed: int = 0) -> bytes:
+    docs = [
+        {"id": f"d{seed}-{i}", "title": f"Story {i}", "body": prose(seed + i, 60)} for i in range(n)
+    ]
+    return "".join(json.dumps(d) + "\n" for d in docs).encode()
+
+
+def stored(es: Elasticsearch, index: str) -> dict[str, Any]:
+    es.indices.refresh(index=index)
+    hits = es.search(index=index, size=1000, sort=["_doc"])["hits"]["hits"]
+    return {h["_id"]: h["_source"][FINGERPRINT_FIELD]["packed"] for h in hits}
+
+
+@pytest.mark.parametrize(
+    "suffix, pack",
+    [
+        (".jsonl", lambda b: b),
+        (".jsonl.gz", gzip.compress),
+        (".gz.concatenated", lambda b: gzip.compress(b[:1000]) + gzip.compress(b[1000:])),
+        (".jsonl.bz2", bz2.compress),
+        (".jsonl.xz", lzma.compress),
+        (".data", gzip.compress),  # the first bytes decide, not the name
+    ],
+)
+def test_a_compressed_file_is_ingested_as_the_plain_one(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path, suffix: str, pack: Any
+) -> None:
+    src = tmp_path / f"docs{suffix}"
+    src.write_bytes(pack(lines(30)))
+    code, out = run(es_url, index_name, tmp_path, str(src))
+    assert code == 0, out
+    assert "read 30, indexed 30, rejected 0" in out
+    got = stored(es, index_name)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_bytes(lines(30))
+    es.indices.delete(index=index_name)
+    assert run(es_url, index_name, tmp_path, str(plain))[0] == 0
+    assert got == stored(es, index_name)  # the same documents, the same fingerprints
+
+
+def test_gzip_on_stdin_is_ingested(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    command = [sys.executable, "-m", "indexer", "ingest", "--index", index_name]
+    files = ["--rejects", str(tmp_path / "r.jsonl"), "--state", str(tmp_path / "s.json")]
+    answer = subprocess.run(
+        [*command, "--es-url", es_url, "--no-progress", *files, "-"],
+        input=gzip.compress(lines(12)),
+        capture_output=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert answer.returncode == 0, answer.stderr
+    assert len(stored(es, index_name)) == 12
+
+
+def test_a_cut_gzip_keeps_every_line_before_the_cut_and_rejects_the_rest(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    whole = gzip.compress(lines(400))
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) * 2 // 3])
+    after = tmp_path / "after.jsonl"
+    after.write_bytes(lines(5, seed=1000))
+    readable = _readable(cut.read_bytes())
+    assert 0 < readable < 400
+    code, out = run(es_url, index_name, tmp_path, str(cut), str(after))
+    assert code == 1, out  # a reject: exit 1
+    assert f"indexed {readable + 5}, rejected 1" in out
+    (reject,) = [json.loads(x) for x in (tmp_path / "rejects.jsonl").read_text().splitlines()]
+    assert reject["source"] == str(cut) and reject["line"] == readable + 1
+    assert f"read up to line {readable} only" in reject["reason"]
+    assert len(stored(es, index_name)) == readable + 5  # the next input went in too
+
+
+def test_a_zstd_file_without_its_package_is_one_reject_naming_the_package(
+    tmp_path: Path,
+) -> None:
+    try:
+        import zstandard  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("the zstandard package is installed: such a file is read")
+    src = tmp_path / "docs.jsonl.zst"
+    src.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 20)
+    (row,) = list(read_rows([str(src)]))
+    assert row[3] == UNREADABLE and b"install the zstandard package" in row[4]
+
+
+class _Cut:
+    """A file object over ``data`` whose reads stop quietly at its end: the lines a reader
+    gets before gzip notices the cut."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.at = data, 0
+
+    def read(self, n: int = -1) -> bytes:
+        end = len(self.data) if n < 0 else self.at + n
+        out, self.at = self.data[self.at : end], min(end, len(self.data))
+        return out
+
+
+def _readable(data: bytes) -> int:
+    count = 0
+    try:
+        for _ in gzip.GzipFile(fileobj=_Cut(data)):  # type: ignore[arg-type]
+            count += 1
+    except EOFError:
+        pass
+    return count
