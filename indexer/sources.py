@@ -84,6 +84,7 @@ _MAGIC = (
     (b"\xfd7zXZ\x00", "xz"),
     (b"\x28\xb5\x2f\xfd", "zstd"),
 )
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
 #: What a damaged or cut compressed stream raises while it is read.
 _STREAM_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError)
 
@@ -127,6 +128,8 @@ def _jsonl_rows(stream: IO[bytes], source: str, seq: int) -> Iterator[Row]:
     try:
         for number, line in enumerate(open_lines(stream), start=1):
             data = line.rstrip(b"\r\n")
+            if number == 1 and data.startswith(_BOM):
+                data = data[len(_BOM) :]  # a byte order mark a Windows tool wrote (RFC 8259 §8.1)
             if not data.strip():
                 continue  # blank lines are not documents
             yield seq, source, number, "jsonl", data

@@ -1,6 +1,7 @@
 """JSON Lines inputs compressed with gzip, bzip2 or xz (told by their first bytes, on a file
 or on stdin) are ingested as the plain file is; a compressed input cut short or damaged keeps
-every line before the damage and is reported as a reject, and the other inputs go in."""
+every line before the damage and is reported as a reject, and the other inputs go in. A file
+that a Windows tool wrote (a byte order mark, CRLF line ends) is read as the same lines."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def stored(es: Elasticsearch, index: str) -> dict[str, Any]:
         (".jsonl.bz2", bz2.compress),
         (".jsonl.xz", lzma.compress),
         (".data", gzip.compress),  # the first bytes decide, not the name
+        (".windows.jsonl", lambda b: b"\xef\xbb\xbf" + b.replace(b"\n", b"\r\n")),
+        (".windows.jsonl.gz", lambda b: gzip.compress(b"\xef\xbb\xbf" + b)),
     ],
 )
 def test_a_compressed_file_is_ingested_as_the_plain_one(
