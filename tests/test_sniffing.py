@@ -78,3 +78,27 @@ def test_filter_path_is_elasticsearchs_and_errors_pass_through(proxy_url: str) -
     assert node == {"http": {"publish_address": proxy_url.removeprefix("http://")}}
     refused = httpx.get(proxy_url + "/_nodes/http", params={"timeout": "not-a-time"})
     assert refused.status_code == 400 and refused.json()["error"]["type"]
+
+
+def test_of_several_nodes_one_that_serves_requests_is_named() -> None:
+    """A dedicated master is never the node named (clients skip such nodes when sniffing)."""
+    from collapse.routes.nodes import _as_proxy
+
+    http = {"publish_address": "10.0.0.1:9200", "bound_address": ["10.0.0.1:9200"]}
+    body = {
+        "_nodes": {"total": 3, "successful": 3, "failed": 0},
+        "cluster_name": "c",
+        "nodes": {
+            "m": {"roles": ["master"], "http": http},
+            "d1": {"roles": ["data", "ingest"], "http": http},
+            "d2": {"roles": ["data"], "http": http},
+        },
+    }
+    out = _as_proxy(body, "search.example.com:443")
+    assert list(out["nodes"]) == ["d1"]
+    assert out["nodes"]["d1"]["http"] == {
+        "publish_address": "search.example.com:443",
+        "bound_address": ["search.example.com:443"],
+    }
+    assert out["_nodes"]["total"] == 1 and body["nodes"]["d1"]["http"] is http  # not changed
+    assert _as_proxy({"nodes": {}}, "x:1") == {"nodes": {}}
