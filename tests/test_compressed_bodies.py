@@ -177,3 +177,26 @@ def test_decode_body_undoes_random_codings_and_holds_the_limit() -> None:
         decode_body(zlib.compress(b"{}") + zlib.compress(b"{}"), ["deflate"], 100)
     with pytest.raises(UnsupportedEncoding):
         decode_body(b"{}", ["zstd"], 100)
+
+
+def test_a_compressed_body_larger_than_the_limit_as_sent_is_refused_while_it_streams(
+    small_writer: str,
+) -> None:
+    """Chunked (no Content-Length), so the size is known only as the body arrives."""
+    rng = random.Random(5)
+    noise = bytes(rng.getrandbits(8) for _ in range(LIMIT - 10))  # does not compress
+    packed = gzip.compress(noise)
+    assert len(noise) < LIMIT < len(packed)  # over the limit as sent, not once decoded
+
+    def chunks() -> Iterator[bytes]:
+        for at in range(0, len(packed), 16_384):
+            yield packed[at : at + 16_384]
+
+    answer = httpx.post(
+        f"{small_writer}/_search",
+        content=chunks(),
+        headers={"content-type": "application/json", "content-encoding": "gzip"},
+        timeout=30,
+    )
+    assert answer.status_code == 413, answer.text
+    assert "max_body_bytes" in answer.json()["error"]["reason"]
