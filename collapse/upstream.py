@@ -374,9 +374,14 @@ class Upstream:
         if not self._engine_known:
             await self.detect_engine(headers)
         if self.engine == OPENSEARCH:
-            answer = await self._opensearch(method, path, params, content, headers)
-            reason = answer.extensions.get("reason_phrase", b"")
-            return Answer(answer.status_code, reason, answer.headers.raw, answer.content)
+            if _is_pit(method, path):  # translated: read here
+                answer = await self._opensearch(method, path, params, content, headers)
+                reason = answer.extensions.get("reason_phrase", b"")
+                return Answer(answer.status_code, reason, answer.headers.raw, answer.content)
+            # as it came (compressed too, when the client accepts it), with the product header
+            got = await self._exchange(method, path, params, content, _plain_media(headers))
+            kept = [(n, v) for n, v in got.headers if n.lower() != b"x-elastic-product"]
+            return got._replace(headers=[*kept, (b"x-elastic-product", b"Elasticsearch")])
         return await self._exchange(method, path, params, content, headers)
 
     async def _opensearch(
@@ -388,13 +393,10 @@ class Upstream:
         headers: Mapping[str, str] | None,
     ) -> httpx.Response:
         """:meth:`_request` to OpenSearch, with the differences of the module docstring."""
-        plain = httpx.Headers(headers or {})
+        plain = _plain_media(headers)
         plain.pop("accept-encoding", None)  # answers read here (and made ``httpx.Response``s)
-        for name in ("accept", "content-type"):
-            if name in plain:
-                plain[name] = plain_media_type(plain[name])
-        bare = path.split("?", 1)[0].rstrip("/")
-        if (method, bare) == ("DELETE", "/_pit") or (method == "POST" and bare.endswith("/_pit")):
+        if _is_pit(method, path):
+            bare = path.split("?", 1)[0].rstrip("/")
             answer = await self._opensearch_pit(method, bare, params, content, plain)
         else:
             answer = await self._request(
@@ -516,6 +518,23 @@ class Upstream:
         raise UpstreamUnavailable(
             f"Elasticsearch is unreachable ({nodes}): {type(last_error).__name__}: {last_error}"
         ) from last_error
+
+
+def _plain_media(headers: Mapping[str, str] | None) -> httpx.Headers:
+    """``headers`` with ``Accept`` and ``Content-Type`` as OpenSearch takes them (no
+    Elasticsearch-versioned media types)."""
+    plain = httpx.Headers(headers or {})
+    for name in ("accept", "content-type"):
+        if name in plain:
+            plain[name] = plain_media_type(plain[name])
+    return plain
+
+
+def _is_pit(method: str, path: str) -> bool:
+    """Whether a request opens or closes a point in time the Elasticsearch way (``_pit``),
+    which OpenSearch takes at other paths."""
+    bare = path.split("?", 1)[0].rstrip("/")
+    return (method, bare) == ("DELETE", "/_pit") or (method == "POST" and bare.endswith("/_pit"))
 
 
 def decoded(answer: Answer) -> bytes:

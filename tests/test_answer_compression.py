@@ -51,6 +51,7 @@ def without_took(body: bytes) -> dict[str, Any]:
     return dict(out)
 
 
+@pytest.mark.opensearch
 def test_a_pass_through_comes_compressed_by_elasticsearch_as_without_the_proxy(
     es: Elasticsearch, es_url: str, index_name: str, proxy_url: str
 ) -> None:
