@@ -4,7 +4,8 @@ Readers only split input into raw items, numbered in one sequence across all inp
 keep where each came from (file and line): parsing and validation happen in the workers
 (``indexer.prepare``), so that a bad line becomes a reject, not a crash.
 
-JSON Lines come plain or compressed (gzip, bzip2, xz; zstd with the ``zstandard`` package),
+A file that is one JSON array of documents (an export) is read as its elements. JSON Lines
+come plain or compressed (gzip, bzip2, xz; zstd with the ``zstandard`` package),
 told by their first bytes, not their name: dumps are shipped compressed, and a compressed
 file read as lines would be rejected line by line. What cannot be read on (a compressed
 stream that ends early or is damaged, zstd without its package) becomes one item of kind
@@ -15,8 +16,10 @@ why, so that the rest of the run goes on and nothing read is lost.
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import io
+import json
 import lzma
 import os
 import sys
@@ -26,8 +29,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
+import orjson
 from pydantic import BaseModel
 
 __all__ = [
@@ -123,15 +127,23 @@ def open_lines(stream: IO[bytes]) -> Iterable[bytes]:
 
 def _jsonl_rows(stream: IO[bytes], source: str, seq: int) -> Iterator[Row]:
     """The rows of a JSON Lines stream numbered from ``seq`` (blank lines skipped); an
-    :data:`UNREADABLE` row last when it cannot be read to its end."""
+    :data:`UNREADABLE` row last when it cannot be read to its end. A stream whose first
+    non-blank byte opens a JSON array is read as one (:func:`_array_rows`)."""
     number = 0
+    first = True
     try:
-        for number, line in enumerate(open_lines(stream), start=1):
+        lines = enumerate(open_lines(stream), start=1)
+        for number, line in lines:
             data = line.rstrip(b"\r\n")
             if number == 1 and data.startswith(_BOM):
                 data = data[len(_BOM) :]  # a byte order mark a Windows tool wrote (RFC 8259 §8.1)
             if not data.strip():
                 continue  # blank lines are not documents
+            if first:
+                first = False
+                if data.lstrip().startswith(b"["):
+                    yield from _array_rows(number, data, lines, source, seq)
+                    return
             yield seq, source, number, "jsonl", data
             seq += 1
     except _NoDecoder as exc:
@@ -142,6 +154,51 @@ def _jsonl_rows(stream: IO[bytes], source: str, seq: int) -> Iterator[Row]:
             f"there ({type(exc).__name__}: {exc}); the lines before it were read"
         )
         yield seq, source, number + 1, UNREADABLE, why.encode()
+
+
+#: The largest JSON array read whole (bytes); a larger one is one reject saying how to convert it.
+ARRAY_LIMIT = 1 << 30
+
+
+def _array_rows(
+    number: int, data: bytes, lines: Iterator[tuple[int, bytes]], source: str, seq: int
+) -> Iterator[Row]:
+    """A file that is one JSON array of documents (an export: ``mongoexport --jsonArray``,
+    ``json_agg``): one row per element, its ``line`` the element's position (1-based). When
+    the file does not parse as one array, its lines are JSON Lines after all, each judged on
+    its own."""
+    collected = [(number, data)]
+    size = len(data)
+    for n, line in lines:
+        collected.append((n, line.rstrip(b"\r\n")))
+        size += len(line)
+        if size > ARRAY_LIMIT:
+            why = (
+                f"a JSON array over {ARRAY_LIMIT >> 20} MiB, not read: convert it to JSON "
+                "Lines, one document a line (jq -c '.[]' FILE)"
+            )
+            yield seq, source, number, UNREADABLE, why.encode()
+            return
+    whole = b"\n".join(d for _, d in collected)
+    items: Any = None
+    try:
+        items = orjson.loads(whole)
+    except orjson.JSONDecodeError:
+        with contextlib.suppress(ValueError):  # what orjson refuses: NaN, integers over 64 bits
+            items = json.loads(whole)
+    if isinstance(items, list):
+        for position, item in enumerate(items, start=1):
+            try:
+                raw = orjson.dumps(item)
+            except (orjson.JSONEncodeError, TypeError):
+                raw = json.dumps(item, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            yield seq, source, position, "jsonl", raw
+            seq += 1
+        return
+    for n, d in collected:
+        if d.strip():
+            yield seq, source, n, "jsonl", d
+            seq += 1
 
 
 def _html_files(folder: Path) -> list[Path]:

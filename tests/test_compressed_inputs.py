@@ -139,3 +139,34 @@ def _readable(data: bytes) -> int:
     except EOFError:
         pass
     return count
+
+
+def test_a_json_array_export_is_read_as_its_documents(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    """``mongoexport --jsonArray`` or ``json_agg`` output, pretty-printed and gzipped: one
+    document per element, the same fingerprints as the JSON Lines of the same documents; an
+    element that is no object is a reject at its position."""
+    docs = [json.loads(x) for x in lines(20).splitlines()]
+    export = tmp_path / "export.json.gz"
+    export.write_bytes(
+        gzip.compress(json.dumps([*docs[:7], "no object", *docs[7:]], indent=2).encode())
+    )
+    code, out = run(es_url, index_name, tmp_path, str(export))
+    assert code == 1, out
+    assert "read 21, indexed 20, rejected 1" in out
+    (reject,) = [json.loads(x) for x in (tmp_path / "rejects.jsonl").read_text().splitlines()]
+    assert reject["line"] == 8 and "not a JSON object" in reject["reason"]
+    got = stored(es, index_name)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_bytes(lines(20))
+    es.indices.delete(index=index_name)
+    assert run(es_url, index_name, tmp_path, str(plain))[0] == 0
+    assert got == stored(es, index_name)
+
+
+def test_json_lines_whose_first_line_is_an_array_stay_json_lines(tmp_path: Path) -> None:
+    src = tmp_path / "docs.jsonl"
+    src.write_bytes(b"[1, 2]\n" + lines(3))
+    rows = list(read_rows([str(src)]))
+    assert [(r[2], r[4][:1]) for r in rows] == [(1, b"["), (2, b"{"), (3, b"{"), (4, b"{")]
