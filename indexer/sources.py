@@ -1,4 +1,5 @@
-"""Input readers: JSON Lines files (or ``-`` for stdin) and folders of ``.html`` files.
+"""Input readers: JSON Lines files (or ``-`` for stdin) and folders of ``.html`` files and
+JSON Lines shards.
 
 Readers only split input into raw items, numbered in one sequence across all inputs, and
 keep where each came from (file and line): parsing and validation happen in the workers
@@ -201,8 +202,33 @@ def _array_rows(
             seq += 1
 
 
-def _html_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.suffix.lower() in HTML_SUFFIXES and p.is_file())
+#: The names of JSON Lines files in a folder (each also compressed: ``.jsonl.gz``, ...).
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+_COMPRESSED_SUFFIXES = ("", ".gz", ".bz2", ".xz", ".zst")
+_JSONL_NAMES = tuple(j + c for j in JSONL_SUFFIXES for c in _COMPRESSED_SUFFIXES)
+
+
+class EmptyFolder(ValueError):
+    """A folder given as an input holds no file the readers take."""
+
+
+def _folder_files(folder: Path) -> list[tuple[Path, str]]:
+    """The files of ``folder`` (and its subfolders) the readers take, sorted by path, with
+    their kind: ``.html``/``.htm`` pages, and JSON Lines (or JSON array) files by their
+    names (a dump's shards: ``part-00000.json.gz``); other files (``_SUCCESS``, READMEs) are
+    left out."""
+    out = []
+    for p in sorted(folder.rglob("*")):
+        name = p.name.lower()
+        if p.suffix.lower() in HTML_SUFFIXES:
+            kind = "html"
+        elif name.endswith(_JSONL_NAMES):
+            kind = "jsonl"
+        else:
+            continue
+        if p.is_file():
+            out.append((p, kind))
+    return out
 
 
 def describe_inputs(paths: Sequence[str]) -> list[InputSpec]:
@@ -213,7 +239,12 @@ def describe_inputs(paths: Sequence[str]) -> list[InputSpec]:
             specs.append(InputSpec(path="-", size=-1, mtime_ns=0))
             continue
         path = Path(raw)
-        files = _html_files(path) if path.is_dir() else [path]
+        files = [f for f, _ in _folder_files(path)] if path.is_dir() else [path]
+        if path.is_dir() and not files:
+            raise EmptyFolder(
+                f"the folder {raw} holds no file to ingest: .html or .htm pages, or JSON Lines "
+                f"named {', '.join(JSONL_SUFFIXES)} (also compressed: .gz, .bz2, .xz, .zst)"
+            )
         for f in files:
             st = f.stat()
             specs.append(InputSpec(path=str(f.resolve()), size=st.st_size, mtime_ns=st.st_mtime_ns))
@@ -221,7 +252,7 @@ def describe_inputs(paths: Sequence[str]) -> list[InputSpec]:
 
 
 def read_items(paths: Sequence[str]) -> Iterator[RawItem]:
-    """Every input document in order: JSON Lines, then .html files of folders (sorted)."""
+    """Every input document in order: JSON Lines files, and the files of folders (sorted)."""
     return (RawItem(*row) for row in read_rows(paths))
 
 
@@ -230,7 +261,7 @@ Row = tuple[int, str, int | None, str, bytes]  # RawItem's fields, as a plain tu
 
 def read_rows(paths: Sequence[str]) -> Iterator[Row]:
     """Every input document in order as plain tuples (no object per document on the reading
-    side): JSON Lines, then .html files of folders (sorted)."""
+    side): JSON Lines files, and the files of folders (sorted)."""
     seq = 0
     for raw in paths:
         if raw == "-":
@@ -238,9 +269,15 @@ def read_rows(paths: Sequence[str]) -> Iterator[Row]:
         else:
             path = Path(raw)
             if path.is_dir():
-                for f in _html_files(path):
-                    yield seq, os.fspath(f), None, "html", f.read_bytes()
-                    seq += 1
+                for f, kind in _folder_files(path):
+                    if kind == "html":
+                        yield seq, os.fspath(f), None, "html", f.read_bytes()
+                        seq += 1
+                        continue
+                    with f.open("rb") as shard:
+                        for row in _jsonl_rows(shard, os.fspath(f), seq):
+                            yield row
+                            seq = row[0] + 1
                 continue
             stream, source = path.open("rb"), os.fspath(path)
         try:

@@ -170,3 +170,28 @@ def test_json_lines_whose_first_line_is_an_array_stay_json_lines(tmp_path: Path)
     src.write_bytes(b"[1, 2]\n" + lines(3))
     rows = list(read_rows([str(src)]))
     assert [(r[2], r[4][:1]) for r in rows] == [(1, b"["), (2, b"{"), (3, b"{"), (4, b"{")]
+
+
+def test_a_folder_of_shards_and_pages_is_read_in_path_order(
+    es: Elasticsearch, es_url: str, index_name: str, tmp_path: Path
+) -> None:
+    """A dump's folder (``part-00000.json.gz``, ``part-00001.jsonl``, a ``_SUCCESS`` marker,
+    a page in a subfolder): every shard and page, nothing else; an empty one is refused."""
+    dump = tmp_path / "dump"
+    (dump / "pages").mkdir(parents=True)
+    (dump / "part-00000.json.gz").write_bytes(gzip.compress(lines(6)))
+    (dump / "part-00001.jsonl").write_bytes(lines(4, seed=100))
+    (dump / "_SUCCESS").write_bytes(b"")
+    (dump / "README.txt").write_text("not a document")
+    page = f"<html><head><title>Page</title></head><body><p>{prose(7, 80)}</p></body></html>"
+    (dump / "pages" / "a.html").write_text(page)
+    sources = [r[1].removeprefix(str(dump)) for r in read_rows([str(dump)])]
+    assert sources == ["/pages/a.html"] + ["/part-00000.json.gz"] * 6 + ["/part-00001.jsonl"] * 4
+    code, out = run(es_url, index_name, tmp_path, str(dump))
+    assert code == 0, out
+    assert "read 11, indexed 11, rejected 0" in out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "_SUCCESS").write_bytes(b"")
+    code, out = run(es_url, index_name, tmp_path, str(empty))
+    assert code == 2 and "holds no file to ingest" in out

@@ -25,6 +25,7 @@ from indexer.commands.learn import learning_options
 from indexer.ingest import IngestOptions, ingest
 from indexer.mapping import MappingConflict
 from indexer.prepare import PrepareConfig
+from indexer.sources import EmptyFolder
 
 __all__ = ["ingest_command"]
 
@@ -144,7 +145,7 @@ def ingest_command(
     progress: bool | None,
     es_url: str,
 ) -> None:
-    """Fingerprint JSON Lines files and folders of .html files into INDEX.
+    """Fingerprint JSON Lines files and folders (of .html pages and JSON Lines shards) into INDEX.
 
     JSON Lines: one object per line with id, url, the text fields (those INDEX records, else
     title and body or text), optional html; other fields are kept as they are. An HTML page's
@@ -185,7 +186,7 @@ def ingest_command(
     es = client(es_url)
     try:
         summary = ingest(es, opts)
-    except (ResumeMismatch, StateInUse, StateNotAFile) as exc:
+    except (ResumeMismatch, StateInUse, StateNotAFile, EmptyFolder) as exc:
         raise click.UsageError(str(exc)) from exc
     except MappingConflict as exc:
         raise Fatal(str(exc)) from exc
