@@ -7,6 +7,7 @@ needs exact distances, built by hand in the stored shape (``synthetic_fp``).
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -155,3 +156,15 @@ def index_texts(es: Elasticsearch, index: str, texts: dict[str, str]) -> None:
         for k, ((i, t), fp) in enumerate(zip(texts.items(), fps, strict=True))
     ]
     index_docs(es, index, docs)
+
+
+def without_took(body: bytes | str) -> dict[str, Any]:
+    """A search answer's JSON without its timings (``took``, ``collapse.took_ms``, also of
+    each ``_msearch`` response): what two answers to one search share."""
+    out = json.loads(body)
+    out.pop("took", None)
+    out.get("collapse", {}).pop("took_ms", None)
+    for item in out.get("responses", []):
+        item.pop("took", None)
+        item.get("collapse", {}).pop("took_ms", None)
+    return dict(out)

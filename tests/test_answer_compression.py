@@ -17,6 +17,7 @@ from collapse.app import create_app
 from collapse.codings import accepts_gzip
 from collapse.settings import Settings
 from tests.conftest import ServerThread
+from tests.proxy_support import without_took
 from tests.test_proxy_search import SORTED, wire_story
 
 pytestmark = pytest.mark.es
@@ -39,16 +40,6 @@ def raw(method: str, url: str, headers: dict[str, str], **kw: Any) -> tuple[http
         body = b"".join(answer.iter_raw())
         assert answer.status_code == 200, body[:300]
         return answer.headers, body
-
-
-def without_took(body: bytes) -> dict[str, Any]:
-    out = json.loads(body)
-    out.pop("took", None)
-    out.get("collapse", {}).pop("took_ms", None)
-    for item in out.get("responses", []):
-        item.pop("took", None)
-        item.get("collapse", {}).pop("took_ms", None)
-    return dict(out)
 
 
 @pytest.mark.opensearch

@@ -5,25 +5,15 @@ parameter applied, since the proxy reads and writes JSON."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import httpx
 import pytest
 from elasticsearch import Elasticsearch
 
+from tests.proxy_support import without_took
 from tests.test_proxy_search import SORTED, wire_story
 
 pytestmark = pytest.mark.es
-
-
-def without_took(answer: httpx.Response) -> dict[str, Any]:
-    out = answer.json()
-    out.pop("took", None)
-    out.get("collapse", {}).pop("took_ms", None)
-    for item in out.get("responses", []):
-        item.pop("took", None)
-        item.get("collapse", {}).pop("took_ms", None)
-    return dict(out)
 
 
 def test_pretty_indents_the_collapsed_answer(
@@ -36,7 +26,7 @@ def test_pretty_indents_the_collapsed_answer(
         pretty = httpx.post(url, json={**SORTED, "size": 3}, params={"pretty": flag}, timeout=30)
         assert pretty.status_code == 200, pretty.text
         assert pretty.text.startswith('{\n  "') and pretty.text.endswith("}\n")
-        assert without_took(pretty) == without_took(compact)
+        assert without_took(pretty.content) == without_took(compact.content)
         assert pretty.json()["hits"]["hits"][0]["_collapse"]["folded"] == 19
     plain = httpx.post(url, json={**SORTED, "size": 3}, params={"pretty": "false"}, timeout=30)
     assert "\n" not in plain.text
