@@ -179,6 +179,37 @@ def test_a_full_name_that_starts_a_sentence() -> None:
     assert folds_with_first([first, first.replace("budget", "budgets")]) == [True]
 
 
+@pytest.mark.parametrize(
+    ("sentence_start", "going_on"),
+    [
+        ("yesterday. Mary Jones said", "yesterday, and Mary Jones said"),  # a correction
+        ("yesterday - Mary Jones said", "yesterday, Mary Jones said"),  # a dash for a comma
+        ("256 GB · Phantom Black · unlocked", "256 GB, Phantom Black, unlocked"),  # a listing's
+    ],
+)
+def test_a_name_after_a_sentences_first_word_keeps_its_copies(
+    sentence_start: str, going_on: str
+) -> None:
+    """A capitalised word that starts a sentence is no name, and the name after it a name of its
+    own; a copy whose punctuation lets the sentence go on reads both as one name. So the name
+    after a sentence's first word has no neighbour-alone entries (the sentence's start, shared
+    by every such name of the text, says nothing of where it stands): the short copy folds,
+    whatever else a word changed; another name there still stays apart."""
+    text = (
+        "Our team met the mayor {gap} the plan works in practice and will start in the old "
+        "town soon."
+    )
+    first = text.format(gap=sentence_start)
+    assert folds_with_first(
+        [
+            first,
+            text.format(gap=going_on),
+            text.format(gap=going_on).replace("old town", "old city"),
+            text.format(gap=sentence_start.replace("Jones", "Smith").replace("Black", "Red")),
+        ]
+    ) == [True, True, False]
+
+
 def test_german_nouns_are_not_names() -> None:
     """German capitalises every noun: a noun changed there is a one-word edit, not a name."""
     text = DE.format(name="Hans Müller", thing="Bibliothek")

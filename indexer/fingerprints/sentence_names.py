@@ -40,12 +40,15 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   that starts the sentence, the sentence's start: ``John Smith said`` gives ``Smith`` the
   context ``… said``, so a whole name replaced there conflicts); and, in the documents
   given as ``sides`` (the number sketch's shortest, under 50 words), the word before alone and
-  the word after alone. Every word of a name of several words has the whole name's context
-  (``met John Smith in`` gives ``Smith`` the context ``met … in`` too: no word of a name is
-  another's context, so one word of it replaced is the only difference among the contexts,
-  instead of also making its neighbours' contexts other ones, which could share its cells and
-  hide it). A name's next word has only the first kind (the first word's entries see a whole
-  name replaced), and so does the text's last word when nothing follows it (a copy cut at a
+  the word after alone, but not for a name after a sentence's capitalised first word (the
+  sentence's start, shared by all such names of a text, places none of them, and a copy whose
+  punctuation lets the sentence go on, ``yesterday, and Mary Jones said``, reads the two words
+  as one name of another first word). Every word of a name of several words has the whole
+  name's context (``met John Smith in`` gives ``Smith`` the context ``met … in`` too: no word
+  of a name is another's context, so one word of it replaced is the only difference among the
+  contexts, instead of also making its neighbours' contexts other ones, which could share its
+  cells and hide it). A name's next word has only the first kind (the first word's entries see
+  a whole name replaced), and so does the text's last word when nothing follows it (a copy cut at a
   character count ends in half a word: ``Springf``).
   One word of context is common ("manage", "by"): in longer documents a cut and a correction
   elsewhere could leave one such context as often in both, with names of other initials;
@@ -324,7 +327,9 @@ def name_entries(
             value = _initial_hash(name[0]) if cut else _name_value(name)
             end = "\x00" if cut else "\n"  # the text's end or a line's, without punctuation
             contexts = [(0, f"{before} {after}" if after is not None else f"{before} {end}")]
-            if not going_on and d in alone_too:  # a name's first word: its neighbours alone
+            # a name's first word: its neighbours alone (but after a sentence's capitalised
+            # first word, which a copy's punctuation makes the name's or not)
+            if not going_on and before and d in alone_too:
                 if not cut:  # not the text's last word: it is whole
                     contexts.append((1, before.rsplit(" ", 1)[-1]))
                 if after:  # not the line's or the sentence's end
