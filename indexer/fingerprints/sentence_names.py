@@ -327,9 +327,7 @@ def name_entries(
             value = _initial_hash(name[0]) if cut else _name_value(name)
             end = "\x00" if cut else "\n"  # the text's end or a line's, without punctuation
             contexts = [(0, f"{before} {after}" if after is not None else f"{before} {end}")]
-            # a name's first word: its neighbours alone (but after a sentence's capitalised
-            # first word, which a copy's punctuation makes the name's or not)
-            if not going_on and before and d in alone_too:
+            if d in alone_too:  # every word of a name: the whole name's neighbours alone
                 if not cut:  # not the text's last word: it is whole
                     contexts.append((1, before.rsplit(" ", 1)[-1]))
                 if after:  # not the line's or the sentence's end
