@@ -802,7 +802,8 @@ def _content_texts(
             gone = cut > 0
             gone[:1] = False  # the title: it gives no names, and names the site in a footer
         else:
-            digit = keep[a:b] & (f.tokens[4, a:b] != 0)
+            numeric = f.tokens[4, a:b] != 0
+            digit = keep[a:b] & numeric
             held = np.bincount(line, weights=digit, minlength=len(total)) > 0
             mostly = 2 * cut > total
             gone = mostly & ~held
@@ -811,6 +812,10 @@ def _content_texts(
                 for i in np.flatnonzero(mostly & held).tolist():
                     if i < len(lines) and _DATED.search(lines[i]):
                         gone[i] = True  # a stamp of the frame's, however long its line
+            words = np.bincount(line, weights=~numeric, minlength=len(total))
+            gone |= _counters(
+                held & (words <= COUNTER_WORDS), (words > 0) & (cut < total), cut == total
+            )
         drop = np.flatnonzero(gone & (total > 0))
         if len(drop):
             lines = out[d].split("\n")
@@ -818,6 +823,30 @@ def _content_texts(
                 if i < len(lines):
                     lines[i] = ""
             out[d] = "\n".join(lines)
+    return out
+
+
+#: At most how many words (tokens without a digit) a line of a counter holds: "Page 27",
+#: "第 52 页", "Views: 94047", "Page 2 of 5".
+COUNTER_WORDS = 3
+
+
+def _counters(short: np.ndarray, own: np.ndarray, cut: np.ndarray) -> np.ndarray:
+    """Per line of a page: the lines ``short`` (a number of the page's own among at most
+    :data:`COUNTER_WORDS` words) that are the frame's counters ("Page 27" under the footer):
+    beyond the page's content (no line of ``own`` words on one side of it), with a line the
+    host's model ``cut`` whole between it and the content. A price on a line of its own right
+    under a listing's text is the listing's."""
+    out = np.zeros(len(short), dtype=bool)
+    content = np.flatnonzero(own & ~short)
+    if not len(content):
+        return out
+    first, last = int(content[0]), int(content[-1])
+    for i in np.flatnonzero(short).tolist():
+        if i > last:
+            out[i] = bool(cut[last + 1 : i].any())
+        elif i < first:
+            out[i] = bool(cut[i + 1 : first].any())
     return out
 
 
