@@ -813,9 +813,10 @@ def _content_texts(
                     if i < len(lines) and _DATED.search(lines[i]):
                         gone[i] = True  # a stamp of the frame's, however long its line
             words = np.bincount(line, weights=~numeric, minlength=len(total))
-            gone |= _counters(
-                held & (words <= COUNTER_WORDS), (words > 0) & (cut < total), cut == total
-            )
+            short = held & (words <= COUNTER_WORDS)
+            if short.any():  # a counter under the footer, or a credit ("-- NDR 3")
+                short[[k for k in dashed_lines(f.texts[d]) if k < len(total)]] = False
+                gone |= _counters(short, (words > 0) & (cut < total), cut == total)
         drop = np.flatnonzero(gone & (total > 0))
         if len(drop):
             lines = out[d].split("\n")
@@ -833,20 +834,17 @@ COUNTER_WORDS = 3
 
 def _counters(short: np.ndarray, own: np.ndarray, cut: np.ndarray) -> np.ndarray:
     """Per line of a page: the lines ``short`` (a number of the page's own among at most
-    :data:`COUNTER_WORDS` words) that are the frame's counters ("Page 27" under the footer):
-    beyond the page's content (no line of ``own`` words on one side of it), with a line the
-    host's model ``cut`` whole between it and the content. A price on a line of its own right
-    under a listing's text is the listing's."""
+    :data:`COUNTER_WORDS` words, no credit) that are the frame's counters ("Page 27" under
+    the footer): after the page's last line of ``own`` words, with a line the host's model
+    ``cut`` whole between them. Above the content, such a line is a title ("GNUSim8085 4.1");
+    a price right under a listing's text is the listing's."""
     out = np.zeros(len(short), dtype=bool)
     content = np.flatnonzero(own & ~short)
     if not len(content):
         return out
-    first, last = int(content[0]), int(content[-1])
+    last = int(content[-1])
     for i in np.flatnonzero(short).tolist():
-        if i > last:
-            out[i] = bool(cut[last + 1 : i].any())
-        elif i < first:
-            out[i] = bool(cut[i + 1 : first].any())
+        out[i] = i > last and bool(cut[last + 1 : i].any())
     return out
 
 

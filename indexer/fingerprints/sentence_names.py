@@ -323,7 +323,7 @@ def name_entries(
                 site = _site_names(names, parts[1::2], title)
                 names = [t for t in names if t[1] not in site]
             found += names
-        for before, name, after, going_on, cut in found:
+        for before, name, after, _, cut in found:
             value = _initial_hash(name[0]) if cut else _name_value(name)
             end = "\x00" if cut else "\n"  # the text's end or a line's, without punctuation
             contexts = [(0, f"{before} {after}" if after is not None else f"{before} {end}")]
