@@ -272,8 +272,49 @@ def line_heads(
     short = words <= SLOT_SHORT_WORDS
     first, size = np.concatenate([first, first[short]]), np.concatenate([size, size[short]])
     heads = np.concatenate([heads, heads[short] | np.uint64(1)])
+    if longer_than <= 0:  # a list's heading too short for a head of its own ("Related articles")
+        at, n = _list_headings(f)
+        if len(at):
+            second = np.where(n > 1, tok[np.minimum(at + 1, len(tok) - 1)], _LIST_SALT)
+            first, size = np.concatenate([first, at]), np.concatenate([size, n])
+            heads = np.concatenate([heads, fmix64(tok[at] * PHI + second) | np.uint64(1)])
     doc = np.searchsorted(np.cumsum(f.lengths), first, side="right")
     return doc, heads, first, size
+
+
+#: The second "token" of a list's heading of one token, in its head.
+_LIST_SALT = np.uint64(0x6C697374)  # b"list"
+
+
+def _list_headings(f: Features) -> tuple[np.ndarray, np.ndarray]:
+    """The first token and the token count of each line of fewer than ``SLOT_MIN_TOKENS``
+    tokens, none a digit's, that heads a list: the next line of its paragraph starts with one
+    of :data:`BULLETS` (it does not)."""
+    at: list[int] = []
+    count: list[int] = []
+    starts = np.cumsum(f.lengths) - f.lengths
+    for d, text in enumerate(f.texts):
+        if not any(b in text for b in BULLETS):
+            continue
+        rows = [row.strip() for row in text.split("\n")]
+        found = [
+            k
+            for k in range(len(rows) - 1)
+            if rows[k]
+            and rows[k][0] not in BULLETS
+            and rows[k + 1][:1]
+            and rows[k + 1][0] in BULLETS
+        ]
+        if not found:
+            continue
+        a = int(starts[d])
+        line = f.line_no[a : a + int(f.lengths[d])]
+        for k in found:
+            idx = np.flatnonzero(line == k)
+            if 0 < len(idx) < SLOT_MIN_TOKENS and not (f.tokens[4, a + idx] != 0).any():
+                at.append(a + int(idx[0]))
+                count.append(len(idx))
+    return np.asarray(at, dtype=np.int64), np.asarray(count, dtype=np.int64)
 
 
 def _heads_per_doc(f: Features) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -715,6 +756,14 @@ def _cut(
                 gone |= wide & apply_l[tdoc]
                 wide_cut |= wide & apply_l[tdoc]
                 share = np.where(apply_l, share_l, share)
+        listed = _listed(f, gone, apply & mine)  # a list under a heading the cut took
+        if listed.any():
+            share_x, apply_x = _guarded(
+                gone | listed, apply & mine, tdoc, lengths, weights, max_removed, min_remaining
+            )
+            gone |= listed & apply_x[tdoc]
+            frame |= listed & apply_x[tdoc]
+            share = np.where(apply_x, share_x, share)
         keep &= ~(gone & apply[tdoc])
         slotted |= frame & apply[tdoc]
         removed[apply] = share[apply]
@@ -723,6 +772,45 @@ def _cut(
         out.furniture_s[at[_member(f.sh[at], model.simhash_hashes)]] = True
         at = np.flatnonzero(apply[mdoc])
         out.furniture_m[at[_member(f.mh[at], model.minhash_hashes)]] = True
+    return out
+
+
+#: Characters that mark the items of a list (typographic bullets: never a hyphen or an
+#: asterisk, which also start a man page's options and a text's own lists).
+BULLETS = "•·◦‣▪▫▸▹►▻»›●○■□◆◇・"
+
+
+def _listed(f: Features, gone: np.ndarray, mine: np.ndarray) -> np.ndarray:
+    """(total tokens,) bool: the tokens of the lists under a heading of the host's frame in the
+    documents ``mine``: lines that start with one of :data:`BULLETS`, in a paragraph whose
+    first line the model cuts whole (``gone``) and whose other lines are all such items
+    ("Related articles" over "• …" lines that change from page to page: a slot whose head
+    is on a line of its own)."""
+    out = np.zeros(len(gone), dtype=bool)
+    starts = np.cumsum(f.lengths) - f.lengths
+    for d in np.flatnonzero(mine).tolist():
+        text = f.texts[d]
+        if not any(b in text for b in BULLETS):
+            continue
+        a, b = int(starts[d]), int(starts[d] + f.lengths[d])
+        line = f.line_no[a:b]
+        rows = text.split("\n")
+        total = np.bincount(line, minlength=len(rows))
+        whole = total == np.bincount(line, weights=gone[a:b], minlength=len(rows))
+        listed = np.zeros(len(rows), dtype=bool)
+        head = -1  # the current paragraph's first line, while all its others are items
+        for k, row in enumerate(rows):
+            t = row.strip()
+            if not t:
+                head = -1
+            elif head < 0:
+                head = k if total[k] and whole[k] else -2 - k
+            elif head >= 0 and t[0] in BULLETS:
+                listed[k] = True
+            else:
+                head = -2 - k
+        if listed.any():
+            out[a:b] = listed[line]
     return out
 
 
