@@ -191,10 +191,10 @@ def test_a_name_after_a_sentences_first_word_keeps_its_copies(
     sentence_start: str, going_on: str
 ) -> None:
     """A capitalised word that starts a sentence is no name, and the name after it a name of its
-    own; a copy whose punctuation lets the sentence go on reads both as one name. So the name
-    after a sentence's first word has no neighbour-alone entries (the sentence's start, shared
-    by every such name of the text, says nothing of where it stands): the short copy folds,
-    whatever else a word changed; another name there still stays apart."""
+    own; a copy whose punctuation lets the sentence go on reads both as one name. Every word of
+    a name has the whole name's neighbour-alone entries, so the copy adds the first word's
+    entries beside the second's instead of putting another name in its place: the short copy
+    folds, whatever else a word changed; another name there still stays apart."""
     text = (
         "Our team met the mayor {gap} the plan works in practice and will start in the old "
         "town soon."
@@ -259,14 +259,14 @@ def test_the_title_and_frame_lines_give_no_names() -> None:
     next line; nor does a line the frame holds (blank in the content text), so a copy under
     another site's frame still folds."""
     body = "The council met with John Smith at noon."
-    # John: both neighbours ("with … at"), each alone; Smith: both ("john … at")
-    assert name_entries([f"Council meets Peter Jones\n{body}"], None, [0], [0])[0].size == 4
+    # John and Smith: each the whole name's neighbours ("with … at") both and each alone
+    assert name_entries([f"Council meets Peter Jones\n{body}"], None, [0], [0])[0].size == 6
     goes_on = f"The council met Peter Jones\nand t{body[1:]}"
-    assert name_entries([goes_on], None, [0], [0])[0].size == 2 + 1 + 4  # a line's end
+    assert name_entries([goes_on], None, [0], [0])[0].size == 2 + 2 + 6  # a line's end
     framed = f"Council meets Peter Jones\n{body}\nMore from Daily News here."
     content = [fold(framed).rsplit("\n", 1)[0] + "\n"]
-    assert name_entries([framed], None, [0], [0])[0].size == 8
-    assert name_entries([framed], content, [0], [0])[0].size == 4
+    assert name_entries([framed], None, [0], [0])[0].size == 12
+    assert name_entries([framed], content, [0], [0])[0].size == 6
 
 
 @pytest.mark.parametrize(

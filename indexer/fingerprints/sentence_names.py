@@ -40,16 +40,16 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   that starts the sentence, the sentence's start: ``John Smith said`` gives ``Smith`` the
   context ``… said``, so a whole name replaced there conflicts); and, in the documents
   given as ``sides`` (the number sketch's shortest, under 50 words), the word before alone and
-  the word after alone, but not for a name after a sentence's capitalised first word (the
-  sentence's start, shared by all such names of a text, places none of them, and a copy whose
-  punctuation lets the sentence go on, ``yesterday, and Mary Jones said``, reads the two words
-  as one name of another first word). Every word of a name of several words has the whole
-  name's context (``met John Smith in`` gives ``Smith`` the context ``met … in`` too: no word
+  the word after alone. Every word of a name of several words has the whole name's contexts,
+  of every kind (``met John Smith in`` gives ``Smith`` the context ``met … in`` too: no word
   of a name is another's context, so one word of it replaced is the only difference among the
   contexts, instead of also making its neighbours' contexts other ones, which could share its
-  cells and hide it). A name's next word has only the first kind (the first word's entries see
-  a whole name replaced), and so does the text's last word when nothing follows it (a copy cut at a
-  character count ends in half a word: ``Springf``).
+  cells and hide it; and a copy whose punctuation lets a sentence go on, ``yesterday, and Mary
+  Jones said`` for ``yesterday. Mary Jones said``, where ``Mary`` starts the sentence and is
+  no name, adds ``Mary``'s entries beside ``Jones``'s, whose contexts' sums then differ,
+  instead of putting another name in ``Jones``'s place). The text's last word when nothing
+  follows it has only the first kind (a copy cut at a character count ends in half a word:
+  ``Springf``).
   One word of context is common ("manage", "by"): in longer documents a cut and a correction
   elsewhere could leave one such context as often in both, with names of other initials;
 * lines that give no names: the first line when the text has more than one and the next does not
