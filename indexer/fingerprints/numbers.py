@@ -83,8 +83,9 @@ frame's numbers, a cut) is not seen — the more one-sided numbers, the likelier
 docs/fingerprints.md, "Numbers"); nor one changed together with both its contexts; nor a
 number written as a word outside :data:`_NUMBER_WORDS` (an ordinal, a compound such as
 ``twenty-two`` against ``22``, a language not listed). A frame that both documents share,
-with another number in it (one template's page counter on two copies), conflicts. Order of
-the documents never matters. A document without numbers has an all-zero sketch.
+with another number in it (one template's page counter on two copies), conflicts, unless a
+host model reads the line as the frame's (a counter under the footer: ``indexer.boilerplate``).
+Order of the documents never matters. A document without numbers has an all-zero sketch.
 
 A batch's bytes are sketched by a compiled kernel (:mod:`indexer.fingerprints.numbers_kernel`,
 numba); the numpy path here (:func:`_sketches_of_buf_numpy`) is the readable reference it is
