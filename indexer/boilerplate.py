@@ -254,6 +254,12 @@ class PageSets(NamedTuple):
         return PageSets(*(np.concatenate([p[i] for p in parts]) for i in range(4)))
 
 
+#: Characters that mark the items of a list (typographic bullets: never a hyphen or an
+#: asterisk, which also start a man page's options and a text's own lists).
+BULLETS = "•·◦‣▪▫▸▹►▻»›●○■□◆◇・"
+_BULLET = re.compile(f"[{BULLETS}]")
+
+
 def line_heads(
     f: Features, longer_than: float = 0, longest: float = SLOT_MAX_WORDS
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -294,7 +300,7 @@ def _list_headings(f: Features) -> tuple[np.ndarray, np.ndarray]:
     count: list[int] = []
     starts = np.cumsum(f.lengths) - f.lengths
     for d, text in enumerate(f.texts):
-        if not any(b in text for b in BULLETS):
+        if not _BULLET.search(text):
             continue
         rows = [row.strip() for row in text.split("\n")]
         found = [
@@ -775,11 +781,6 @@ def _cut(
     return out
 
 
-#: Characters that mark the items of a list (typographic bullets: never a hyphen or an
-#: asterisk, which also start a man page's options and a text's own lists).
-BULLETS = "•·◦‣▪▫▸▹►▻»›●○■□◆◇・"
-
-
 def _listed(f: Features, gone: np.ndarray, mine: np.ndarray) -> np.ndarray:
     """(total tokens,) bool: the tokens of the lists under a heading of the host's frame in the
     documents ``mine``: lines that start with one of :data:`BULLETS`, in a paragraph whose
@@ -790,7 +791,7 @@ def _listed(f: Features, gone: np.ndarray, mine: np.ndarray) -> np.ndarray:
     starts = np.cumsum(f.lengths) - f.lengths
     for d in np.flatnonzero(mine).tolist():
         text = f.texts[d]
-        if not any(b in text for b in BULLETS):
+        if not _BULLET.search(text):
             continue
         a, b = int(starts[d]), int(starts[d] + f.lengths[d])
         line = f.line_no[a:b]
