@@ -4,10 +4,12 @@ A host's *model* is two sorted sets of shingle hashes, one per hash family (the 
 features and the MinHash features, see ``indexer.fingerprints.features``), that occur on
 more than ``min_share`` of the host's pages, and a set of *slot heads*: the first two tokens
 of lines that start alike on many pages and go on differently ("Related pages: ...", a
-byline; :func:`line_heads`). A token of a page is furniture when a shingle of the model
-(SimHash family) covers it or its line starts with a slot head (so does a line longer than
-any slot's, ``SLOT_MAX_WORDS``, whose head is on most of the host's pages: a "related pages"
-line listing a title of hundreds of words); the page's own content is what is left (its
+byline; :func:`line_heads`; a list's heading of one or two tokens, "Related articles" over
+"• …" lines, is a head of its own). A token of a page is furniture when a shingle of the
+model (SimHash family) covers it or its line starts with a slot head (so does a line longer
+than any slot's, ``SLOT_MAX_WORDS``, whose head is on most of the host's pages: a "related
+pages" line listing a title of hundreds of words; and so do the bulleted lines of a paragraph
+whose first line is cut whole); the page's own content is what is left (its
 token count: content in words, so a short text inside a long template is a short document).
 A page with at least ``features.NO_WORDS`` words of its own is fingerprinted
 from its own shingles: those of the full text that are not the model's (no shingle joins the
@@ -21,7 +23,9 @@ after it, is kept there (a phrase a host's pages share inside their own sentence
 copy on another host keeps). The number sketch reads the page's lines less those mostly cut
 whose numbers are all cut too (a listing's line in the host's wording around its own price,
 "価格21440円（税込）、送料無料。", keeps the price: its digits are on no other pages) or that
-hold a year or a time of day (a page's "edited on" date in the host's footer).
+hold a year or a time of day (a page's "edited on" date in the host's footer), and less a
+counter under the footer ("Page 27": a number among at most three words after the page's own
+text, a line of the frame between them).
 The exact key stays that of the full text.
 
 The literal rule removes content too (a host of license texts, where the shared text IS the
@@ -293,9 +297,9 @@ _LIST_SALT = np.uint64(0x6C697374)  # b"list"
 
 
 def _list_headings(f: Features) -> tuple[np.ndarray, np.ndarray]:
-    """The first token and the token count of each line of fewer than ``SLOT_MIN_TOKENS``
-    tokens, none a digit's, that heads a list: the next line of its paragraph starts with one
-    of :data:`BULLETS` (it does not)."""
+    """The first token and the token count of each paragraph's first line of fewer than
+    ``SLOT_MIN_TOKENS`` tokens, none a digit's, that heads a list: the paragraph's next line
+    starts with one of :data:`BULLETS` (it does not)."""
     at: list[int] = []
     count: list[int] = []
     starts = np.cumsum(f.lengths) - f.lengths
@@ -307,6 +311,7 @@ def _list_headings(f: Features) -> tuple[np.ndarray, np.ndarray]:
             k
             for k in range(len(rows) - 1)
             if rows[k]
+            and (k == 0 or not rows[k - 1])  # a paragraph's first line
             and rows[k][0] not in BULLETS
             and rows[k + 1][:1]
             and rows[k + 1][0] in BULLETS
@@ -799,17 +804,17 @@ def _listed(f: Features, gone: np.ndarray, mine: np.ndarray) -> np.ndarray:
         total = np.bincount(line, minlength=len(rows))
         whole = total == np.bincount(line, weights=gone[a:b], minlength=len(rows))
         listed = np.zeros(len(rows), dtype=bool)
-        head = -1  # the current paragraph's first line, while all its others are items
-        for k, row in enumerate(rows):
+        head = -1  # the paragraph's first line while its others are items; -1 a paragraph
+        for k, row in enumerate(rows):  # starts, -2 one that is no list under a cut heading
             t = row.strip()
             if not t:
                 head = -1
-            elif head < 0:
-                head = k if total[k] and whole[k] else -2 - k
+            elif head == -1:
+                head = k if total[k] and whole[k] else -2
             elif head >= 0 and t[0] in BULLETS:
                 listed[k] = True
             else:
-                head = -2 - k
+                head = -2
         if listed.any():
             out[a:b] = listed[line]
     return out
