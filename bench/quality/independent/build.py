@@ -119,6 +119,19 @@ def lang_ok(text: str, lang: str) -> bool:
     )
 
 
+def man_paragraphs(page: dict[str, Any]) -> list[str]:
+    """A rendered man page's paragraphs after its NAME section, each section's heading first,
+    sections of translators' and licence boilerplate left out."""
+    paras: list[str] = []
+    for head, ps in page["sections"][1:]:
+        if head and S.BOILER_HEAD.search(head):
+            continue
+        if head:
+            paras.append(head)
+        paras += ps
+    return paras
+
+
 def clip_units(paras: list[str], maxu: float) -> list[str]:
     """The leading paragraphs that fit in ``maxu`` word equivalents (at least one)."""
     out: list[str] = []
@@ -384,14 +397,7 @@ class Gen:
         mans = []
         for m in man_parsed:
             cmd = S.man_command(m["name_line"])
-            paras = []
-            for head, ps in m["sections"][1:]:
-                if head and S.BOILER_HEAD.search(head):
-                    continue
-                if head:
-                    paras.append(head)
-                paras += ps
-            paras = clip_units(paras, LONG_MAX)
+            paras = clip_units(man_paragraphs(m), LONG_MAX)
             sec = man_section(m["path"])
             mans.append(
                 {
@@ -1084,14 +1090,7 @@ class Gen:
                 if os.path.exists(p):
                     r = S.render_man([p])[p]
                     if r:
-                        paras = []
-                        for head, ps in r["sections"][1:]:
-                            if head and S.BOILER_HEAD.search(head):
-                                continue
-                            if head:
-                                paras.append(head)
-                            paras += ps
-                        paras = paras[: len(b["paras"])]
+                        paras = man_paragraphs(r)[: len(b["paras"])]
                         if (
                             0.8
                             <= S.units("\n".join(paras)) / S.units("\n".join(b["paras"]))
