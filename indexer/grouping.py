@@ -54,10 +54,10 @@ from indexer.fingerprints.features import NO_WORDS, word_share
 from indexer.fingerprints.minhash import similarity
 from indexer.fingerprints.names import (
     LAST_BIT,
+    NAME_BIT,
     PARTS,
     PER_PART,
     SOURCE_BIT,
-    SUBJECT_WORDS,
     WORD_MASK,
 )
 from indexer.fingerprints.numbers import NAMES_AT, SKETCH_CELLS, WRITING_CELL, agree
@@ -1088,7 +1088,7 @@ def _first_verified(
 #: The number sketch's layout as the compiled pass reads it (``grouping_kernel``).
 _CELLS = np.array(
     [
-        *(SKETCH_CELLS, NAMES_AT, WRITING_CELL, PARTS, PER_PART, SUBJECT_WORDS),
+        *(SKETCH_CELLS, NAMES_AT, WRITING_CELL, PARTS, PER_PART, NAME_BIT),
         *(SOURCE_BIT, WORD_MASK, LAST_BIT),
     ],
     dtype=np.int64,

@@ -73,7 +73,7 @@ def _agree(  # pragma: no cover - compiled
     writing: int,
     parts: int,
     per_part: int,
-    name_words: int,
+    name_bit: int,
     source_bit: int,
     word_mask: int,
     last_bit: int,
@@ -126,10 +126,12 @@ def _agree(  # pragma: no cover - compiled
                     lasts += 1
         if nx > 0 and ny > 0:
             half = 2 * shared <= min(nx, ny)  # at most half of the smaller one's words shared
+            fa = (na[i, lo] & name_bit) != 0  # the subjects are names
+            fb = (nb[j, lo] & name_bit) != 0
             if p == 0 and (
                 shared == 0
-                or (max(nx, ny) <= name_words and (half or not firsts))
-                or (min(nx, ny) <= name_words and not firsts and shared <= 1)
+                or (fa and fb and (half or not firsts))
+                or ((fa or fb) and not firsts and shared <= 1)
             ):  # subjects (the last: a name against a longer subject)
                 return False
             if p == 1 and (
@@ -242,12 +244,12 @@ def first_verified(  # pragma: no cover - compiled
     with fewer than ``vouched_below`` tokens must agree with the first ``vouchers`` of those
     members (:func:`_agree`); ``similarity[e]``: of two sketches with ``e`` equal values.
     ``cells``: the number sketch's cells (those whose XOR must not be in 1..255), the first
-    name cell, the writing cell, the name parts, cells per part, the most words of a subject
-    that is a name, the bit marking a credit's source word, the mask of a cell's word hash and
-    the bit marking a credit's name's last word.
+    name cell, the writing cell, the name parts, cells per part, the bit marking a subject that
+    is a name (on its first cell), the bit marking a credit's source word, the mask of a cell's
+    word hash and the bit marking a credit's name's last word.
     """
     sketch_cells, names_at, writing = cells[0], cells[1], cells[2]
-    parts, per_part, name_words = cells[3], cells[4], cells[5]
+    parts, per_part, name_bit = cells[3], cells[4], cells[5]
     source_bit, word_mask, last_bit = cells[6], cells[7], cells[8]
     isrep = np.empty(len(sb), np.bool_)
     for j in range(len(sb)):
@@ -291,7 +293,7 @@ def first_verified(  # pragma: no cover - compiled
                         writing,
                         parts,
                         per_part,
-                        name_words,
+                        name_bit,
                         source_bit,
                         word_mask,
                         last_bit,
@@ -325,7 +327,7 @@ def first_verified(  # pragma: no cover - compiled
                         writing,
                         parts,
                         per_part,
-                        name_words,
+                        name_bit,
                         source_bit,
                         word_mask,
                         last_bit,

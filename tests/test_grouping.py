@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from indexer import grouping
 from indexer.fingerprints.bits import popcount64
 from indexer.fingerprints.minhash import similarity
-from indexer.fingerprints.names import LAST_BIT, PER_PART, SOURCE_BIT, SUBJECT_WORDS, WORD_MASK
+from indexer.fingerprints.names import LAST_BIT, NAME_BIT, PER_PART, SOURCE_BIT, WORD_MASK
 from indexer.fingerprints.numbers import CELLS, NAMES_AT, SKETCH_CELLS, WRITING_CELL
 from indexer.grouping import (
     VOUCHED_BELOW,
@@ -290,7 +290,7 @@ def _agree_literally(a: Prints, i: int, b: Prints, r: int) -> bool:
         for x, y in zip(a.numbers[i, :SKETCH_CELLS], b.numbers[r, :SKETCH_CELLS], strict=True)
     )
 
-    # the names: the subject not disjoint, nor two names (subjects of at most SUBJECT_WORDS words)
+    # the names: the subject not disjoint, nor two names (subjects marked NAME_BIT)
     # sharing at most half of the smaller one's words or neither one's first word, nor two
     # such attributions (their words
     # whether a name's or a source's, their names' or their sources'), nor the mentions disjoint
@@ -302,7 +302,9 @@ def _agree_literally(a: Prints, i: int, b: Prints, r: int) -> bool:
         xs = {int(v) for v in a.numbers[i, cols] if v}
         ys = {int(v) for v in b.numbers[r, cols] if v}
         x, y = {v & WORD_MASK for v in xs}, {v & WORD_MASK for v in ys}
-        names = max(len(x), len(y)) <= SUBJECT_WORDS
+        # a subject that is a name: marked on its first cell (at most SUBJECT_WORDS words)
+        nx, ny = (bool(int(z.numbers[k, cols][0]) & NAME_BIT) for z, k in ((a, i), (b, r)))
+        names = nx and ny
         if part == 0 and x and y and (not x & y or (apart(x, y) and names)):
             agree = False
         # two names, neither one's first word (its first cell) among the other's words
@@ -310,7 +312,7 @@ def _agree_literally(a: Prints, i: int, b: Prints, r: int) -> bool:
         if part == 0 and x and y and names and fx not in y and fy not in x:
             agree = False
         # a name against a longer subject: neither first word in the other, one word shared
-        small = min(len(x), len(y)) <= SUBJECT_WORDS
+        small = nx or ny
         if part == 0 and x and y and small and fx not in y and fy not in x and len(x & y) <= 1:
             agree = False
         if part == 1 and any(

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer import grouping
-from indexer.fingerprints.names import LAST_BIT, SOURCE_BIT
+from indexer.fingerprints.names import LAST_BIT, NAME_BIT, SOURCE_BIT, SUBJECT_WORDS
 from indexer.grouping import Grouping, Prints, Thresholds, assign, group
 from tests.test_grouping import (
     HITS,
@@ -272,6 +272,8 @@ def test_subjects_conflict_alike_in_both_passes(
     at = grouping.NAMES_AT + part * grouping.PER_PART
     for row, words in zip(numbers, subjects, strict=True):
         row[at : at + len(words)] = words
+        if part == 0 and len(words) <= SUBJECT_WORDS:  # a name: marked on its first cell
+            row[at] |= NAME_BIT
     p = Prints(
         np.repeat(one.simhash, n),
         np.repeat(one.minhash, n, axis=0),

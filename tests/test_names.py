@@ -122,6 +122,43 @@ def test_product_names_that_share_a_word_stay_apart(template: str, name: str, ot
     assert folds_with_first(texts, names=False) == [True, True]
 
 
+@pytest.mark.parametrize(
+    ("title", "text", "brand", "other"),
+    [
+        (
+            "{} P9 smartphone",
+            "{} smartphone 128 GB (midnight blue): now 999 USD. Delivery in 2 days. Pay in "
+            "monthly installments. Limited stock available.",
+            "Aurex",
+            "Orbix",
+        ),
+        (
+            "{} T15 固态硬盘",
+            "{} T15 固态硬盘，1024GB，石墨灰，售价 1043 元，4 天内包邮送达。认证卖家，好评如潮。",
+            "Halden",
+            "Lumio",
+        ),
+    ],
+    ids=["en", "zh"],
+)
+def test_a_listing_whose_title_holds_a_model_code(
+    title: str, text: str, brand: str, other: str
+) -> None:
+    """A model code or a quantity in the title ("P9", "T15") is the number sketch's: the title's
+    other words name what the text's first line names, so the same listing of another brand
+    stays apart (it folds without the name cells), and copies under a headline or with the
+    site's name after the title fold. A Chinese title's characters count half a word each:
+    "Halden T15 固态硬盘" is a name of three words, whose first word changed."""
+    texts = [
+        f"{title.format(brand)}\n{text.format(brand)}",
+        f"Explained: {title.format(brand)}\n{text.format(brand)}",
+        f"{title.format(brand)} | Gadget Shop\n{text.format(brand)}",
+        f"{title.format(other)}\n{text.format(other)}",
+    ]
+    assert folds_with_first(texts) == [True, True, False]
+    assert folds_with_first(texts, names=False) == [True, True, True]
+
+
 def test_a_name_with_a_word_added_before_it_is_the_same_name() -> None:
     """A copy whose name gains a first word ("GNOME Sound Recorder" for "Sound Recorder") holds
     the original's first word: the same name, and the copy folds."""

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.fingerprints import fingerprint_arrays
-from indexer.fingerprints.numbers import NUMBER_CELLS, number_sketches
+from indexer.fingerprints.numbers import NUMBER_CELLS, TITLE_AT, number_sketches
 from indexer.fingerprints.sentence_names import (
     _GOING_ON_CHARS,
     _WORD,
@@ -75,6 +75,57 @@ def test_another_name_in_a_sentence_stays_apart(
         )
         == [True, True, True, True, True]
     )
+
+
+ZH_TERMS = (
+    "{title}\n在类 {system} 的工作环境中，文本处理是通过使用管道组成的标准文本处理工具链完成的。"
+    "许多人使用 {editor} 作为其源代码编辑器，这是另一个重要的创新。"
+)
+JA_TERMS = (
+    "{title}\n最近は {system} サイトを訪問するとパッケージの検索を簡単にできるようになって"
+    "いますが、より伝統的な方法として {editor} を使う人も多く、その設定を見てみます。"
+)
+
+
+@pytest.mark.parametrize(
+    ("template", "title"),
+    [(ZH_TERMS, "文本处理"), (JA_TERMS, "パッケージの検索")],
+    ids=["zh", "ja"],
+)
+def test_a_term_in_another_script_inside_dense_text_is_a_name(template: str, title: str) -> None:
+    """In Chinese or Japanese text, a word of a script with case between its characters
+    ("Debian", "systemd", "Vim") names a system, a program, a product, whatever its case:
+    another one is another document (it folds without the name cells). Copies with spacing
+    or full-width letters, a character changed elsewhere, or a new headline fold."""
+    text = template.format(title=title, system="Unix", editor="Emacs")
+    assert folds_with_first(
+        [
+            text,
+            template.format(title=title, system="Plan", editor="Emacs"),
+            template.format(title=title, system="Unix", editor="vim"),
+        ]
+    ) == [False, False]
+    a = fingerprint_arrays(
+        [
+            text,
+            template.format(title=title, system="Plan", editor="Emacs"),
+            template.format(title=title, system="Unix", editor="vim"),
+        ]
+    )
+    entries = a.numbers[:, NUMBER_CELLS:TITLE_AT]
+    assert (entries[0] != entries[1]).any() and (entries[0] != entries[2]).any()
+    rest = np.delete(a.numbers, np.s_[NUMBER_CELLS:TITLE_AT], axis=1)
+    assert (rest[0] == rest[1]).all() and (rest[0] == rest[2]).all()  # nothing else tells them
+    full_width = "".join(chr(ord(c) + 0xFEE0) if c.isascii() and c.isalpha() else c for c in "Unix")
+    assert folds_with_first(
+        [
+            text,
+            text.replace(" Unix ", "Unix").replace(" Emacs ", "Emacs"),  # no spaces around
+            text.replace("Unix", full_width),  # full-width letters
+            text.replace("的", "之", 1),  # a character changed elsewhere
+            f"新闻速递：{text}",  # a new headline
+        ]
+    ) == [True, True, True, True]
 
 
 def test_every_word_of_a_name_has_the_whole_names_context() -> None:
@@ -228,7 +279,8 @@ def test_german_nouns_are_not_names() -> None:
         ("使用 Linux 系统", []),  # after another script: a start
         ("Home News Sports Weather", []),  # a menu: all capitalised
         ("\t-- George Bernard Shaw", ["bernard", "shaw"]),  # a credit: names, all of them
-        ("see the iPhone and the iPad: Apple makes them", []),  # after a colon: a start
+        ("see the iPhone and the iPad: Apple makes them", ["iphone", "ipad"]),  # a capital inside
+        ("Apple makes them: see the iPhone", ["iphone"]),  # after a colon: a start
     ],
 )
 def test_names_are_found_inside_sentences_only(line: str, names: list[str]) -> None:

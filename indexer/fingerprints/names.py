@@ -10,7 +10,9 @@ reader sees another document. Three places in a short text say what it is, in ev
   (``|``, ``:``, `` - ``, ``【】`` ...), whose words start another line ("Apostrophe" of
   "Apostrophe | Shop" starts "Apostrophe 6.0 - a puzzle game") with nothing but spaces and
   punctuation before them (a line that starts with a year or a symbol, ``© 2026 Site``, is a
-  footer naming the site after the title's separator, not the text's subject);
+  footer naming the site after the title's separator, not the text's subject), or else whose
+  words but its model codes and quantities (``P9``, ``T15``, ``1024GB``: the number sketch's)
+  start one with its own left out: "Aurex P9 smartphone" over "Aurex smartphone 128 GB …";
   a line equal to the first (a heading repeating the title) does not count. A headline's
   additions ("Explained:") or a site's name after the title are parts of their own that no
   line starts with, and a new headline that the text does not repeat gives no subject;
@@ -55,8 +57,10 @@ content.
 smaller one's words are in the other (a word counted alike as a name's or a source's), or both
 have names, or both sources, that share at most half so, or both have surnames and neither is
 among the other's words; or both have a subject and the two share no word, or, when both are
-names (at most :data:`SUBJECT_WORDS` words: "Dconf Editor", "Color Scheme Editor"), at most half
-of the smaller one's, or neither one's first word is among the other's ("Anthy for Fcitx 5",
+names (at most :data:`SUBJECT_WORDS` distinct words, a dense-script character counting
+half: "Dconf Editor", "Color Scheme Editor", "Halden T15 固态硬盘"; marked by
+:data:`NAME_BIT`), at most half of the smaller one's, or neither one's first word is among
+the other's ("Anthy for Fcitx 5",
 "Keyman support for Fcitx 5": more than half shared, "for" among them). A longer subject is a
 headline or a description, which copies cut and reword, and of a title with two parts that
 lines start with, a cut copy may take the other
@@ -97,6 +101,7 @@ __all__ = [
     "MAX_ATTRIBUTION",
     "MAX_PLAIN_ATTRIBUTION",
     "NAMED_BELOW",
+    "NAME_BIT",
     "NAME_CELLS",
     "NAME_WORDS",
     "PARTS",
@@ -140,6 +145,9 @@ WORD_MASK = 0x3FFFFF
 SOURCE_BIT = 0x800000
 #: Set on the cell of an attribution's name's last word (a surname, most often).
 LAST_BIT = 0x400000
+#: Set on a subject's first cell when the subject is a name: at most :data:`SUBJECT_WORDS`
+#: distinct words, a character of a script written without spaces counting half a word.
+NAME_BIT = SOURCE_BIT
 
 _DENSE = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -148,6 +156,9 @@ _DENSE = (
 #: (O'Malley, d'Arcy: one word, not a particle that every such name shares).
 _WORD = re.compile(rf"[{_DENSE}]|[^\W\d_{_DENSE}]+(?:['’][^\W\d_{_DENSE}]+)*")
 _DENSE_CHAR = re.compile(f"[{_DENSE}]")
+_DIGIT = re.compile(r"\d")
+#: A run of letters (of scripts with spaces) and digits that holds a digit.
+_CODE = re.compile(rf"[^\W{_DENSE}]*\d[^\W{_DENSE}]*")
 _TITLE_SEPARATORS = re.compile(r"\s-{1,2}\s|\s[\u2012-\u2015]\s|[|｜:：·•【】\[\]「」]")
 _REMARK = re.compile(r"\([^()]*\)|（[^（）]*）|\[[^\[\]]*\]")
 #: A line's start that makes it an attribution (also read by :mod:`.sentence_names`).
@@ -188,9 +199,21 @@ def _words(line: str) -> list[str]:
     return _WORD.findall(line.lower())
 
 
+def _uncoded(line: str) -> str:
+    """``line`` without its model codes and quantities (runs of letters and digits holding a
+    digit: ``P9``, ``T15``, ``1024GB``), which the number sketch compares."""
+    return _CODE.sub(" ", line) if _DIGIT.search(line) else line
+
+
 def _first_words(line: str, n: int) -> list[str]:
     """``_words(line)[:n]``, without finding the words after them."""
     return [m.group() for m in islice(_WORD.finditer(line.lower()), n)]
+
+
+def _weight(words: Sequence[str]) -> float:
+    """How many words ``words`` make as a document's word count counts them: a character of a
+    script written without spaces half a word."""
+    return sum(0.5 if _DENSE_CHAR.fullmatch(w) else 1.0 for w in words)
 
 
 def _hash(word: str) -> int:
@@ -224,12 +247,16 @@ def _credit_cells(name: Sequence[str], source: Sequence[str], surname: bool) -> 
 
 def _subject(lines: list[str], title: str) -> list[str]:
     """The longest part of the title (split at its separators: ``|``, ``:``, `` - ``, ``【】``
-    ...) whose words start one of ``lines`` (other than a line equal to the title)."""
+    ...) whose words start one of ``lines`` (other than a line equal to the title), or else
+    whose words but its model codes and quantities (:func:`_uncoded`) start one with its
+    codes left out: the title's "Aurex P9 smartphone" names what "Aurex smartphone 128 GB"
+    names, whereas a name holding a digit ("Smb4K") is read as written where lines repeat it."""
     head = title.strip()
     others = [line for line in lines if line and line.strip() != head]
     if not others:
         return []
-    parts = _title_parts(title, _MAX_TITLE)
+    pieces = _title_pieces(title)
+    parts = [w for w in map(_words, pieces) if 0 < len(w) <= _MAX_TITLE]
     if not parts:
         return []
     most = max(map(len, parts))  # only the lines' first words are compared
@@ -239,14 +266,27 @@ def _subject(lines: list[str], title: str) -> list[str]:
         n = len(words)
         if len(best) < n and any(line[:n] == words for line in starts):
             best = words
+    if best or not _DIGIT.search(title):
+        return best
+    uncoded = [w for w in map(_words, map(_uncoded, pieces)) if 0 < len(w) <= _MAX_TITLE]
+    starts = [_first_words(_uncoded(line), most) for line in others if _starts_with_words(line)]
+    for words in uncoded:
+        n = len(words)
+        if len(best) < n and any(line[:n] == words for line in starts):
+            best = words
     return best
 
 
+def _title_pieces(title: str) -> list[str]:
+    """The parts of the title, split at its separators (``|``, ``:``, `` - ``, ``【】`` ...),
+    bracketed remarks left out."""
+    return _TITLE_SEPARATORS.split(_REMARK.sub(" ", title))
+
+
 def _title_parts(title: str, most: int) -> list[list[str]]:
-    """The words of each part of the title (split at its separators: ``|``, ``:``, `` - ``,
-    ``【】`` ..., bracketed remarks left out) that has at most ``most`` words."""
-    pieces = _TITLE_SEPARATORS.split(_REMARK.sub(" ", title))
-    return [w for w in map(_words, pieces) if 0 < len(w) <= most]
+    """The words of each part of the title (:func:`_title_pieces`) that has at most ``most``
+    words."""
+    return [w for w in map(_words, _title_pieces(title)) if 0 < len(w) <= most]
 
 
 def _mentions(lines: list[str], title: str) -> list[str]:
@@ -343,9 +383,12 @@ def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -
         last = next((line for line in reversed(lines) if line.strip()), first)
         title = titles[i]
         credit = _credit_cells(*_attribution(lines, last))
-        parts = (_hashes(_subject(lines, title)), credit, _hashes(_mentions(lines, title)))
+        subject = _subject(lines, title)
+        parts = (_hashes(subject), credit, _hashes(_mentions(lines, title)))
         for part, hs in enumerate(parts):
             out[i, part * PER_PART : part * PER_PART + len(hs)] = hs
+        if subject and _weight(list(dict.fromkeys(subject))) <= SUBJECT_WORDS:
+            out[i, 0] |= NAME_BIT
     return out
 
 
@@ -362,10 +405,11 @@ def names_agree(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     shared = equal.sum(axis=(2, 3))
     both = (nx > 0) & (ny > 0)
     half = 2 * shared <= np.minimum(nx, ny)  # at most half of the smaller one's words shared
-    named = np.maximum(nx[:, 0], ny[:, 0]) <= SUBJECT_WORDS  # two subjects that are names
+    fx, fy = (x[:, 0, 0] & NAME_BIT) > 0, (y[:, 0, 0] & NAME_BIT) > 0
+    named = fx & fy  # two subjects that are names
     firsts = (equal[:, 0, 0, :] | equal[:, 0, :, 0]).any(axis=1)  # a first word in the other
     # a name against a longer subject: other first words and one word shared at most
-    renamed = (np.minimum(nx[:, 0], ny[:, 0]) <= SUBJECT_WORDS) & ~firsts & (shared[:, 0] <= 1)
+    renamed = (fx | fy) & ~firsts & (shared[:, 0] <= 1)
     subject = both[:, 0] & ((shared[:, 0] == 0) | (named & (half[:, 0] | ~firsts)) | renamed)
     attribution = both[:, 1] & half[:, 1]
     mentions = both[:, 2] & (shared[:, 2] == 0)

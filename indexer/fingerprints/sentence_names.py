@@ -15,8 +15,9 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
 
 * a *word* is a run of letters of a script with case (Latin, Greek, Cyrillic, Armenian),
   with inner apostrophes and hyphens (``O'Brien``, ``Jean-Luc``); other characters (a Han
-  character, a digit) are no words; a word is *capitalised* when its first letter is upper
-  case and it has two letters or more (``I`` and initials are not names);
+  character, a digit) are no words; a word is *capitalised* when it has two letters or more
+  and an upper case one, first or inside (``London``, ``iOS``; ``I`` and initials are not
+  names);
 * a *name* is a capitalised word that does not start a sentence: it follows a word on its
   line with nothing between them but spaces, commas, quotes or brackets (a sentence starts
   at the line's start, after ``. ! ? … : ;``, a dash, a bullet or a character of another
@@ -52,6 +53,11 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   ``Springf``).
   One word of context is common ("manage", "by"): in longer documents a cut and a correction
   elsewhere could leave one such context as often in both, with names of other initials;
+* a *term* in a text of a script without spaces (Chinese, Japanese): a run of words of a script
+  with case with a character of that script beside it ("最近は Debian サイトの", "使用 vim 和"),
+  each word a name whatever its case (a system, a program, a product there), its context the
+  :data:`TERM_CONTEXT` characters before the run and after it, spaces left out (spacing and
+  full-width forms are a copy's);
 * lines that give no names: the first line when the text has more than one and the next does not
   go on with a lower-case letter on the line right after it (a title or a site's header: the
   name cells' subject, and a new headline is a copy; a text wrapped at a width goes on; the
@@ -76,8 +82,8 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
 
 Not seen: a name of one word at a sentence's start ("John said …" → "Peter said …") or on a
 text's first line, a name replaced by one of the same initial and consonants ("Jon" → "Jan"), a
-name changed together with both its neighbours, names in scripts without case (Chinese,
-Japanese), German texts.
+name changed together with both its neighbours, names written in scripts without case
+(Chinese, Japanese: only terms in a script with case are read there), German texts.
 Costs: a typo that adds or drops a consonant ("Jon" → "John") is another name; a copy that
 puts a name at its line's end (a full stop dropped) no longer compares it there; a name in a
 text's last paragraph of one line is not seen, nor on a short last line
@@ -97,6 +103,7 @@ from hashlib import blake2b
 import numpy as np
 
 from indexer.fingerprints.names import CREDIT_DASH, NAMED_BELOW
+from indexer.text import DENSE_RANGES
 
 __all__ = ["KINDS", "NAMED_BELOW", "name_entries"]
 
@@ -195,7 +202,8 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
         parts = _WORDS_AND_GAPS.split(line)
     words = parts[1::2]  # gap 0, word 0, gap 1, word 1, ..., the gap after the last word
     n = len(words)
-    caps = [i for i, w in enumerate(words) if w[0].isupper() and len(w) > 1]  # in order
+    # capitalised, or with a capital inside (iOS, eBay, macOS)
+    caps = [i for i, w in enumerate(words) if len(w) > 1 and not w.islower()]
     k = len(caps)
     credit = CREDIT_DASH.match(line) is not None  # "-- George Bernard Shaw": names, all of them
     if not k or (not credit and (k == n or (4 * k > 3 * n and n > 6))):
@@ -233,6 +241,35 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
             before = words[s - 1].casefold()
         cut = last and i + 1 == n and not parts[-1].strip()  # the text's end: maybe half a word
         out.append((before, words[i].casefold(), after, named(i - 1), cut))
+    return out
+
+
+#: A character of a script written without spaces (:data:`indexer.text.DENSE_RANGES`).
+_DENSE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in DENSE_RANGES) + "]")
+#: A run of words of a script with case, spaces between them (``KDE Crystal``, ``Plan``).
+_RUN = re.compile(f"{_WORD.pattern}(?: +{_WORD.pattern})*")
+#: How many characters on each side of a term make its context in dense text.
+TERM_CONTEXT = 2
+
+
+def _term_names(line: str, last: bool = False) -> list[_Name]:
+    """The terms of a line of text in a script without spaces: runs of words of a script with
+    case (``Debian``, ``KDE Crystal``, ``systemd``) with a character of that script beside
+    them (spaces between left out), each word a name whatever its case, as :func:`_line_names`
+    gives them: its context the :data:`TERM_CONTEXT` characters before the run and after it
+    (spaces left out; nothing after on its line: ``None``). ``last``: the text's last line,
+    whose last word may be half a word."""
+    out: list[_Name] = []
+    for m in _RUN.finditer(line):
+        before = line[: m.start()].replace(" ", "")[-TERM_CONTEXT:]
+        rest = line[m.end() :].replace(" ", "")
+        after: str | None = rest[:TERM_CONTEXT] or None
+        if not (before[-1:] and _DENSE.match(before[-1])) and not (after and _DENSE.match(after)):
+            continue  # not inside dense text
+        cut = last and after is None
+        for word in m.group().split(" "):
+            if len(word) > 1:
+                out.append((before.casefold(), word.casefold(), after, False, cut))
     return out
 
 
@@ -317,8 +354,12 @@ def name_entries(
         # (the headline above the text) neither among them nor counted
         story = [k for k in range(len(body)) if k not in repeats]
         footers = set(story[max(1, len(story) - FRAME_LINES) :])
+        dense = _DENSE.search(text) is not None
         for k, (line, parts) in enumerate(zip(body, split, strict=True)):
-            names = _line_names(line, k == len(body) - 1 and ends, parts)
+            at_end = k == len(body) - 1 and ends
+            names = _line_names(line, at_end, parts)
+            if dense:
+                names += _term_names(line, at_end)
             if names and k in footers:
                 site = _site_names(names, parts[1::2], title)
                 names = [t for t in names if t[1] not in site]
