@@ -138,8 +138,15 @@ def test_product_names_that_share_a_word_stay_apart(template: str, name: str, ot
             "Halden",
             "Lumio",
         ),
+        (
+            "{} S10 電動自転車",
+            "{} S10 電動自転車、80km走行、ブラック、価格 29850 円、2日以内に送料無料でお届け。"
+            "分割払いに対応しています。",
+            "Aurex",
+            "Mirado",
+        ),
     ],
-    ids=["en", "zh"],
+    ids=["en", "zh", "ja"],
 )
 def test_a_listing_whose_title_holds_a_model_code(
     title: str, text: str, brand: str, other: str
@@ -147,8 +154,9 @@ def test_a_listing_whose_title_holds_a_model_code(
     """A model code or a quantity in the title ("P9", "T15") is the number sketch's: the title's
     other words name what the text's first line names, so the same listing of another brand
     stays apart (it folds without the name cells), and copies under a headline or with the
-    site's name after the title fold. A Chinese title's characters count half a word each:
-    "Halden T15 固态硬盘" is a name of three words, whose first word changed."""
+    site's name after the title fold. A Chinese or Japanese title's characters count half a word
+    each and its codes none: "Aurex S10 電動自転車" is a name of 3.5 words, whose first word
+    changed."""
     texts = [
         f"{title.format(brand)}\n{text.format(brand)}",
         f"Explained: {title.format(brand)}\n{text.format(brand)}",

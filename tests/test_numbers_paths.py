@@ -72,6 +72,19 @@ def subject_whole(lines: list[str], title: str) -> list[str]:
         n = len(words)
         if len(best) < n <= names._MAX_TITLE and any(line[:n] == words for line in starts):
             best = words
+    if best:
+        return best
+    # else the parts and the lines without their model codes and quantities
+    uncoded = [
+        names._words(names._uncoded(line))
+        for line in lines
+        if line and line.strip() != head and starts_with_letters(line)
+    ]
+    for part in names._TITLE_SEPARATORS.split(title):
+        words = names._words(names._uncoded(part))
+        n = len(words)
+        if len(best) < n <= names._MAX_TITLE and any(line[:n] == words for line in uncoded):
+            best = words
     return best
 
 
@@ -160,7 +173,7 @@ title = st.lists(
 @given(title, st.lists(st.one_of(title, text), max_size=5))
 def test_subject_from_the_first_words_of_lines(head: str, lines: list[str]) -> None:
     lines = [*lines, head.split(" | ")[0], ""]
-    assert names._subject(lines, head) == subject_whole(lines, head)
+    assert names._subject(lines, head)[0] == subject_whole(lines, head)
 
 
 url_line = st.lists(

@@ -146,7 +146,8 @@ SOURCE_BIT = 0x800000
 #: Set on the cell of an attribution's name's last word (a surname, most often).
 LAST_BIT = 0x400000
 #: Set on a subject's first cell when the subject is a name: at most :data:`SUBJECT_WORDS`
-#: distinct words, a character of a script written without spaces counting half a word.
+#: distinct words, a character of a script written without spaces counting half a word, model
+#: codes and quantities (the number sketch's) none.
 NAME_BIT = SOURCE_BIT
 
 _DENSE = (
@@ -245,36 +246,38 @@ def _credit_cells(name: Sequence[str], source: Sequence[str], surname: bool) -> 
     return cells + [_hash(w) | SOURCE_BIT for w in _distinct(source, PER_PART - len(cells))]
 
 
-def _subject(lines: list[str], title: str) -> list[str]:
-    """The longest part of the title (split at its separators: ``|``, ``:``, `` - ``, ``【】``
-    ...) whose words start one of ``lines`` (other than a line equal to the title), or else
-    whose words but its model codes and quantities (:func:`_uncoded`) start one with its
-    codes left out: the title's "Aurex P9 smartphone" names what "Aurex smartphone 128 GB"
-    names, whereas a name holding a digit ("Smb4K") is read as written where lines repeat it."""
+def _subject(lines: list[str], title: str) -> tuple[list[str], float]:
+    """The words of the longest part of the title (split at its separators: ``|``, ``:``,
+    `` - ``, ``【】`` ...) whose words start one of ``lines`` (other than a line equal to the
+    title), or else whose words but its model codes and quantities (:func:`_uncoded`) start
+    one with its codes left out: the title's "Aurex P9 smartphone" names what "Aurex
+    smartphone 128 GB" names, whereas a name holding a digit ("Smb4K") is read as written
+    where lines repeat it. And the part's length in words, its codes left out (the number
+    sketch's) and a dense-script character counting half (:func:`_weight`)."""
     head = title.strip()
     others = [line for line in lines if line and line.strip() != head]
-    if not others:
-        return []
     pieces = _title_pieces(title)
-    parts = [w for w in map(_words, pieces) if 0 < len(w) <= _MAX_TITLE]
-    if not parts:
-        return []
-    most = max(map(len, parts))  # only the lines' first words are compared
+    parts = [(w, p) for p in pieces if 0 < len(w := _words(p)) <= _MAX_TITLE]
+    if not others or not parts:
+        return [], 0.0
+    most = max(len(w) for w, _ in parts)  # only the lines' first words are compared
     starts = [_first_words(line, most) for line in others if _starts_with_words(line)]
     best: list[str] = []
-    for words in parts:
+    piece = ""
+    for words, p in parts:
         n = len(words)
         if len(best) < n and any(line[:n] == words for line in starts):
-            best = words
-    if best or not _DIGIT.search(title):
-        return best
-    uncoded = [w for w in map(_words, map(_uncoded, pieces)) if 0 < len(w) <= _MAX_TITLE]
-    starts = [_first_words(_uncoded(line), most) for line in others if _starts_with_words(line)]
-    for words in uncoded:
-        n = len(words)
-        if len(best) < n and any(line[:n] == words for line in starts):
-            best = words
-    return best
+            best, piece = words, p
+    if not best and _DIGIT.search(title):
+        uncoded = [(w, p) for p in pieces if 0 < len(w := _words(_uncoded(p))) <= _MAX_TITLE]
+        starts = [
+            _first_words(_uncoded(line), most) for line in others if _starts_with_words(line)
+        ]
+        for words, p in uncoded:
+            n = len(words)
+            if len(best) < n and any(line[:n] == words for line in starts):
+                best, piece = words, p
+    return best, _weight(list(dict.fromkeys(_words(_uncoded(piece)))))
 
 
 def _title_pieces(title: str) -> list[str]:
@@ -383,11 +386,11 @@ def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -
         last = next((line for line in reversed(lines) if line.strip()), first)
         title = titles[i]
         credit = _credit_cells(*_attribution(lines, last))
-        subject = _subject(lines, title)
+        subject, length = _subject(lines, title)
         parts = (_hashes(subject), credit, _hashes(_mentions(lines, title)))
         for part, hs in enumerate(parts):
             out[i, part * PER_PART : part * PER_PART + len(hs)] = hs
-        if subject and _weight(list(dict.fromkeys(subject))) <= SUBJECT_WORDS:
+        if subject and length <= SUBJECT_WORDS:
             out[i, 0] |= NAME_BIT
     return out
 
