@@ -270,9 +270,7 @@ def _subject(lines: list[str], title: str) -> tuple[list[str], float]:
             best, piece = words, p
     if not best and _DIGIT.search(title):
         uncoded = [(w, p) for p in pieces if 0 < len(w := _words(_uncoded(p))) <= _MAX_TITLE]
-        starts = [
-            _first_words(_uncoded(line), most) for line in others if _starts_with_words(line)
-        ]
+        starts = [_first_words(_uncoded(line), most) for line in others if _starts_with_words(line)]
         for words, p in uncoded:
             n = len(words)
             if len(best) < n and any(line[:n] == words for line in starts):
