@@ -57,35 +57,37 @@ def starts_with_letters(line: str) -> bool:
     )
 
 
+def _candidates(words: list[str]) -> list[list[str]]:
+    """A title part's words, and its words after each of its first dense characters (a
+    headline glued before the name) that leave a word or two such characters."""
+    out = [words]
+    k = 0
+    while k < len(words) and names._DENSE_CHAR.fullmatch(words[k]):
+        k += 1
+        rest = words[k:]
+        if sum(0.5 if names._DENSE_CHAR.fullmatch(w) else 1 for w in rest) >= 1:
+            out.append(rest)
+    return out
+
+
 def subject_whole(lines: list[str], title: str) -> list[str]:
     head = title.strip()
-    starts = [
-        names._words(line)
-        for line in lines
-        if line and line.strip() != head and starts_with_letters(line)
-    ]
-    if not starts:
+    own = [line for line in lines if line and line.strip() != head and starts_with_letters(line)]
+    if not own:
         return []
-    best: list[str] = []
-    for part in names._TITLE_SEPARATORS.split(title):
-        words = names._words(part)
-        n = len(words)
-        if len(best) < n <= names._MAX_TITLE and any(line[:n] == words for line in starts):
-            best = words
-    if best:
-        return best
-    # else the parts and the lines without their model codes and quantities
-    uncoded = [
-        names._words(names._uncoded(line))
-        for line in lines
-        if line and line.strip() != head and starts_with_letters(line)
-    ]
-    for part in names._TITLE_SEPARATORS.split(title):
-        words = names._words(names._uncoded(part))
-        n = len(words)
-        if len(best) < n <= names._MAX_TITLE and any(line[:n] == words for line in uncoded):
-            best = words
-    return best
+    for read in (lambda t: t, names._uncoded):  # as written, else without codes and quantities
+        starts = [names._words(read(line)) for line in own]
+        best: list[str] = []
+        for part in names._TITLE_SEPARATORS.split(title):
+            if not 0 < len(names._words(part)) <= names._MAX_TITLE:
+                continue
+            for words in _candidates(names._words(read(part))):
+                n = len(words)
+                if len(best) < n and any(line[:n] == words for line in starts):
+                    best = words
+        if best:
+            return best
+    return []
 
 
 WORDS = [

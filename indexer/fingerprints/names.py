@@ -252,30 +252,48 @@ def _subject(lines: list[str], title: str) -> tuple[list[str], float]:
     title), or else whose words but its model codes and quantities (:func:`_uncoded`) start
     one with its codes left out: the title's "Aurex P9 smartphone" names what "Aurex
     smartphone 128 GB" names, whereas a name holding a digit ("Smb4K") is read as written
-    where lines repeat it. And the part's length in words, its codes left out (the number
-    sketch's) and a dense-script character counting half (:func:`_weight`)."""
+    where lines repeat it. A part that starts in a script without spaces may have a
+    headline's words glued before the name ("一文读懂Brisa S17 平板电脑", where other scripts
+    put a colon): its words after any of its first such characters count as a part too. And
+    the part's length in words, its codes left out (the number sketch's) and a dense-script
+    character counting half (:func:`_weight`)."""
     head = title.strip()
     others = [line for line in lines if line and line.strip() != head]
     pieces = _title_pieces(title)
-    parts = [(w, p) for p in pieces if 0 < len(w := _words(p)) <= _MAX_TITLE]
+    parts = [(w, _words(_uncoded(p))) for p in pieces if 0 < len(w := _words(p)) <= _MAX_TITLE]
     if not others or not parts:
         return [], 0.0
+    parts += [(w[k:], plain[k:]) for w, plain in parts for k in _glued(w)]
     most = max(len(w) for w, _ in parts)  # only the lines' first words are compared
     starts = [_first_words(line, most) for line in others if _starts_with_words(line)]
-    best: list[str] = []
-    piece = ""
-    for words, p in parts:
-        n = len(words)
-        if len(best) < n and any(line[:n] == words for line in starts):
-            best, piece = words, p
-    if not best and _DIGIT.search(title):
-        uncoded = [(w, p) for p in pieces if 0 < len(w := _words(_uncoded(p))) <= _MAX_TITLE]
+    best, plain = _longest(parts, starts)
+    if not best:
         starts = [_first_words(_uncoded(line), most) for line in others if _starts_with_words(line)]
-        for words, p in uncoded:
-            n = len(words)
-            if len(best) < n and any(line[:n] == words for line in starts):
-                best, piece = words, p
-    return best, _weight(list(dict.fromkeys(_words(_uncoded(piece)))))
+        best, plain = _longest([(p, p) for _, p in parts], starts)
+    return best, _weight(list(dict.fromkeys(plain)))
+
+
+def _glued(words: list[str]) -> list[int]:
+    """Where a part of a title may start after a headline's words glued before it in a script
+    without spaces: after each of the part's first dense-script characters, leaving a word or
+    two such characters at least."""
+    lead = 0
+    while lead < len(words) and _DENSE_CHAR.fullmatch(words[lead]):
+        lead += 1
+    return [k for k in range(1, lead + 1) if _weight(words[k:]) >= 1]
+
+
+def _longest(
+    parts: list[tuple[list[str], list[str]]], starts: list[list[str]]
+) -> tuple[list[str], list[str]]:
+    """Of ``parts`` (words, and the words without codes), the one with the most words that
+    start one of the lines (``starts``: their first words)."""
+    best: tuple[list[str], list[str]] = ([], [])
+    for words, plain in parts:
+        n = len(words)
+        if len(best[0]) < n and any(line[:n] == words for line in starts):
+            best = (words, plain)
+    return best
 
 
 def _title_pieces(title: str) -> list[str]:
