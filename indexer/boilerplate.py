@@ -592,17 +592,17 @@ def fingerprint_features(
     furniture_s, furniture_m = cut.furniture_s, cut.furniture_m
     sdoc = np.repeat(np.arange(n), f.scounts)
     mdoc = np.repeat(np.arange(n), f.mcounts)
+    # the title counted once: where a heading repeats it, the title line is neither content
+    # nor features (its numbers and names are read as before)
+    repeats = titles_repeated(f.tokens[0], f.starts, tdoc)
     # a page's content in words counts the tokens left; its features and its number sketch
     # also keep the phrases inside its lines that the host's pages share
-    units = content_units(np.where(keep, weights, 0), lengths)
+    units = content_units(np.where(keep & ~repeats, weights, 0), lengths)
     inside, ends = _inside_kept(f, keep)
     # names are read from lines whose tokens no host model cut but inside them (a line of the
     # frame around a slot of the page's own gives none)
     own = keep | inside
     keep = own | ends
-    # the title counted once: where a heading repeats it, the title line gives no features
-    # (its numbers and names are read as before)
-    repeats = titles_repeated(f.tokens[0], f.starts, tdoc)
     feature = keep & ~repeats
     sim_tok, min_tok, _, sample = f.tokens[:4, feature] if not feature.all() else f.tokens[:4]
     new_lengths = np.bincount(tdoc[feature], minlength=n)

@@ -317,14 +317,17 @@ def fingerprint_arrays(
         names = (params.hash, "minhash", WEIGHT, SAMPLE)
         tokens = tokenise(texts[a:b], names)
         (sim_tok, min_tok, weights, sample), lengths = tokens.hashes, tokens.lengths
-        units = content_units(weights, lengths)
-        # the title counted once: where a heading repeats it, the title line gives no features
+        # the title counted once: where a heading repeats it, the title line is neither
+        # content nor features
         tdoc = np.repeat(np.arange(b - a), lengths)
         repeats = titles_repeated(sim_tok, line_starts(tokens.line_no, lengths), tdoc)
         if repeats.any():
             own = ~repeats
-            sim_tok, min_tok, sample = sim_tok[own], min_tok[own], sample[own]
+            sim_tok, min_tok, weights, sample = (
+                x[own] for x in (sim_tok, min_tok, weights, sample)
+            )
             lengths = np.bincount(tdoc[own], minlength=b - a)
+        units = content_units(weights, lengths)
         simhash[a:b], sketch[a:b] = token_fingerprints(
             sim_tok, min_tok, sample, lengths, units, params
         )
