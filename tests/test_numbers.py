@@ -429,6 +429,11 @@ def test_a_unit_written_apart_is_the_numbers_own() -> None:
     assert not conflict_short(a, b) and not conflict(a, b)
     assert conflict_short(a, b.replace("128 GB", "256 GB"))
     assert conflict(a.replace("128GB", "256GB"), a)
+    # a doubled space (text extracted from a table, a reformatted copy) is a space
+    c = "Brisa S3 e-bike, 120  km range, silver — 399 USD, ships free in 4 days."
+    d = "Brisa S3 e-bike, 120 km range, silver - 399 USD, ships free in 4 days."
+    assert not conflict_short(c, d) and not conflict(c, d)
+    assert conflict_short(c, d.replace("120 km", "150 km"))
 
 
 def test_not_promised_a_number_changed_with_its_neighbour_or_in_a_shared_idiom() -> None:

@@ -18,7 +18,9 @@ from indexer.text import normalize, sub_urls, top_code_points
 
 # the definitions the fast paths replace, as they were written
 SPACED_UNIT = re.compile(
-    b"([0-9]) (" + b"|".join(u.encode() for u in numbers._UNITS) + b")(?![0-9a-z_\x80-\xff])"
+    b"([0-9]) {1,%d}(" % numbers._UNIT_SPACES
+    + b"|".join(u.encode() for u in numbers._UNITS)
+    + b")(?![0-9a-z_\x80-\xff])"
 )
 
 
@@ -115,7 +117,10 @@ def test_units_found_from_the_digits_are_the_patterns_matches(docs: list[str]) -
 
 
 def test_units_at_the_edges() -> None:
-    for raw in [b"1 gb", b"1 gbx", b"1 g", b"2 \xd0\xbc\xd0\xb3\xd1\x86", b"3 mb\x001 kb", b"9 "]:
+    for raw in [
+        *(b"1 gb", b"1 gbx", b"1 g", b"2 \xd0\xbc\xd0\xb3\xd1\x86", b"3 mb\x001 kb", b"9 "),
+        *(b"1  gb", b"1    gb", b"1     gb", b"1  gbx", b"9  ", b"4  \x001 kb"),
+    ]:
         digits = np.flatnonzero(np.frombuffer(raw.translate(numbers._DIGITS), dtype=np.bool_))
         joined = np.delete(np.frombuffer(raw, dtype=np.uint8), numbers._unit_spaces(raw, digits))
         assert joined.tobytes() == SPACED_UNIT.sub(rb"\1\2", raw)

@@ -21,7 +21,8 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   numbers of their own, each the other's context, so that a copy that drops or moves the word
   between two numbers reads no other value in its original's contexts; its *value* is its
   runs in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``); a unit of measure written
-  one space after it is part of it, as when written close (``128 GB`` = ``128GB``);
+  a space (or up to :data:`_UNIT_SPACES`) after it is part of it, as when written close
+  (``128 GB`` = ``128  GB`` = ``128GB``);
 * a date or time stamp (3 or more runs of digits only, one a year 19xx or 20xx:
   ``2026-03-18 10:55``; or digits beside a month's name written in ASCII: ``11 October
   2026``) on a line with fewer than :data:`_MIN_LINE` bytes of other words (a dateline, a
@@ -766,7 +767,7 @@ def _kernel_tables() -> Tables:
     weights doubled there: a non-ASCII byte 1, an ASCII one 2, so :data:`_MIN_LINE` twice)."""
     constants = (
         _P, _Q, _EMPTY, _LEFT, _RIGHT, _MAX_SKIP, _MAX_GAP, 2 * _MIN_LINE, _SIDE, _MAX_RUN, _NL,
-        _19, _20, _MIN_WORD, _INNER,
+        _19, _20, _MIN_WORD, _INNER, _UNIT_SPACES,
     )  # fmt: skip
     return (
         np.frombuffer(_CLASSES, dtype=np.uint8),
@@ -1032,6 +1033,9 @@ def _key(unit: bytes) -> int:
 
 _UNIT_KEYS = np.array(sorted(_key(u.encode()) for u in _UNITS), dtype=np.uint64)
 _UNIT_MAX = max(len(u.encode()) for u in _UNITS)
+#: Most spaces between a number and its unit of measure that still join them ("120  km", a
+#: doubled space, is "120 km" and "120km").
+_UNIT_SPACES = 4
 # the bytes that continue a word after a unit (a unit must end its word)
 _WORD_BYTE = np.array([48 <= c <= 57 or 97 <= c <= 122 or c == 95 or c >= 128 for c in range(256)])
 _SHIFTS = np.arange(0, 8 * _UNIT_MAX, 8, dtype=np.uint64)
@@ -1122,21 +1126,33 @@ def _number_words(buf: bytes, ends: np.ndarray) -> tuple[bytes, np.ndarray]:
 
 def _unit_spaces(buf: bytes, digits: np.ndarray) -> np.ndarray:
     """The positions (ascending) of the spaces between a digit and a unit of measure that is a
-    word of its own (:data:`_UNITS`), found from the digits."""
+    word of its own (:data:`_UNITS`) at most :data:`_UNIT_SPACES` spaces after it, found from
+    the digits."""
     a = np.frombuffer(buf, dtype=np.uint8)
     d = digits[digits + 2 < len(a)]
     d = d[a[d + 1] == 32]
     if not len(d):
         return d
-    # the bytes after the space, up to one past the longest unit (0, not a word byte, past
+    # the spaces after each digit (at most _UNIT_SPACES)
+    gap = np.ones(len(d), dtype=np.int64)
+    going = np.ones(len(d), dtype=bool)
+    for g in range(1, _UNIT_SPACES):
+        at = d + 1 + g
+        going &= (at < len(a)) & (a[np.minimum(at, len(a) - 1)] == 32)
+        gap += going
+    # the bytes after the spaces, up to one past the longest unit (0, not a word byte, past
     # the end); the word there is a unit if its length and bytes are a unit's
-    at = d[:, None] + np.arange(2, _UNIT_MAX + 3)
+    at = (d + 1 + gap)[:, None] + np.arange(_UNIT_MAX + 1)
     window = a[np.minimum(at, len(a) - 1)] * (at < len(a))
     length = np.argmin(_WORD_BYTE[window], axis=1)  # 0 also when no byte ends the word
     head = window[:, :_UNIT_MAX].astype(np.uint64) << _SHIFTS
     head[np.arange(_UNIT_MAX) >= length[:, None]] = 0
     key = np.bitwise_or.reduce(head, axis=1) | length.astype(np.uint64) << np.uint64(56)
-    return d[(length > 0) & _member(key, _UNIT_KEYS)] + 1
+    unit = (length > 0) & _member(key, _UNIT_KEYS)
+    d, gap = d[unit], gap[unit]
+    return np.repeat(d + 1, gap) + (
+        np.arange(int(gap.sum())) - np.repeat(np.cumsum(gap) - gap, gap)
+    )
 
 
 def _frame_lines(

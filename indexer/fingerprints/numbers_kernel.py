@@ -254,10 +254,12 @@ def _sketch(
     words as digits (``words``: :func:`_number_words`' tables), the spaces before units cut,
     then :func:`_sketch_cut`."""
     word, prefix, keys, digits, widths, min_len, max_len = words
+    unit_spaces = np.int64(k[15])
     a, ends = _number_words(a, ends, word, prefix, keys, digits, widths, min_len, max_len, k[0])
     size_a = len(a)
-    # a unit of measure one space after a digit joins it: the spaces to cut, from the digits
-    cuts = np.empty(size_a // 2 + 1, dtype=np.int64)
+    # a unit of measure one space (or up to k[15]) after a digit joins it: the spaces to cut,
+    # from the digits
+    cuts = np.empty(size_a + 1, dtype=np.int64)
     any_digit = False
     n_cut = 0
     for i in range(size_a):
@@ -267,9 +269,13 @@ def _sketch(
         any_digit = True
         if i + 2 >= size_a or a[i + 1] != 32:
             continue
+        gap = 1
+        while gap < unit_spaces and i + 1 + gap < size_a and a[i + 1 + gap] == 32:
+            gap += 1
+        start = i + 1 + gap  # the word after the spaces
         length = 0
         for j in range(unit_max + 1):
-            at = i + 2 + j
+            at = start + j
             byte = a[at] if at < size_a else 0
             if not word_byte[byte]:
                 length = j
@@ -278,10 +284,11 @@ def _sketch(
             continue
         key = np.uint64(length) << np.uint64(56)
         for j in range(min(length, unit_max)):
-            key |= np.uint64(a[i + 2 + j]) << np.uint64(8 * j)
+            key |= np.uint64(a[start + j]) << np.uint64(8 * j)
         if _member(key, unit_keys):
-            cuts[n_cut] = i + 1
-            n_cut += 1
+            for g in range(gap):
+                cuts[n_cut] = i + 1 + g
+                n_cut += 1
     if not any_digit:
         none = np.zeros(0, dtype=np.int64)
         return np.zeros((len(ends), cells), dtype=np.uint32), none, none
