@@ -73,9 +73,6 @@ from indexer.fingerprints.features import (
     WEIGHT,
     content_units,
     fmix64,
-    line_starts,
-    title_repeats,
-    titles_repeated,
 )
 from indexer.fingerprints.names import NAMED_BELOW, dashed_lines
 from indexer.fingerprints.numbers import frame_stamp_lines, number_sketches
@@ -156,7 +153,11 @@ class Features:
     @property
     def starts(self) -> np.ndarray:
         """(total tokens,) bool: the token starts a line (its text's first does)."""
-        return line_starts(self.line_no, self.lengths)
+        out = np.ones(len(self.line_no), dtype=bool)
+        out[1:] = self.line_no[1:] != self.line_no[:-1]
+        ends = np.cumsum(self.lengths)
+        out[ends[(ends > 0) & (ends < len(out))]] = True
+        return out
 
     def __len__(self) -> int:
         return len(self.scounts)
@@ -592,20 +593,16 @@ def fingerprint_features(
     furniture_s, furniture_m = cut.furniture_s, cut.furniture_m
     sdoc = np.repeat(np.arange(n), f.scounts)
     mdoc = np.repeat(np.arange(n), f.mcounts)
-    # the title counted once: where a heading repeats it, the title line is neither content
-    # nor features (its numbers and names are read as before)
-    repeats = titles_repeated(f.tokens[0], f.starts, tdoc)
     # a page's content in words counts the tokens left; its features and its number sketch
     # also keep the phrases inside its lines that the host's pages share
-    units = content_units(np.where(keep & ~repeats, weights, 0), lengths)
+    units = content_units(np.where(keep, weights, 0), lengths)
     inside, ends = _inside_kept(f, keep)
     # names are read from lines whose tokens no host model cut but inside them (a line of the
     # frame around a slot of the page's own gives none)
     own = keep | inside
     keep = own | ends
-    feature = keep & ~repeats
-    sim_tok, min_tok, _, sample = f.tokens[:4, feature] if not feature.all() else f.tokens[:4]
-    new_lengths = np.bincount(tdoc[feature], minlength=n)
+    sim_tok, min_tok, _, sample = f.tokens[:4, keep] if not keep.all() else f.tokens[:4]
+    new_lengths = np.bincount(tdoc[keep], minlength=n)
     # A document with enough content of its own keeps its own shingles: those of the full
     # text that are not furniture (no shingle joins the text before a template block to the
     # text after it). Cutting tokens is for short ones, whose own words are all they have.
@@ -627,10 +624,6 @@ def fingerprint_features(
             cut_slots = slotted & sparse[tdoc]
             own_s &= ~_touching(cut_slots, f.scounts, lengths, params.shingle)
             own_m &= ~_touching(cut_slots, f.mcounts, lengths, params.minhash_shingle)
-        if repeats.any():  # the title counted once
-            heading = repeats & whole[tdoc]
-            own_s &= ~_touching(heading, f.scounts, lengths, params.shingle)
-            own_m &= ~_touching(heading, f.mcounts, lengths, params.minhash_shingle)
         if cut.wide.any():  # a line longer than a slot's, cut as one: its shingles go always
             wide = cut.wide & whole[tdoc]
             own_s &= ~_touching(wide, f.scounts, lengths, params.shingle)
@@ -829,8 +822,22 @@ def _listed(f: Features, gone: np.ndarray, mine: np.ndarray) -> np.ndarray:
 
 def _title_repeats(f: Features, tdoc: np.ndarray) -> np.ndarray:
     """(total tokens,) bool: the tokens of each text's lines after its first that repeat its
-    first line (the title) token for token (:func:`.features.title_repeats`)."""
-    return title_repeats(f.tokens[0], f.starts, tdoc)
+    first line (the title) token for token."""
+    starts = f.starts
+    line = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    size = np.diff(np.append(first, len(starts)))
+    pos = np.arange(len(starts)) - first[line]
+    mixed = fmix64(f.tokens[0] + pos.astype(np.uint64) * PHI)
+    hashes = np.add.reduceat(mixed, first) if len(first) else mixed[:0]
+    ldoc = tdoc[first]
+    is_first = np.ones(len(first), dtype=bool)
+    is_first[1:] = ldoc[1:] != ldoc[:-1]
+    head = np.zeros(len(f), dtype=np.int64)
+    head[ldoc[is_first]] = np.flatnonzero(is_first)
+    h0 = head[ldoc]
+    rep = ~is_first & (hashes == hashes[h0]) & (size == size[h0])
+    return rep[line]
 
 
 def _guarded(

@@ -22,10 +22,8 @@ from indexer.fingerprints.features import (
     Segments,
     content_units,
     distinct_token_ids,
-    line_starts,
     separated_token_hashes,
     shingle_hashes,
-    titles_repeated,
     token_tables,
     with_words,
 )
@@ -315,18 +313,8 @@ def fingerprint_arrays(
     numbers = np.zeros((n, CELLS), dtype=np.uint32)
     for a, b in _chunks(texts):
         names = (params.hash, "minhash", WEIGHT, SAMPLE)
-        tokens = tokenise(texts[a:b], names)
+        tokens = tokenise(texts[a:b], names, lines=False)  # lines are the host models'
         (sim_tok, min_tok, weights, sample), lengths = tokens.hashes, tokens.lengths
-        # the title counted once: where a heading repeats it, the title line is neither
-        # content nor features
-        tdoc = np.repeat(np.arange(b - a), lengths)
-        repeats = titles_repeated(sim_tok, line_starts(tokens.line_no, lengths), tdoc)
-        if repeats.any():
-            own = ~repeats
-            sim_tok, min_tok, weights, sample = (
-                x[own] for x in (sim_tok, min_tok, weights, sample)
-            )
-            lengths = np.bincount(tdoc[own], minlength=b - a)
         units = content_units(weights, lengths)
         simhash[a:b], sketch[a:b] = token_fingerprints(
             sim_tok, min_tok, sample, lengths, units, params

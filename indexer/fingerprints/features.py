@@ -45,8 +45,6 @@ __all__ = [
     "fmix64",
     "separated_token_hashes",
     "shingle_hashes",
-    "title_repeats",
-    "titles_repeated",
     "token_hash",
     "token_hash_arrays",
     "token_tables",
@@ -446,72 +444,3 @@ def shingle_hashes(
     if short.any():  # fewer than k tokens: a single shingle of all of them
         out[cstarts[short]] = _chained(token_hashes, seg.starts[short], seg.lengths[short], k)
     return out, counts
-
-
-def line_starts(line_no: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """(total tokens,) bool: the token starts a line of its text (a text's first token does),
-    from each token's line number in its text and the texts' token counts."""
-    out = np.ones(len(line_no), dtype=bool)
-    out[1:] = line_no[1:] != line_no[:-1]
-    ends = np.cumsum(lengths)
-    out[ends[(ends > 0) & (ends < len(out))]] = True
-    return out
-
-
-def title_repeats(hashes: np.ndarray, starts: np.ndarray, tdoc: np.ndarray) -> np.ndarray:
-    """(total tokens,) bool: the tokens of each text's lines after its first that repeat its
-    first line (its title) token for token: a heading that repeats the title above the text
-    (an HTML page's ``<title>`` and ``<h1>``). ``hashes``: the tokens' hashes; ``starts``:
-    where a line starts (:func:`line_starts`); ``tdoc``: each token's text."""
-    if not len(hashes):
-        return np.zeros(0, dtype=bool)
-    line = np.cumsum(starts) - 1
-    first = np.flatnonzero(starts)
-    size = np.diff(np.append(first, len(starts)))
-    pos = np.arange(len(starts)) - first[line]
-    mixed = fmix64(hashes + pos.astype(np.uint64) * PHI)
-    sums = np.add.reduceat(mixed, first)
-    ldoc = tdoc[first]
-    is_first = np.ones(len(first), dtype=bool)
-    is_first[1:] = ldoc[1:] != ldoc[:-1]
-    head = np.zeros(int(ldoc[-1]) + 1, dtype=np.int64)
-    head[ldoc[is_first]] = np.flatnonzero(is_first)
-    h0 = head[ldoc]
-    rep: np.ndarray = ~is_first & (sums == sums[h0]) & (size == size[h0])
-    return rep[line]
-
-
-def titles_repeated(hashes: np.ndarray, starts: np.ndarray, tdoc: np.ndarray) -> np.ndarray:
-    """(total tokens,) bool: the tokens of each text's first line (its title) when a later line
-    repeats it, or the start or the end of it that holds half of its tokens or more: a heading
-    over the text that repeats the title, with or without what the title adds (a site's name
-    after it, "Explained:" before it). Such a text says its title twice; a copy that drops the
-    title or the heading says it once (arguments as :func:`title_repeats`'s)."""
-    out = np.zeros(len(hashes), dtype=bool)
-    if not len(hashes):
-        return out
-    first = np.flatnonzero(starts)
-    size = np.diff(np.append(first, len(starts)))
-    ldoc = tdoc[first]
-    is_first = np.ones(len(first), dtype=bool)
-    is_first[1:] = ldoc[1:] != ldoc[:-1]
-    head = np.zeros(int(ldoc[-1]) + 1, dtype=np.int64)
-    head[ldoc[is_first]] = np.flatnonzero(is_first)
-    h0 = head[ldoc]  # each line's text's first line
-    a, n0 = first[h0], size[h0]
-    # a later line no longer than the title, half of it or more, that starts as the title
-    # does or ends as it does: compared token by token below
-    maybe = ~is_first & (size <= n0) & (2 * size >= n0)
-    maybe &= (hashes[first] == hashes[a]) | (hashes[first + size - 1] == hashes[a + n0 - 1])
-    done: set[int] = set()
-    for k in np.flatnonzero(maybe).tolist():
-        d = int(ldoc[k])
-        if d in done:
-            continue
-        line = hashes[first[k] : first[k] + size[k]]
-        title = hashes[a[k] : a[k] + n0[k]]
-        b = len(line)
-        if np.array_equal(line, title[:b]) or np.array_equal(line, title[len(title) - b :]):
-            done.add(d)
-            out[a[k] : a[k] + n0[k]] = True
-    return out
