@@ -249,7 +249,7 @@ _DENSE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in DENSE_
 #: A run of words of a script with case, spaces between them (``KDE Crystal``, ``Plan``).
 _RUN = re.compile(f"{_WORD.pattern}(?: +{_WORD.pattern})*")
 #: How many characters on each side of a term make its context in dense text.
-TERM_CONTEXT = 2
+TERM_CONTEXT = 4
 
 
 def _term_names(line: str, last: bool = False) -> list[_Name]:
