@@ -128,6 +128,14 @@ def test_a_term_in_another_script_inside_dense_text_is_a_name(template: str, tit
     ) == [True, True, True, True]
 
 
+def test_a_term_beside_a_lone_surrogate_has_a_context() -> None:
+    """A term's context is the characters beside it as given: a text that holds a lone
+    surrogate beside one (bytes decoded leniently) still gets its name entries."""
+    texts = ["标题\n使用 a_\ud800_ 水平 Vim 和 Emacs 作为编辑器的人很多，这是另一个重要的创新。"]
+    doc, _, _, _ = name_entries(texts, None, [0], [0])
+    assert len(doc) > 0
+
+
 def test_every_word_of_a_name_has_the_whole_names_context() -> None:
     """No word of a name is another's context: each word of "John Smith" has "met … in", so a
     word of the name replaced changes no context, only a value."""

@@ -274,7 +274,8 @@ def _term_names(line: str, last: bool = False) -> list[_Name]:
 
 
 def _hash(kind: bytes, text: str) -> int:
-    digest = blake2b(text.encode("utf-8"), digest_size=8, person=kind).digest()
+    # a term's context holds the characters beside it as given, a lone surrogate too
+    digest = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8, person=kind).digest()
     return int.from_bytes(digest, "little")
 
 
