@@ -75,7 +75,7 @@ from indexer.fingerprints.features import (
     fmix64,
 )
 from indexer.fingerprints.names import NAMED_BELOW, dashed_lines
-from indexer.fingerprints.numbers import frame_stamp_lines, number_sketches
+from indexer.fingerprints.numbers import dated_only, frame_stamp_lines, number_sketches
 
 __all__ = [
     "MODEL_KEY",
@@ -331,18 +331,21 @@ def _list_headings(f: Features) -> tuple[np.ndarray, np.ndarray]:
 def _heads_per_doc(f: Features) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Per document: its unique line heads, and those it has more than once.
 
-    Two kinds of short line teach no short head. One holding a digit: a short line with a
-    number on a few pages of a host is more likely one page's content repeated (copies of it)
-    than a template's (whose slot lines without numbers teach it), and cutting it would hide
-    the number it carries. One that starts with a dash: the form of a credit (``names``),
-    which a quote site repeats on every page of one author's quotes; cut as a slot, it would
-    hide whom a copy credits.
+    Two kinds of short line teach no short head. One holding a digit: a short line with a number
+    on a few pages of a host is more likely one page's content repeated (copies of it) than a
+    template's (whose slot lines without numbers teach it), and cutting it would hide the number
+    it carries; but for a line whose digits are all a date's, a time's or a link's
+    (``numbers.dated_only``: "first published at <url> on 28 July 2024" on the pages a host
+    syndicates), which carries no number of the page's own. One that starts with a dash: the
+    form of a credit (``names``), which a quote site repeats on every page of one author's
+    quotes; cut as a slot, it would hide whom a copy credits.
     """
     n = len(f)
     doc, heads, first, size = line_heads(f)
     held = np.r_[0, np.cumsum(f.tokens[4] != 0)]  # tokens holding a digit, up to each token
     short = (heads & np.uint64(1)).astype(bool)
     untaught = short & (held[first + size] > held[first])
+    untaught &= ~_dated(f, doc, first, untaught)
     untaught |= _dashed(f, doc, first, short & ~untaught)
     if untaught.any():
         doc, heads = doc[~untaught], heads[~untaught]
@@ -356,6 +359,20 @@ def _heads_per_doc(f: Features) -> tuple[list[np.ndarray], list[np.ndarray]]:
     once[1:] = (rh[1:] != rh[:-1]) | (rd[1:] != rd[:-1])
     repeated = _split(rh[once], np.bincount(rd[once], minlength=n))
     return unique, repeated
+
+
+def _dated(f: Features, doc: np.ndarray, first: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """(k,) bool: of the lines ``which`` (their documents and first tokens), those whose
+    digits are all a date's, a time's or a link's (``numbers.dated_only``)."""
+    out = np.zeros(len(doc), dtype=bool)
+    lines: dict[int, list[str]] = {}
+    for i in np.flatnonzero(which).tolist():
+        d = int(doc[i])
+        text = lines.get(d)
+        if text is None:
+            text = lines[d] = f.texts[d].split("\n")
+        out[i] = dated_only(text[int(f.line_no[first[i]])])
+    return out
 
 
 def _dashed(f: Features, doc: np.ndarray, first: np.ndarray, which: np.ndarray) -> np.ndarray:

@@ -74,7 +74,14 @@ def _candidates(words: list[str]) -> list[list[str]]:
 
 def subject_whole(lines: list[str], title: str) -> list[str]:
     head = title.strip()
-    own = [line for line in lines if line and line.strip() != head and starts_with_letters(line)]
+    own = [
+        line
+        for k, line in enumerate(lines)
+        if line
+        and line.strip() != head
+        and starts_with_letters(line)
+        and not (k and re.search(r"\s(?:-{1,2}|[\u2012-\u2015])\s*$|[|｜]\s*$", lines[k - 1]))
+    ]
     if not own:
         return []
     for read in (lambda t: t, names._uncoded):  # as written, else without codes and quantities

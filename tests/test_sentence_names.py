@@ -88,6 +88,24 @@ JA_TERMS = (
 
 
 @pytest.mark.parametrize(
+    "template",
+    [
+        "目录服务\n在许多网络上，{s} 和非 {s} 系统都可以通过轻量目录访问协议集中管理，"
+        "其开源实现是常见的选择。",
+        "ディレクトリ\n多くのネットワーク上の {s} 系や非 {s} 系のシステムを"
+        "軽量ディレクトリアクセスプロトコルで集中的に管理できます。",
+    ],
+    ids=["zh", "ja"],
+)
+def test_a_term_with_its_number_beside_another_term_is_a_name(template: str) -> None:
+    """A term's context is the dense text around it, up to another term or a number: a term
+    whose name ends with a number ("Plan 9" for "Unix") has the original's contexts, though
+    the same term follows within a few characters, and stays apart."""
+    assert folds_with_first([template.format(s="Unix"), template.format(s="Plan 9")]) == [False]
+    assert folds_with_first([template.format(s="Unix"), template.format(s="Unix")]) == [True]
+
+
+@pytest.mark.parametrize(
     ("template", "title"),
     [(ZH_TERMS, "文本处理"), (JA_TERMS, "パッケージの検索")],
     ids=["zh", "ja"],

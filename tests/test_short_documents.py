@@ -314,6 +314,32 @@ def test_a_printer_frame_on_a_few_pages_is_a_slot_too() -> None:
     assert modelled.token_count[30] < plain.token_count[30] - 8  # header and footer cut
 
 
+def test_a_dated_notice_on_a_few_pages_is_a_slot_but_not_a_price() -> None:
+    """A short line holding digits teaches its head when they are all a date's and a link's
+    (a syndication notice, "Впервые опубликовано на сайте …  (<url>) 28 июля 2024 г.", on a
+    fifth of a host's pages, too long for a stamp's line): those pages verify with the quotes
+    they carry, cut to the quote's words. A line of the same form holding a price instead
+    teaches nothing: its words stay the page's."""
+    rng = random.Random(9)
+    p = FingerprintParams()
+    _, pages = _quote_site(rng, False)
+    site = "Компьютерный вестник"
+    link = "https://vestnik.example/tech/2017/0834{}.html"
+    notice = "Впервые опубликовано на сайте {} (" + link + ") {} июля 2024 г."
+    price = "Впервые опубликовано на сайте {} за {} руб. ({} отзывов)"
+    for line, cut in ((notice, True), (price, False)):
+        noted = []
+        for k, page in enumerate(pages[:6]):
+            lines = page.split("\n")
+            noted.append("\n".join([*lines[:3], line.format(site, k, k + 3), *lines[3:]]))
+        texts = [*pages, *noted]
+        modelled = one_host_modelled(texts, p)
+        kept = modelled.token_count[30:] - modelled.token_count[:6]
+        assert (kept == 0).all() if cut else (kept >= 6).all(), line
+        if cut:
+            assert all(verifies(texts, [(k, 30 + k) for k in range(6)], modelled))
+
+
 def test_a_templates_numbers_neither_block_nor_hide() -> None:
     """The number sketch reads a page's own lines: two hosts whose footers are full of other
     numbers still fold the same listing, and not the listing with another price."""

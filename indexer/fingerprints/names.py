@@ -9,8 +9,10 @@ reader sees another document. Three places in a short text say what it is, in ev
   bracketed remarks left out (a headline's "(updated)"), split at the separators titles use
   (``|``, ``:``, `` - ``, ``【】`` ...), whose words start another line ("Apostrophe" of
   "Apostrophe | Shop" starts "Apostrophe 6.0 - a puzzle game") with nothing but spaces and
-  punctuation before them (a line that starts with a year or a symbol, ``© 2026 Site``, is a
-  footer naming the site after the title's separator, not the text's subject), or else whose
+  punctuation before them (a line after one that ends in a spaced dash or a bar only goes on
+  with it: a title's parts wrapped at a width; a line that starts with a year or a symbol,
+  ``© 2026 Site``, is a footer naming the site after the title's separator, not the text's
+  subject), or else whose
   words but its model codes and quantities (``P9``, ``T15``, ``1024GB``: the number sketch's)
   start one with its own left out: "Aurex P9 smartphone" over "Aurex smartphone 128 GB …";
   a line equal to the first (a heading repeating the title) does not count. A headline's
@@ -58,7 +60,8 @@ smaller one's words are in the other (a word counted alike as a name's or a sour
 have names, or both sources, that share at most half so, or both have surnames and neither is
 among the other's words; or both have a subject and the two share no word, or, when both are
 names (at most :data:`SUBJECT_WORDS` distinct words, a dense-script character counting
-half: "Dconf Editor", "Color Scheme Editor", "Halden T15 固态硬盘"; marked by
+half and a run of Katakana one: "Dconf Editor", "Color Scheme Editor", "Halden T15 固态硬盘",
+"Tessa X19 ノートパソコン"; marked by
 :data:`NAME_BIT`), at most half of the smaller one's, or neither one's first word is among
 the other's ("Anthy for Fcitx 5",
 "Keyman support for Fcitx 5": more than half shared, "for" among them). A longer subject is a
@@ -146,8 +149,8 @@ SOURCE_BIT = 0x800000
 #: Set on the cell of an attribution's name's last word (a surname, most often).
 LAST_BIT = 0x400000
 #: Set on a subject's first cell when the subject is a name: at most :data:`SUBJECT_WORDS`
-#: distinct words, a character of a script written without spaces counting half a word, model
-#: codes and quantities (the number sketch's) none.
+#: distinct words, a character of a script written without spaces counting half a word (a run
+#: of Katakana one), model codes and quantities (the number sketch's) none.
 NAME_BIT = SOURCE_BIT
 
 _DENSE = (
@@ -157,10 +160,15 @@ _DENSE = (
 #: (O'Malley, d'Arcy: one word, not a particle that every such name shares).
 _WORD = re.compile(rf"[{_DENSE}]|[^\W\d_{_DENSE}]+(?:['’][^\W\d_{_DENSE}]+)*")
 _DENSE_CHAR = re.compile(f"[{_DENSE}]")
+#: A Katakana character (the prolonged sound mark too).
+_KATAKANA = re.compile("[\u30a0-\u30ff]")
 _DIGIT = re.compile(r"\d")
 #: A run of letters (of scripts with spaces) and digits that holds a digit.
 _CODE = re.compile(rf"[^\W{_DENSE}]*\d[^\W{_DENSE}]*")
 _TITLE_SEPARATORS = re.compile(r"\s-{1,2}\s|\s[\u2012-\u2015]\s|[|｜:：·•【】\[\]「」]")
+#: A line's end that a line break only wraps: a spaced dash or a bar ("pthreads -" over
+#: "нити POSIX", a title's parts wrapped at a width); the next line starts no part there.
+_DANGLING = re.compile(r"\s(?:-{1,2}|[\u2012-\u2015])\s*$|[|｜]\s*$")
 _REMARK = re.compile(r"\([^()]*\)|（[^（）]*）|\[[^\[\]]*\]")
 #: A line's start that makes it an attribution (also read by :mod:`.sentence_names`).
 CREDIT_DASH = re.compile(r"\s*(?:-{1,2}|[\u2012-\u2015\u2e3a\u2e3b\u301c\uff0d~])")
@@ -212,9 +220,22 @@ def _first_words(line: str, n: int) -> list[str]:
 
 
 def _weight(words: Sequence[str]) -> float:
-    """How many words ``words`` make as a document's word count counts them: a character of a
-    script written without spaces half a word."""
-    return sum(0.5 if _DENSE_CHAR.fullmatch(w) else 1.0 for w in words)
+    """How many distinct words ``words`` (in their order) make: a character of a script
+    written without spaces half a word, but a run of Katakana one (``ノートパソコン``: a word
+    borrowed, written so)."""
+    seen: set[str] = set()
+    total = 0.0
+    run = ""
+    for w in [*words, ""]:
+        if w and _KATAKANA.fullmatch(w):
+            run += w
+            continue
+        for word in (run, w):
+            if word and word not in seen:
+                seen.add(word)
+                total += 0.5 if word is w and _DENSE_CHAR.fullmatch(w) else 1.0
+        run = ""
+    return total
 
 
 def _hash(word: str) -> int:
@@ -252,13 +273,19 @@ def _subject(lines: list[str], title: str) -> tuple[list[str], float]:
     title), or else whose words but its model codes and quantities (:func:`_uncoded`) start
     one with its codes left out: the title's "Aurex P9 smartphone" names what "Aurex
     smartphone 128 GB" names, whereas a name holding a digit ("Smb4K") is read as written
-    where lines repeat it. A part that starts in a script without spaces may have a
-    headline's words glued before the name ("一文读懂Brisa S17 平板电脑", where other scripts
-    put a colon): its words after any of its first such characters count as a part too. And
-    the part's length in words, its codes left out (the number sketch's) and a dense-script
-    character counting half (:func:`_weight`)."""
+    where lines repeat it. A line after one that ends in a spaced dash or a bar
+    (:data:`_DANGLING`) goes on with it and starts no part. A part that starts in a script
+    without spaces may have a headline's words glued before the name ("一文读懂Brisa S17
+    平板电脑", where other scripts put a colon): its words after any of its first such
+    characters count as a part too. And the part's length in words, its codes left out (the
+    number sketch's) and a dense-script character counting half, a run of Katakana one
+    (:func:`_weight`)."""
     head = title.strip()
-    others = [line for line in lines if line and line.strip() != head]
+    others = [
+        line
+        for k, line in enumerate(lines)
+        if line and line.strip() != head and not (k and _DANGLING.search(lines[k - 1]))
+    ]
     pieces = _title_pieces(title)
     parts = [(w, _words(_uncoded(p))) for p in pieces if 0 < len(w := _words(p)) <= _MAX_TITLE]
     if not others or not parts:
@@ -270,7 +297,7 @@ def _subject(lines: list[str], title: str) -> tuple[list[str], float]:
     if not best:
         starts = [_first_words(_uncoded(line), most) for line in others if _starts_with_words(line)]
         best, plain = _longest([(p, p) for _, p in parts], starts)
-    return best, _weight(list(dict.fromkeys(plain)))
+    return best, _weight(plain)
 
 
 def _glued(words: list[str]) -> list[int]:

@@ -132,6 +132,7 @@ __all__ = [
     "cells_from_bytes",
     "cells_to_bytes",
     "conflicts",
+    "dated_only",
     "frame_stamp_lines",
     "number_sketches",
     "sketches_of_bytes",
@@ -681,6 +682,28 @@ def _dates_spelt_out(norm: str) -> str:
     if "年" in norm or "년" in norm:
         norm = _CJK_DATE.sub(r"\1-\2-\3 ", norm)
     return _MONTH_WORD.sub(_month, norm) if _may_name_a_month(norm) else norm
+
+
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_YEAR = r"(?:19|20)[0-9][0-9]"
+#: A date or a time of day as a frame writes it (the month's name in ASCII, as
+#: :func:`_dates_spelt_out` leaves it): ``2024-07-28``, ``28.07.2024``, ``12 march 2025``,
+#: ``february 12, 2025``, ``10:55:02``; a date's numbers hold a year.
+_DATE_OR_TIME = re.compile(
+    rf"\b(?:[0-9]{{1,2}}[-./][0-9]{{1,2}}[-./]{_YEAR}|{_YEAR}[-./][0-9]{{1,2}}[-./][0-9]{{1,2}}"
+    rf"|(?:[0-9]{{1,2}}\.? *)?(?:{_MONTH_NAMES})\.?,? *(?:[0-9]{{1,2}}(?:st|nd|rd|th)?,? *)?{_YEAR}"
+    rf"|[0-9]{{1,2}}:[0-9]{{2}}(?::[0-9]{{2}})?)\b"
+)
+
+
+def dated_only(line: str) -> bool:
+    """Whether a folded line holds a digit and every digit of it is in a URL or in a date
+    or time of day (``first published at <url> on 28 july 2024``): its numbers are a
+    stamp's and a link's, none a price or a count of the page's own."""
+    if not _DIGIT.search(line):
+        return False
+    rest = _DATE_OR_TIME.sub(" ", _dates_spelt_out(sub_urls(" ", line)))
+    return _DIGIT.search(rest) is None
 
 
 #: What each of :data:`_MONTH_WORD`'s names holds: one of these words...

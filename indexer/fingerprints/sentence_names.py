@@ -246,8 +246,11 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
 
 #: A character of a script written without spaces (:data:`indexer.text.DENSE_RANGES`).
 _DENSE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in DENSE_RANGES) + "]")
-#: A run of words of a script with case, spaces between them (``KDE Crystal``, ``Plan``).
-_RUN = re.compile(f"{_WORD.pattern}(?: +{_WORD.pattern})*")
+#: A run of words of a script with case, spaces between them (``KDE Crystal``), and the
+#: number that ends its name (``Plan 9``, ``Windows 11``: the number sketch's).
+_RUN = re.compile(f"{_WORD.pattern}(?: +{_WORD.pattern})*(?: *[0-9]+(?:[.][0-9]+)*(?![0-9]))?")
+#: What ends a term's context: a letter of a script with case or a digit (another term).
+_TERM_EDGE = re.compile(f"[{_CASED}0-9]")
 #: How many characters on each side of a term make its context in dense text.
 TERM_CONTEXT = 4
 
@@ -261,13 +264,13 @@ def _term_names(line: str, last: bool = False) -> list[_Name]:
     whose last word may be half a word."""
     out: list[_Name] = []
     for m in _RUN.finditer(line):
-        before = line[: m.start()].replace(" ", "")[-TERM_CONTEXT:]
+        before = _TERM_EDGE.split(line[: m.start()].replace(" ", ""))[-1][-TERM_CONTEXT:]
         rest = line[m.end() :].replace(" ", "")
-        after: str | None = rest[:TERM_CONTEXT] or None
+        after: str | None = _TERM_EDGE.split(rest, 1)[0][:TERM_CONTEXT] or None
         if not (before[-1:] and _DENSE.match(before[-1])) and not (after and _DENSE.match(after)):
             continue  # not inside dense text
-        cut = last and after is None
-        for word in m.group().split(" "):
+        cut = last and not rest
+        for word in _WORD.findall(m.group()):
             if len(word) > 1:
                 out.append((before.casefold(), word.casefold(), after, False, cut))
     return out
