@@ -19,9 +19,10 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   and an upper case one, first or inside (``London``, ``iOS``; ``I`` and initials are not
   names);
 * a *name* is a capitalised word that does not start a sentence: it follows a word on its
-  line with nothing between them but spaces, commas, quotes or brackets (a sentence starts
-  at the line's start, after ``. ! ? … : ;``, a dash, a bullet or a character of another
-  script). Each word of a name of several words is one (``John``, then ``Smith``);
+  line with nothing between them but spaces, commas, quotes, brackets, a slash or numbers
+  (``Linux/Unix``, "Section 2.1.4, “Debian …”"; a sentence starts at the line's start, after
+  ``. ! ? … : ;``, a dash, a bullet or a character of another script). Each word of a name of
+  several words is one (``John``, then ``Smith``);
 * its *value* is its initial and the set of its other consonants, case folded (the vowels of
   Latin, Greek and Cyrillic, accents and ``y`` left out): a typo that swaps two letters, doubles
   one or changes a vowel (``Jonh``, ``Хаймяа``) keeps it; another name changes it, of the
@@ -129,8 +130,12 @@ def _single_spaced(text: str) -> str:
 #: A line that ends a sentence (not an ellipsis: a heading cut short ends in one).
 _SENTENCE_END = re.compile(r"(?<!\.)[.!?。！？][\"'”’»)\]]*\s*$")
 #: What may stand between a word and the name after it, the sentence going on: spaces
-#: (``str.isspace``, as ``\s``), commas, quotes, brackets.
-_GOING_ON_CHARS = ",\"'“”‘’«»„()[]" + "".join(c for c in map(chr, range(0x3001)) if c.isspace())
+#: (``str.isspace``, as ``\s``), commas, quotes, brackets, a slash (``Linux/Unix``) and
+#: numbers (:data:`_GAP_NUMBER`: "Section 2.1.4, “Debian …”", "Plan 9 world").
+_GOING_ON_CHARS = ",\"'“”‘’«»„()[]/" + "".join(c for c in map(chr, range(0x3001)) if c.isspace())
+#: A number between two words (its inner points, commas, colons and dashes too: no sentence
+#: ends inside it).
+_GAP_NUMBER = re.compile(r"[0-9]+(?:[.,:/-][0-9]+)*")
 #: Words of German (not English) that are among its most frequent: a text holding them
 #: capitalises its nouns.
 _GERMAN = frozenset(
@@ -211,7 +216,14 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
     capital = set(caps)
 
     def going_on(i: int) -> bool:  # word i follows word i - 1 in one sentence
-        return i > 0 and not parts[2 * i].strip(_GOING_ON_CHARS)
+        if i == 0:
+            return False
+        gap = parts[2 * i]
+        if not gap.strip(_GOING_ON_CHARS):
+            return True
+        return _GAP_NUMBER.search(gap) is not None and not _GAP_NUMBER.sub(" ", gap).strip(
+            _GOING_ON_CHARS
+        )
 
     def named(i: int) -> bool:
         return i in capital and going_on(i)
