@@ -6,11 +6,12 @@ Pure numpy, no I/O. Input: fingerprints of hits in rank order (:class:`Prints`) 
 * both have an exact key and the keys are equal (documents below ``min_tokens`` words of
   content group only so), or
 * both have ``min_tokens`` words or more, their SimHash differ in at most ``max_distance``
-  bits, their MinHash similarity is at least the pair's threshold — ``min_similarity`` when
-  the shorter has 200 words or more, less for shorter texts, whose edits cost them more of
-  their shingles, and less again from 100 to 149 words where the SimHash are close
-  (:class:`Thresholds`) — **and** their numbers do not conflict
-  (:func:`indexer.fingerprints.numbers.conflicts`: a context both have holds other numbers —
+  bits (``far_distance`` for a short pair at least ``far_similarity`` similar), their MinHash
+  similarity is at least the pair's threshold — ``min_similarity`` when the shorter has 200
+  words or more, less for shorter texts, whose edits cost them more of their shingles, and
+  less again from 100 to 149 words where the SimHash are close (:class:`Thresholds`) —
+  **and** their numbers do not conflict (:func:`indexer.fingerprints.numbers.conflicts`: a
+  context both have holds other numbers —
   a version, a year, a price changed — so the copy is another document, however similar).
 
 A hit joins the group of the best-ranked *representative* that takes it, else it founds a
@@ -18,7 +19,7 @@ group. A group takes a hit that verifies against its representative — and, whe
 *marginal* (similarity within one standard error of a MinHash estimate, sqrt(s (1 - s) / m) for
 threshold s and m values, above the threshold; not an equal exact key), only if the hit's
 similarities to the representative and the members ranked above it exceed their thresholds on
-average (0 where the SimHash is beyond ``max_distance``): a verdict that noise can flip is
+average (0 where the pair is not near: :meth:`Thresholds.near`): a verdict that noise can flip is
 corroborated by the group, so a sibling page on the threshold of one copy does not join a group
 whose other copies it does not resemble. A short hit (under :data:`VOUCHED_BELOW` words) must
 also be *vouched for*: its numbers and names must not conflict with those of the first
@@ -42,7 +43,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import cast
 
@@ -123,6 +124,13 @@ class Thresholds:
     error of the MinHash estimate is about 0.044, so a copy can fall under the threshold by
     chance, and the SimHash, an independent estimate of the same resemblance, corroborates it
     (a negative ``close_distance`` turns this off).
+
+    Below ``CLOSE_FROM`` words, a pair whose SimHash differ in more than ``max_distance`` bits
+    but at most ``far_bits`` more (``far_distance``) verifies when its MinHash similarity is at
+    least ``far_similarity`` as well as its threshold: a short text's SimHash is a vote over
+    few shingles, which a few words said twice (a new headline repeated as the page's heading)
+    carry past ``max_distance``, while MinHash still finds most of the text shared
+    (``far_bits`` 0 turns this off).
     """
 
     max_distance: int
@@ -132,6 +140,13 @@ class Thresholds:
     mid_similarity: float | None = None
     close_distance: int = 16
     close_relief: float = 0.06
+    far_bits: int = 4
+    far_similarity: float = 0.6
+
+    @property
+    def far_distance(self) -> int:
+        """The most bits apart a short pair may verify at: ``far_bits`` past ``max_distance``."""
+        return self.max_distance + max(self.far_bits, 0)
 
     def similarity_for(self, tokens: np.ndarray, distance: np.ndarray | None = None) -> np.ndarray:
         """The MinHash similarity pairs need, from their shorter side's token count and (when
@@ -144,8 +159,18 @@ class Thresholds:
         need = np.where(u < NO_WORDS, s - (s - short) * word_share(u), mid + (s - mid) * rise)
         if distance is None:
             return need
-        close = (np.asarray(distance) <= self.close_distance) & (u >= CLOSE_FROM)
-        return np.where(close & (u < CLOSE_BELOW), np.maximum(need - self.close_relief, 0.0), need)
+        d = np.asarray(distance)
+        close = (d <= self.close_distance) & (u >= CLOSE_FROM)
+        need = np.where(close & (u < CLOSE_BELOW), np.maximum(need - self.close_relief, 0.0), need)
+        far = (d > self.max_distance) & (d <= self.far_distance) & (u < CLOSE_FROM)
+        return np.where(far, np.maximum(need, self.far_similarity), need)
+
+    def near(self, distance: np.ndarray, shorter: np.ndarray) -> np.ndarray:
+        """Whether pairs ``distance`` bits apart, their shorter side ``shorter`` words long, are
+        compared by MinHash: within ``max_distance`` bits, or ``far_distance`` under
+        ``CLOSE_FROM`` words."""
+        far = (distance <= self.far_distance) & (shorter < CLOSE_FROM)
+        return (distance <= self.max_distance) | far
 
 
 #: Hits with fewer words of content than this must be vouched for by their group's members.
@@ -244,22 +269,34 @@ def _lookup(
     ham: np.ndarray,
     t: Thresholds,
 ) -> np.ndarray:
-    """Each pair's value in a (2, ``FULL_WORDS`` + 1) table: the row by whether the pair is
-    within ``close_distance`` bits, the column by its shorter side's token count (below 0 and
-    above ``FULL_WORDS`` clipped to the ends)."""
-    shorter = np.clip(np.minimum(a.token_count[i], b.token_count[j]), 0, FULL_WORDS)
-    return table[(ham <= t.close_distance).astype(np.intp), shorter]
+    """Each pair's value in a (3, ``FULL_WORDS`` + 1) table: the row by the pair's distance
+    (:func:`_row`), the column by its shorter side's token count (below 0 and above
+    ``FULL_WORDS`` clipped to the ends)."""
+    shorter = np.minimum(a.token_count[i], b.token_count[j])
+    return table[_row(ham, shorter, t), np.clip(shorter, 0, FULL_WORDS)]
+
+
+def _row(ham: np.ndarray, shorter: np.ndarray, t: Thresholds) -> np.ndarray:
+    """The row of a pair at distance ``ham``, its shorter side ``shorter`` words long, in
+    :func:`_thresholds`: 2 beyond ``max_distance`` bits and within ``far_distance`` under
+    ``CLOSE_FROM`` words, else 1 within ``close_distance``, else 0."""
+    far = (ham > t.max_distance) & (ham <= t.far_distance) & (shorter < CLOSE_FROM)
+    return np.where(far, 2, ham <= t.close_distance).astype(np.intp)
 
 
 @functools.lru_cache(maxsize=64)
 def _thresholds(t: Thresholds) -> np.ndarray:
-    """(2, ``FULL_WORDS`` + 1): :meth:`Thresholds.similarity_for` 0 .. ``FULL_WORDS`` token
-    counts, for pairs beyond ``close_distance`` bits (row 0) and within (row 1), computed once:
-    the same values, bit for bit, as computed pair by pair (constant from ``FULL_WORDS`` on,
-    and below 0 as at 0), in one lookup."""
+    """(3, ``FULL_WORDS`` + 1): :meth:`Thresholds.similarity_for` 0 .. ``FULL_WORDS`` token
+    counts, for pairs beyond ``close_distance`` bits (row 0), within (row 1), and beyond
+    ``max_distance`` within ``far_distance`` (row 2: the columns under ``CLOSE_FROM``), computed
+    once: the same values, bit for bit, as computed pair by pair (constant from ``FULL_WORDS``
+    on, and below 0 as at 0), in one lookup."""
     u = np.arange(FULL_WORDS + 1)
-    far = np.full(len(u), t.close_distance + 1)
-    table = np.stack([t.similarity_for(u, far), t.similarity_for(u, far - 1)])
+    within = replace(t, far_bits=0)  # rows 0 and 1: no far band
+    plain = within.similarity_for(u)
+    close = within.similarity_for(u, np.full(len(u), t.close_distance))
+    far = np.where(u < CLOSE_FROM, np.maximum(plain, t.far_similarity), plain)
+    table = np.stack([plain, close, far])
     table.flags.writeable = False
     return table
 
@@ -324,7 +361,8 @@ def verify(
     ham = popcount64(a.simhash[i] ^ b.simhash[j]).astype(np.int64)
     key_a = _exact_keys(a, -1)[i]
     same = (key_a >= 0) & (key_a == _exact_keys(b, -2)[j])
-    near = _long(a, t)[i] & _long(b, t)[j] & (ham <= t.max_distance)
+    shorter = np.minimum(a.token_count[i], b.token_count[j])
+    near = _long(a, t)[i] & _long(b, t)[j] & t.near(ham, shorter)
     sim = _second_hash(a, i, b, j, near, same)
     similar = near & (sim >= _enough(a, i, b, j, ham, t))
     return same | _numbers_agree(a, i, b, j, similar), ham, sim
@@ -352,7 +390,7 @@ def verified_pairs(
     long_a = _long(a, t)
     near = popcount64(a.simhash[:, None] ^ b.simhash[None, :])
     ham = near
-    near = ham <= t.max_distance
+    near = t.near(ham, np.minimum(a.token_count[:, None], b.token_count[None, :]))
     near &= long_a[:, None]
     near &= (long_a if one else _long(b, t))[None, :]
     key_a = _exact_keys(a, -1)
@@ -391,7 +429,7 @@ def _keys_shared(key_a: np.ndarray, key_b: np.ndarray, one: bool) -> bool:
 def window_pairs(
     p: Prints, t: Thresholds, start: int = 0, earlier: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate pairs (i, j), j < i, of one window: all pairs within ``max_distance`` bits or
+    """Candidate pairs (i, j), j < i, of one window: all pairs near (:meth:`Thresholds.near`) or
     with equal exact keys, by an all-pairs XOR and popcount in row chunks (exact, any distance).
 
     Only hits ``i >= start`` are paired, with every earlier hit from ``start`` on and with the
@@ -552,7 +590,8 @@ def _close(p: Prints, t: Thresholds, rows: np.ndarray, cols: np.ndarray) -> np.n
     equal exact key, both fingerprinted)."""
     d = popcount64(p.simhash[rows, None] ^ p.simhash[None, cols])
     keys = (p.key[rows, None] == p.key[None, cols]) & (p.key[rows, None] >= 0)
-    return ((d <= t.max_distance) | keys) & p.present[rows, None] & p.present[None, cols]
+    near = t.near(d, np.minimum(p.token_count[rows, None], p.token_count[None, cols]))
+    return (near | keys) & p.present[rows, None] & p.present[None, cols]
 
 
 def _claim_in_turn(
@@ -913,7 +952,7 @@ def _marginal(
 def _corroborates(a: Prints, i: int, b: Prints, rows: np.ndarray, t: Thresholds) -> bool:
     """Whether a group (``rows`` of ``b``: its representative, then its members in rank order)
     corroborates a[i]: its similarities to them (0 where the SimHash is beyond
-    ``max_distance``) exceed their thresholds on average."""
+    not near) exceed their thresholds on average."""
     at = np.full(len(rows), i, dtype=np.int64)
     _, h, s = verify(a, at, b, rows, t)
     total = 0.0
@@ -1062,7 +1101,8 @@ def _first_verified(
     ]
     unsure = _unsure_below(t, a.minhash.shape[1])
     limits = (
-        *(t.max_distance, max(t.min_tokens, 1), t.close_distance, _thresholds(t), unsure),
+        *(t.max_distance, max(t.min_tokens, 1), t.close_distance, t.far_distance, CLOSE_FROM),
+        *(_thresholds(t), unsure),
         *(VOUCHED_BELOW, VOUCHERS),
     )
     equal = _similarity_of_counts(a.minhash.shape[1], a.minhash.dtype.itemsize)

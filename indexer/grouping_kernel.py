@@ -4,8 +4,8 @@ loop over its pairs, instead of some fifty small numpy operations.
 It computes what :mod:`indexer.grouping` computes, pair for pair and bit for bit (that module
 stays the readable reference, runs where numba is missing, and ``tests/test_grouping_kernel.py``
 compares the two): a pair verifies when its exact keys are equal, or when both are long enough,
-within ``max_distance`` bits, at least the threshold of their shorter side's length (and
-their distance) similar, and their number sketches agree (the cells of
+within ``max_distance`` bits (``far_distance`` when short), at least the threshold of their
+shorter side's length (and their distance) similar, and their number sketches agree (the cells of
 :mod:`indexer.fingerprints.numbers`, the writing cell, the name cells of
 :mod:`indexer.fingerprints.names`). Every threshold and table comes from
 those modules as an argument (:func:`first_verified`), so that the definitions live in one
@@ -50,6 +50,8 @@ def _signature(sketch: types.Integer) -> Any:
         types.int64,  # max_distance
         types.int64,  # min_long
         types.int64,  # close_distance
+        types.int64,  # far_distance
+        types.int64,  # far_below: the shorter side's tokens under which far_distance holds
         ro(types.float64, 2),  # thresholds by closeness, then the shorter side's tokens
         ro(types.float64, 2),  # below these (as the thresholds) a verdict is marginal
         types.int64,  # vouched_below
@@ -169,15 +171,17 @@ def _corroborated(  # pragma: no cover - compiled
     max_distance: int,
     min_long: int,
     close_distance: int,
+    far_distance: int,
+    far_below: int,
     thresholds: np.ndarray,
     similarity: np.ndarray,
 ) -> bool:
     """Whether the group of representative ``r`` (``r`` and the rows before ``i`` and ``end``
     whose ``rep`` is ``r``) takes row ``i`` of one window on a marginal verdict: its
-    similarities to them (the sketches' where both are long enough and within ``max_distance``
-    bits, else 1.0 for an equal exact key, else 0.0) minus their thresholds average at least
-    0. (The pair is read as in :func:`first_verified`'s loop, which keeps its own copy: a helper
-    shared by both made that loop 15-20 % slower.)"""
+    similarities to them (the sketches' where both are long enough and near, as in
+    :func:`first_verified`, else 1.0 for an equal exact key, else 0.0) minus their thresholds
+    average at least 0. (The pair is read as in :func:`first_verified`'s loop, which keeps
+    its own copy: a helper shared by both made that loop 15-20 % slower.)"""
     last = thresholds.shape[1] - 1
     m = mh.shape[1]
     total = 0.0
@@ -186,7 +190,8 @@ def _corroborated(  # pragma: no cover - compiled
             continue
         both = p[i] & p[x]
         h = _popcount(s[i] ^ s[x])
-        near = both & (t[i] >= min_long) & (t[x] >= min_long) & (h <= max_distance)
+        far = (h > max_distance) & (h <= far_distance) & (min(t[i], t[x]) < far_below)
+        near = both & (t[i] >= min_long) & (t[x] >= min_long) & ((h <= max_distance) | far)
         same = both & (t[i] > 0) & (t[x] > 0) & (k[i] >= 0) & (k[i] == k[x])
         v = 1.0 if same else 0.0
         if near:
@@ -195,7 +200,7 @@ def _corroborated(  # pragma: no cover - compiled
                 if mh[i, c] == mh[x, c]:
                     equal += 1
             v = similarity[equal]
-        row = 1 if h <= close_distance else 0
+        row = 2 if far else (1 if h <= close_distance else 0)
         total += v - thresholds[row, min(max(min(t[i], t[x]), 0), last)]
     return total >= 0.0
 
@@ -223,6 +228,8 @@ def first_verified(  # pragma: no cover - compiled
     max_distance: int,
     min_long: int,
     close_distance: int,
+    far_distance: int,
+    far_below: int,
     thresholds: np.ndarray,
     unsure: np.ndarray,
     vouched_below: int,
@@ -238,7 +245,10 @@ def first_verified(  # pragma: no cover - compiled
     join; a row whose ``rep`` is set to another, e.g. -1, never is one), and stops being one
     when it joins. Else every row of b is a candidate, in order. ``thresholds[c, t]``: the
     similarity a pair needs whose shorter side has ``t`` tokens (clipped to the table), ``c``
-    1 where the pair is within ``close_distance`` bits, else 0; ``unsure[c, t]``: below it a
+    2 where the pair is more than ``max_distance`` bits apart and at most ``far_distance``, its
+    shorter side under ``far_below`` tokens, else 1 where it is within ``close_distance``
+    bits, else 0; a pair is compared by MinHash within ``max_distance`` bits, or in that far
+    band; ``unsure[c, t]``: below it a
     verified pair's verdict is marginal, and (``window`` only) the group's members before
     ``members_end`` must corroborate it (:func:`_corroborated`); and (``window`` only) a row
     with fewer than ``vouched_below`` tokens must agree with the first ``vouchers`` of those
@@ -269,11 +279,12 @@ def first_verified(  # pragma: no cover - compiled
             if not isrep[j]:
                 continue
             h = _popcount(sa[i] ^ sb[j])
-            row = 1 if h <= close_distance else 0
+            far = (h > max_distance) & (h <= far_distance) & (min(ta[i], tb[j]) < far_below)
+            row = 2 if far else (1 if h <= close_distance else 0)
             col = min(max(min(ta[i], tb[j]), 0), last)
             both = pa[i] & pb[j]
             same = both & (ta[i] > 0) & (tb[j] > 0) & (ka[i] >= 0) & (ka[i] == kb[j])
-            near = both & (ta[i] >= min_long) & (tb[j] >= min_long) & (h <= max_distance)
+            near = both & (ta[i] >= min_long) & (tb[j] >= min_long) & ((h <= max_distance) | far)
             s = 1.0 if same else 0.0
             ok = same
             if near:
@@ -312,6 +323,8 @@ def first_verified(  # pragma: no cover - compiled
                     max_distance,
                     min_long,
                     close_distance,
+                    far_distance,
+                    far_below,
                     thresholds,
                     similarity,
                 )

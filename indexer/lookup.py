@@ -143,8 +143,13 @@ def verdict(
         reason = "equal exact keys (the same normalised text)"
     elif not long_enough:
         reason = f"{shorter} words of content, below min_tokens {t.min_tokens}: exact key only"
-    elif int(ham[0]) > t.max_distance:
+    elif not t.near(ham, np.array([shorter]))[0]:
         reason = f"SimHash {int(ham[0])} bits apart, more than max_distance {t.max_distance}"
+    elif float(sim[0]) < needed and int(ham[0]) > t.max_distance:
+        reason = (
+            f"SimHash {int(ham[0])} bits apart, more than max_distance {t.max_distance}, and "
+            f"MinHash similarity {float(sim[0]):.4f} below the {needed} a short pair needs there"
+        )
     elif float(sim[0]) < needed:
         reason = (
             f"MinHash similarity {float(sim[0]):.4f} below the {needed} "

@@ -155,6 +155,37 @@ def test_a_mid_length_copy_under_the_threshold_folds_when_its_simhash_is_close()
         assert bool(grouping.verify(p, np.array([1]), p, np.array([0]), rule)[0][0]) is folds
 
 
+def test_a_short_pair_far_in_simhash_verifies_when_minhash_finds_it_alike() -> None:
+    """Under 100 words, a pair more than max_distance SimHash bits apart and at most
+    far_distance verifies at far_similarity (a short copy under a new headline said twice,
+    whose few shingles' vote moved): 0.69 alike at 40 words folds 25 and 28 bits away, not 29,
+    not at 100 words, not 0.56 alike, and not with the band turned off."""
+    t = Thresholds(max_distance=24, min_similarity=0.45, min_tokens=9)
+    assert (t.far_distance, t.far_similarity) == (28, 0.6)
+    original, alike, less = np.arange(64, dtype=np.uint16), _sketch(range(20)), _sketch(range(28))
+    assert float(similarity(original[None, :], alike[None, :])[0]) >= 0.6
+    assert (
+        t.similarity_for(np.array([40]))[0]
+        < float(similarity(original[None, :], less[None, :])[0])
+        < 0.6
+    )
+    off = Thresholds(max_distance=24, min_similarity=0.45, min_tokens=9, far_bits=0)
+    for bits, words, copy, rule, folds in (
+        (24, 40, less, t, True),
+        (25, 40, alike, t, True),
+        (28, 40, alike, t, True),
+        (29, 40, alike, t, False),
+        (26, 100, alike, t, False),
+        (26, 40, less, t, False),
+        (26, 40, alike, off, False),
+    ):
+        p = prints([BASE, flip(BASE, range(bits))], sketches=[original, copy], tokens=[words] * 2)
+        assert (group(p, rule).rep.tolist() == [0, 0]) is folds, (bits, words)
+        assert bool(grouping.verify(p, np.array([1]), p, np.array([0]), rule)[0][0]) is folds
+        joined = assign(p.take(np.array([1])), p.take(np.array([0])), rule)[0]
+        assert (joined.tolist() == [0]) is folds
+
+
 def test_short_documents_group_only_by_exact_key() -> None:
     p = prints([BASE, BASE, BASE], keys=[7, 8, 7], tokens=[10, 10, 10])
     assert group(p, T).rep.tolist() == [0, 1, 0]
@@ -237,10 +268,17 @@ def test_matched_block_names_the_shared_block() -> None:
 @given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40), st.integers(0, 64))
 def test_window_pairs_are_exactly_the_close_pairs(values: list[int], d: int) -> None:
     p = prints(values, keys=[-1] * len(values))
-    ci, cj = window_pairs(p, Thresholds(d, 0.5))
+    t = Thresholds(d, 0.5)
+    ci, cj = window_pairs(p, t)
     x = np.array(values, dtype=np.uint64)
     dist = popcount64(x[:, None] ^ x[None, :])
-    want = {(i, j) for i in range(len(x)) for j in range(i) if dist[i, j] <= d}
+    tc = p.token_count
+    want = {
+        (i, j)
+        for i in range(len(x))
+        for j in range(i)
+        if dist[i, j] <= d or (dist[i, j] <= d + 4 and min(tc[i], tc[j]) < 100)
+    }
     assert set(zip(ci.tolist(), cj.tolist(), strict=True)) == want
 
 
@@ -257,7 +295,7 @@ def test_grouping_is_prefix_stable(values: list[int], k: int) -> None:
     full = group(prints(values), T)
     head = group(prints(values[:k]), T)
     assert head.rep.tolist() == full.rep[:k].tolist()
-    members_verify = full.hamming[~full.is_rep] <= T.max_distance
+    members_verify = full.hamming[~full.is_rep] <= T.far_distance
     assert members_verify.all()
 
 
@@ -267,7 +305,10 @@ def _needed(t: Thresholds, words: int, d: int) -> float:
     straight line between, less close_relief (not below 0) from 100 to 149 words within
     close_distance bits;
     short_similarity (default 0.8 of it) up to 20, in a straight line to min_similarity below
-    50."""
+    50; beyond max_distance bits and within far_distance, under 100 words, at least
+    far_similarity too (far_distance: far_bits past max_distance)."""
+    if t.max_distance < d <= t.far_distance and words < 100:
+        return max(_needed(t, words, t.max_distance), t.far_similarity)
     short = t.min_similarity * 0.8 if t.short_similarity is None else t.short_similarity
     mid = t.min_similarity * 0.9 if t.mid_similarity is None else t.mid_similarity
     if words >= 200:
@@ -342,7 +383,8 @@ def _verifies_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> 
     d = bin(int(a.simhash[i]) ^ int(b.simhash[r])).count("1")
     s = float(similarity(a.minhash[i], b.minhash[r]))  # the second hash's estimate
     agree = _agree_literally(a, i, b, r)
-    close = both and long_enough and d <= t.max_distance and s >= _needed(t, words, d) and agree
+    near = d <= t.max_distance or (d <= t.far_distance and words < 100)
+    close = both and long_enough and near and s >= _needed(t, words, d) and agree
     return bool(same_key or close)
 
 
@@ -352,10 +394,12 @@ def _distance(a: Prints, i: int, b: Prints, r: int) -> int:
 
 def _similar_literally(a: Prints, i: int, b: Prints, r: int, t: Thresholds) -> float:
     """The pair's similarity as the rule reads it: the sketches' where both are long enough and
-    within max_distance bits, else 1.0 for an equal exact key, else 0.0."""
+    within max_distance bits (far_distance under 100 words), else 1.0 for an equal exact key,
+    else 0.0."""
     words = min(a.token_count[i], b.token_count[r])
     d = bin(int(a.simhash[i]) ^ int(b.simhash[r])).count("1")
-    if a.present[i] and b.present[r] and words >= max(t.min_tokens, 1) and d <= t.max_distance:
+    near = d <= t.max_distance or (d <= t.far_distance and words < 100)
+    if a.present[i] and b.present[r] and words >= max(t.min_tokens, 1) and near:
         return float(similarity(a.minhash[i], b.minhash[r]))
     same_key = a.present[i] and b.present[r] and a.key[i] >= 0 and a.key[i] == b.key[r]
     return 1.0 if same_key and a.token_count[i] > 0 else 0.0

@@ -112,8 +112,9 @@ def fill(window: Window, page: list[int], results: list[SubResult]) -> tuple[Win
 
 
 def _may_verify(simhash: np.ndarray, keys: np.ndarray, reps: Prints, t: Thresholds) -> np.ndarray:
-    """(n,) bool: within ``max_distance`` of a representative, or sharing its exact key."""
-    near = popcount64(simhash[:, None] ^ reps.simhash[None, :]) <= t.max_distance
+    """(n,) bool: within ``far_distance`` bits of a representative (a superset of the near
+    ones), or sharing its exact key."""
+    near = popcount64(simhash[:, None] ^ reps.simhash[None, :]) <= t.far_distance
     rep_keys = reps.key[reps.key >= 0]
     if len(keys) * len(rep_keys) <= 1 << 16:  # a page's worth: a table beats isin's sort
         return near.any(axis=1) | (keys[:, None] == rep_keys[None, :]).any(axis=1)
@@ -151,7 +152,7 @@ def verify(req: SearchRequest, window: Window, page: list[int], results: list[Su
         rep_prints = groups.decoded.prints.take(reps)
         version = groups.version
         if not all(SLIM_KEY in h for h in hits):
-            # Only candidates within max_distance of a representative, or sharing an exact key
+            # Only candidates within far_distance of a representative, or sharing an exact key
             # with one, can verify: decode the MinHash of those alone.
             simhash, keys = simhash_and_keys(hits)
             maybe = _may_verify(simhash, keys, rep_prints, t).tolist()
