@@ -255,7 +255,8 @@ def test_pages_of_sibling_commands_stay_apart(lang: str) -> None:
         _man(mrd),
     ]
     assert folds_with_first(texts) == [True, True, True, False]
-    assert folds_with_first(texts, names=False) == [True, True, True, True]
+    # in German the title's words that the text repeats are also names inside sentences
+    assert folds_with_first(texts, names=False) == [True, True, True, lang == "en"]
 
 
 def test_mentions_read_as_documented() -> None:

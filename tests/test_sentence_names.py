@@ -288,10 +288,35 @@ def test_a_name_after_a_sentences_first_word_keeps_its_copies(
 
 
 def test_german_nouns_are_not_names() -> None:
-    """German capitalises every noun: a noun changed there is a one-word edit, not a name."""
+    """German capitalises every noun: a noun changed there is a one-word edit, not a name (a
+    text without a title has none)."""
     text = DE.format(name="Hans Müller", thing="Bibliothek")
     assert folds_with_first([text, DE.format(name="Hans Müller", thing="Schwimmhalle")]) == [True]
     assert name_entries([text], None, [0], [0])[0].size == 0
+
+
+DE_LISTING = (
+    "{brand} K7 Kaffeemaschine\n"
+    "Neu: Kaffeemaschine {brand} K7 in Weiß, zwölf Tassen, für 89 Euro. Die {thing} erfolgt "
+    "innerhalb von drei Tagen, und der Hersteller gibt zwei Jahre Garantie auf das Gerät."
+)
+
+
+def test_german_names_are_the_titles_words_the_text_repeats() -> None:
+    """In a text that capitalises every noun, the capitalised words its title holds too are its
+    names: the same listing of another brand stays apart, while a noun changed elsewhere, or in
+    the text only, is a one-word edit and folds."""
+    text = DE_LISTING.format(brand="Velto", thing="Lieferung")
+    texts = [
+        text,
+        DE_LISTING.format(brand="Norka", thing="Lieferung"),
+        DE_LISTING.format(brand="Velto", thing="Zustellung"),
+        text.replace("Neu: Kaffeemaschine", "Neu: Kaffeeautomat"),
+    ]
+    assert folds_with_first(texts) == [False, True, True]
+    entries = name_entries([text], None, [0], [0])
+    assert entries[0].size > 0  # Velto (and Kaffeemaschine) inside the text: the title holds them
+    assert name_entries([text.split("\n", 1)[1]], None, [0], [0])[0].size == 0  # no title
 
 
 @pytest.mark.parametrize(

@@ -72,8 +72,9 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   for a line starting with a dash (a credit: ``-- George Bernard Shaw`` gives ``Bernard``, then
   ``Shaw``), and lines of the frame (blank in the content text given beside; in the host models'
   path, lines with any token of the host's frame but a phrase between the page's own words);
-  texts that capitalise nouns (German: :func:`_capitalises_nouns`) give none, since there
-  every noun would be a name;
+  in texts that capitalise nouns (German: :func:`_capitalises_nouns`), where every noun
+  would be a name, only the words their title holds too are (a listing's brand, a command),
+  and a text without a title gives none;
 * a site's name at both ends: on the last two lines under a title (lines repeating the title
   are the headline above the text, neither among them nor counted), a short line (a footer)
   gives no entry for the names the title line holds capitalised ("More news from Valley
@@ -84,7 +85,8 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
 Not seen: a name of one word at a sentence's start ("John said …" → "Peter said …") or on a
 text's first line, a name replaced by one of the same initial and consonants ("Jon" → "Jan"), a
 name changed together with both its neighbours, names written in scripts without case
-(Chinese, Japanese: only terms in a script with case are read there), German texts.
+(Chinese, Japanese: only terms in a script with case are read there), a name of a German
+text that its title does not hold.
 Costs: a typo that adds or drops a consonant ("Jon" → "John") is another name; a copy that
 puts a name at its line's end (a full stop dropped) no longer compares it there; a name in a
 text's last paragraph of one line is not seen, nor on a short last line
@@ -362,8 +364,12 @@ def name_entries(
         if footer:
             body = body[:-1]
         split = [_WORDS_AND_GAPS.split(line) for line in body]
+        titled: set[str] | None = None  # (German) the only words that may be names
         if _capitalises_nouns([w for parts in split for w in parts[1::2]]):
-            continue  # asked first: a German text's nouns would make every line's names
+            # every noun is capitalised: the names are those its title holds too
+            titled = {w.casefold() for w in _WORD.findall(title)}
+            if not titled:
+                continue
         ends = not footer  # the last line left ends the text
         found: list[_Name] = []
         # where a site's footer may sit: the last lines of the story, the title's repeats
@@ -380,6 +386,8 @@ def name_entries(
                 site = _site_names(names, parts[1::2], title)
                 names = [t for t in names if t[1] not in site]
             found += names
+        if titled is not None:
+            found = [n for n in found if n[1] in titled]
         for before, name, after, _, cut in found:
             value = _initial_hash(name[0]) if cut else _name_value(name)
             end = "\x00" if cut else "\n"  # the text's end or a line's, without punctuation
