@@ -162,15 +162,20 @@ class Thresholds:
         d = np.asarray(distance)
         close = (d <= self.close_distance) & (u >= CLOSE_FROM)
         need = np.where(close & (u < CLOSE_BELOW), np.maximum(need - self.close_relief, 0.0), need)
-        far = (d > self.max_distance) & (d <= self.far_distance) & (u < CLOSE_FROM)
+        far = self.in_far_band(d, u)
         return np.where(far, np.maximum(need, self.far_similarity), need)
+
+    def in_far_band(self, distance: np.ndarray, shorter: np.ndarray) -> np.ndarray:
+        """Whether pairs ``distance`` bits apart, their shorter side ``shorter`` words long, are
+        in the far band: beyond ``max_distance`` bits, within ``far_distance``, under
+        ``CLOSE_FROM`` words."""
+        beyond = (distance > self.max_distance) & (distance <= self.far_distance)
+        return beyond & (shorter < CLOSE_FROM)
 
     def near(self, distance: np.ndarray, shorter: np.ndarray) -> np.ndarray:
         """Whether pairs ``distance`` bits apart, their shorter side ``shorter`` words long, are
-        compared by MinHash: within ``max_distance`` bits, or ``far_distance`` under
-        ``CLOSE_FROM`` words."""
-        far = (distance <= self.far_distance) & (shorter < CLOSE_FROM)
-        return (distance <= self.max_distance) | far
+        compared by MinHash: within ``max_distance`` bits, or in the far band."""
+        return (distance <= self.max_distance) | self.in_far_band(distance, shorter)
 
 
 #: Hits with fewer words of content than this must be vouched for by their group's members.
@@ -280,8 +285,7 @@ def _row(ham: np.ndarray, shorter: np.ndarray, t: Thresholds) -> np.ndarray:
     """The row of a pair at distance ``ham``, its shorter side ``shorter`` words long, in
     :func:`_thresholds`: 2 beyond ``max_distance`` bits and within ``far_distance`` under
     ``CLOSE_FROM`` words, else 1 within ``close_distance``, else 0."""
-    far = (ham > t.max_distance) & (ham <= t.far_distance) & (shorter < CLOSE_FROM)
-    return np.where(far, 2, ham <= t.close_distance).astype(np.intp)
+    return np.where(t.in_far_band(ham, shorter), 2, ham <= t.close_distance).astype(np.intp)
 
 
 @functools.lru_cache(maxsize=64)
