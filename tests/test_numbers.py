@@ -487,6 +487,56 @@ def test_a_date_stamp_on_a_line_of_its_own_is_the_frames() -> None:
     assert conflict(said.format("2026-03-18"), said.format("2026-11-01"))
 
 
+#: A man page's paragraphs (each a line of content), a short line of the page's own in the middle.
+PAGE = [
+    "The shell reads its commands from the terminal and runs them one after the other.",
+    "Each command may redirect its input and output to files named on the command line.",
+    "A subshell runs with a copy of the variables, and its changes do not reach the parent.",
+    "Variables set on the command line before a command are passed to that command alone.",
+    "Aliases are expanded when a command is read, not when the command is executed later.",
+    "A function runs in the current shell and sees the variables set by its caller.",
+    "{line}",
+    "The exit status of the last command is kept in a special parameter for the next one.",
+    "Words are split at the characters of the field separator after every expansion.",
+    "Reset the separator to its default by unsetting it before the next loop is entered.",
+    "Quoting a word keeps it whole, whatever characters of the separator it holds.",
+    "The manual page of the shell lists every built-in command with its options in turn.",
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "old", "new"),
+    [
+        ("Sat 23 Aug 2003 08 30 36 +0200", "2003", "2001"),  # a session's output
+        ("Ian Jackson January 1998", "1998", "1999"),  # a table of maintainers
+        ("Date: Sat, 14 May 2011 08:20:50 UTC", "2011", "2012"),  # a release file's field
+    ],
+)
+def test_a_date_inside_the_content_is_the_pages_own(line: str, old: str, new: str) -> None:
+    """A short line's date is the frame's at a page's edges only (a dateline, a printed-on
+    line): inside its content (a shell session's output, a table, a file's fields) it is the
+    page's own, and a copy with another date there is another document."""
+    page = "\n".join(PAGE)
+    a, b = page.format(line=line), page.format(line=line.replace(old, new))
+    assert conflict(a, b) and conflict(b, a)
+    # the same line as a dateline under the title, or as the page's last line: the frame's
+    for lines in ([PAGE[0], line, *PAGE[1:3]], [*PAGE[:3], line]):
+        framed = "\n".join(lines)
+        assert not conflict(framed, framed.replace(old, new))
+    assert numbers.frame_stamp_lines([page.format(line=line)]) == [[]]
+
+
+def test_a_number_beside_a_month_is_a_date_only_as_a_day_an_hour_or_a_year() -> None:
+    """A file's size before its date in a listing (``1695 Aug 30``) is no day: the line is no
+    stamp, and a size changed conflicts even at the page's edge; a day there does not."""
+    listing = "-rw-r----- 1 root shadow   {} Aug 30 10:38 /etc/shadow"
+    a, b = (f"{PAGE[0]}\n{listing.format(n)}\n{PAGE[1]}" for n in (1695, 3390))
+    assert conflict(a, b)
+    byline = "Updated Aug {} 2026"
+    a, b = (f"{PAGE[0]}\n{byline.format(n)}\n{PAGE[1]}" for n in (11, 30))
+    assert not conflict(a, b)
+
+
 ZH = "本文介绍版本2.1的新功能，包括更快的启动速度和新的配置文件解析器。该版本已于今日发布。"
 RU = "Эта версия 2.1 приносит более быстрый запуск и новый парсер конфигурационных файлов."
 EN = "The release of version 2.1 brings a faster start and a new parser for the settings files."

@@ -68,6 +68,20 @@ def test_kernel_equals_the_reference(docs: list[str], pick: int) -> None:
         assert kernel == reference
 
 
+#: Pages of many lines: which of them are its edges decides whether a dated line is the frame's.
+PAGES = st.lists(st.lists(TEXT, min_size=6, max_size=24).map("\n".join), min_size=1, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(PAGES, st.integers(0, 15))
+def test_kernel_equals_the_reference_on_pages_of_many_lines(docs: list[str], pick: int) -> None:
+    words = [numbers._bytes_of(t) for t in docs]
+    sides = np.array([pick >> i & 1 for i in range(len(docs))], dtype=bool)
+    for s in (None, sides):
+        kernel, reference = _both(words, s)
+        assert kernel == reference
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.binary(max_size=80), min_size=1, max_size=6))
 def test_kernel_equals_the_reference_on_any_bytes(words: list[bytes]) -> None:

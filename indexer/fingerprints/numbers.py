@@ -24,12 +24,15 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   a space (or up to :data:`_UNIT_SPACES`) after it is part of it, as when written close
   (``128 GB`` = ``128  GB`` = ``128GB``);
 * a date or time stamp (3 or more runs of digits only, one a year 19xx or 20xx:
-  ``2026-03-18 10:55``; or digits beside a month's name written in ASCII: ``11 October
-  2026``) on a line with fewer than :data:`_MIN_LINE` bytes of other words (a dateline, a
-  "printed from <url> on <date>" line: a URL counts as one word) is the frame's, and left out
-  — but in a document under :data:`SIDES_BELOW` words of content (a listing, a quote, a
-  headline) no date is the frame's: its short lines are its content ("The next meeting is on
-  18 March 2026."), and a copy with another date is another document;
+  ``2026-03-18 10:55``; or a day's, an hour's or a year's digits beside a month's name
+  written in ASCII: ``11 October 2026``, not a file's size in ``1695 Aug 30``) on a line with
+  fewer than :data:`_MIN_LINE` bytes of other words (a dateline, a "printed from <url> on
+  <date>" line: a URL counts as one word), among the first or the last :data:`EDGE_LINES`
+  lines of words of its document (a frame is around the content; a date inside it, in a
+  session's output or a table, is the content's), is the frame's, and left out — but in a
+  document under :data:`SIDES_BELOW` words of content (a listing, a quote, a headline) no
+  date is the frame's: its short lines are its content ("The next meeting is on 18 March
+  2026."), and a copy with another date is another document;
 * its *context* is the word run right before it and the one right after it, over spaces and
   line breaks (a line break only stops a number); the start or end of the text counts as no
   run. A number's own word written against it (``koi8``) is its context before, with the word
@@ -260,6 +263,9 @@ _MONTHS = (
     "augustus",
 )
 _MIN_LINE = 48  # weighted word bytes (numbers not counted) of a line a stamp is content on
+#: A stamp is the frame's only on one of a document's first or last this many lines of words:
+#: a frame is around the content, and a date inside it (a session's output, a table) is its own.
+EDGE_LINES = 5
 _MAX_SKIP = 8  # space and line-break runs skipped to find a neighbouring word
 _MAX_GAP = 2  # non-word characters allowed between the runs of one number
 _SIDE = 6  # bytes of a non-ASCII context run kept next to the number
@@ -790,7 +796,7 @@ def _kernel_tables() -> Tables:
     weights doubled there: a non-ASCII byte 1, an ASCII one 2, so :data:`_MIN_LINE` twice)."""
     constants = (
         _P, _Q, _EMPTY, _LEFT, _RIGHT, _MAX_SKIP, _MAX_GAP, 2 * _MIN_LINE, _SIDE, _MAX_RUN, _NL,
-        _19, _20, _MIN_WORD, _INNER, _UNIT_SPACES,
+        _19, _20, _MIN_WORD, _INNER, _UNIT_SPACES, EDGE_LINES,
     )  # fmt: skip
     return (
         np.frombuffer(_CLASSES, dtype=np.uint8),
@@ -950,12 +956,13 @@ def _sketches_of_buf_numpy(
     only_digits = count == size
     lead = a[bounds[runs]].astype(np.int64) * 256 + a[np.minimum(bounds[runs] + 1, len(a) - 1)]
     year = (size == 4) & ((lead == _19) | (lead == _20))  # 19xx, 20xx
+    dated = (size <= 2) | year  # a day's, an hour's or a year's run
     if b"_" in buf:  # a run with "_" is a number in a short document only (uint64_t)
         under = np.searchsorted(bounds, np.flatnonzero(a == 95), side="right") - 1
         keep = ~_member(runs, under)
         if sides is not None:
             keep |= sides[np.searchsorted(ends, bounds[runs], side="right")]
-        only_digits, year, runs = only_digits[keep], year[keep], runs[keep]
+        only_digits, year, dated, runs = only_digits[keep], year[keep], dated[keep], runs[keep]
     if not len(runs):
         return out
     # a number: numeric runs each at most _MAX_GAP spaces after the one before
@@ -989,12 +996,14 @@ def _sketches_of_buf_numpy(
         ctx = _fmix(hb * _Q + _fmix(ha))
         pair = _fmix(ctx ^ _fmix(value + _Q))
     # a date or time stamp (3 or more runs of digits only, one a year: 2026-03-18, 18.03.2026
-    # 10:55; or digits beside a month's name: 11 October 2026) on a line with few words (a
-    # dateline, "printed on ...") is the frame's: left out
+    # 10:55; or a day's, an hour's or a year's digits beside a month's name: 11 October 2026)
+    # on a line with few words (a dateline, "printed on ...") at an edge of its document is
+    # the frame's: left out
     parts = np.diff(np.r_[heads, len(runs)])
     digits_only = np.minimum.reduceat(only_digits, heads)
     stamp = digits_only & (
-        ((parts >= 3) & np.maximum.reduceat(year, heads)) | (month & (parts <= 2))
+        ((parts >= 3) & np.maximum.reduceat(year, heads))
+        | (month & (parts <= 2) & np.minimum.reduceat(dated, heads))
     )
     starts = np.concatenate(([0], ends[:-1]))
     if stamp.any():
@@ -1188,8 +1197,9 @@ def _frame_lines(
 ) -> np.ndarray:
     """Per number starting at run ``first``, whether its line may be the frame's: fewer than
     :data:`_MIN_LINE` weighted bytes of non-numeric words (``numeric``: the numeric runs), in a
-    document with other lines of words (a document of one line is all content). ``lo``,
-    ``hi``: the runs of the documents holding the numbers, ascending; line breaks end lines."""
+    document with other lines of words (a document of one line is all content), among its
+    first or last :data:`EDGE_LINES` lines holding a word or a number. ``lo``, ``hi``: the
+    runs of the documents holding the numbers, ascending; line breaks end lines."""
     counts = hi - lo
     total = int(counts.sum())
     offsets = np.cumsum(counts) - counts
@@ -1213,8 +1223,19 @@ def _frame_lines(
     line_doc = np.zeros(lines, dtype=np.int64)
     line_doc[line] = doc
     wordy_lines = np.bincount(line_doc[size > 0], minlength=len(lo))
+    # each line's place among its document's lines holding a word or a number
+    filled = (np.bincount(line[(k == _ASCII) | (k == _OTHER)], minlength=lines) > 0).astype(
+        np.int64
+    )
+    before: np.ndarray = np.cumsum(filled) - filled  # lines of words before each, from the first
+    first_line = np.zeros(len(lo), dtype=np.int64)
+    first_line[doc[offsets]] = line[offsets]
+    rank: np.ndarray = before - before[first_line[line_doc]]
+    filled_lines = np.bincount(line_doc, weights=filled, minlength=len(lo)).astype(np.int64)
     at = np.searchsorted(idx, first)
-    return (size[line[at]] < _MIN_LINE) & (wordy_lines[doc[at]] > 1)
+    ln = line[at]
+    edge = (rank[ln] < EDGE_LINES) | (rank[ln] >= filled_lines[doc[at]] - EDGE_LINES)
+    return (size[ln] < _MIN_LINE) & (wordy_lines[doc[at]] > 1) & edge
 
 
 def _side(

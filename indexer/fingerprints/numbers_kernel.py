@@ -413,6 +413,7 @@ def _sketch_cut(
         parts = 0
         digits_only = True
         year = False
+        dated = True  # every run a day's, an hour's (2 digits or fewer) or a year
         j = i
         while True:
             r = runs[j]
@@ -427,6 +428,10 @@ def _sketch_cut(
                 lead = int(b[lo]) * 256 + int(b[min(lo + 1, m - 1)])
                 if lead in (y19, y20):
                     year = True
+                else:
+                    dated = False
+            elif size > 2:
+                dated = False
             if j + 1 >= n_num:
                 break
             nxt = runs[j + 1]
@@ -452,13 +457,18 @@ def _sketch_cut(
         doc[count] = d
         if digits_only:
             month = _member(hb[count], months) or _member(ha[count], months)
-            stamp[count] = (parts >= 3 and year) or (parts <= 2 and month)
+            stamp[count] = (parts >= 3 and year) or (parts <= 2 and month and dated)
         count += 1
         i = j + 1
-    # a stamp on a line with few words, in a document with other lines of words: the frame's
+    # a stamp on a line with few words, in a document with other lines of words, among its
+    # first or last k[16] lines of words: the frame's
     n_stamps = 0
     stamp_doc = np.empty(count, dtype=np.int64)
     stamp_line = np.empty(count, dtype=np.int64)
+    edge = int(k[16])
+    filled = np.zeros(n_runs + 1, dtype=np.bool_)
+    rank = np.zeros(n_runs + 1, dtype=np.int64)
+    n_filled = 0
     line_of = np.zeros(n_runs, dtype=np.int64)
     weight = np.zeros(n_runs + 1, dtype=np.int64)
     wordy_lines = 0
@@ -474,20 +484,33 @@ def _sketch_cut(
             hi = np.searchsorted(bounds[: n_runs + 1], ends[d] - 1)
             line = 0
             weight[0] = 0
+            filled[0] = False
             for r in range(lo, hi):
                 if kind[r] == _BREAK and r != lo:
                     line += 1
                     weight[line] = 0
+                    filled[line] = False
                 line_of[r] = line
+                if kind[r] == _ASCII or kind[r] == _OTHER:
+                    filled[line] = True
                 glued = kind[r] == _ASCII and kind[r + 1] == _ASCII  # koi8's koi: no weight
                 if (kind[r] == _ASCII or kind[r] == _OTHER) and not numeric[r] and not glued:
                     w = bounds[r + 1] - bounds[r]
                     weight[line] += w if kind[r] == _OTHER else 2 * w
             wordy_lines = 0
+            n_filled = 0
             for ln in range(line + 1):
                 if weight[ln] > 0:
                     wordy_lines += 1
-        frame = weight[line_of[first[c]]] < min_line2 and wordy_lines > 1
+                rank[ln] = n_filled
+                if filled[ln]:
+                    n_filled += 1
+        at_line = line_of[first[c]]
+        frame = (
+            weight[at_line] < min_line2
+            and wordy_lines > 1
+            and (rank[at_line] < edge or rank[at_line] >= n_filled - edge)
+        )
         if use_sides and sides[d]:
             frame = False  # a short document's dates are its own
         stamp[c] = frame
