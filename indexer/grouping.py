@@ -21,10 +21,11 @@ threshold s and m values, above the threshold; not an equal exact key), only if 
 similarities to the representative and the members ranked above it exceed their thresholds on
 average (0 where the pair is not near: :meth:`Thresholds.near`): a verdict that noise can flip is
 corroborated by the group, so a sibling page on the threshold of one copy does not join a group
-whose other copies it does not resemble. A short hit (under :data:`VOUCHED_BELOW` words) must
-also be *vouched for*: its numbers and names must not conflict with those of the first
+whose other copies it does not resemble. A short hit (under :data:`VOUCHED_BELOW` words) and a
+long one (of :data:`VOUCHED_FROM` words or more, whose names are not read) must also be
+*vouched for*: its numbers and names must not conflict with those of the first
 :data:`VOUCHERS` members ranked above it in the group. A representative that cannot tell
-(a copy in capitals, whose names are not read; a cut that dropped the sentence holding the
+(a copy in capitals, whose names are not read; a cut that dropped the paragraph holding the
 number) takes the original and a near-miss whose name or number changed alike; the original,
 once a member, keeps the near-miss out. Every member is thus verified against its own
 representative, and groups never grow by chains (A~B, B~C with A and C far apart leaves C out
@@ -56,6 +57,7 @@ from indexer.fingerprints.minhash import similarity
 from indexer.fingerprints.names import (
     LAST_BIT,
     NAME_BIT,
+    NAMED_BELOW,
     PARTS,
     PER_PART,
     SOURCE_BIT,
@@ -74,6 +76,7 @@ __all__ = [
     "MID_SHARE",
     "SHORT_SHARE",
     "VOUCHED_BELOW",
+    "VOUCHED_FROM",
     "VOUCHERS",
     "Grouping",
     "Prints",
@@ -84,6 +87,7 @@ __all__ = [
     "matched_block",
     "use_compiled",
     "verified_pairs",
+    "vouched_length",
     "window_pairs",
 ]
 
@@ -178,8 +182,10 @@ class Thresholds:
         return (distance <= self.max_distance) | self.in_far_band(distance, shorter)
 
 
-#: Hits with fewer words of content than this must be vouched for by their group's members.
+#: Hits with fewer words of content than this must be vouched for by their group's members,
 VOUCHED_BELOW = NO_WORDS
+#: ... and hits with this many or more (long pages, whose names are not read).
+VOUCHED_FROM = NAMED_BELOW
 #: The members ranked first in a group that vouch (a bound on the work per hit).
 VOUCHERS = 8
 
@@ -912,7 +918,7 @@ def _unvouched_candidates(
     groups' members do not vouch for them (:func:`_vouched`), all checked at once. ``both``:
     representatives, then members; ``by_rep``: the members' rows in it, grouped by
     representative in rank order, ``per_rep`` of each starting at ``firsts``."""
-    short = cand.token_count[got] < VOUCHED_BELOW
+    short = vouched_length(cand.token_count[got])
     c, b = got[short], best[short]
     count = np.minimum(per_rep[b], VOUCHERS)
     if not count.sum():
@@ -988,11 +994,17 @@ def _first_corroborated(
     return -1, 0, 0.0
 
 
+def vouched_length(tokens: np.ndarray) -> np.ndarray:
+    """(n,) bool: which of hits with ``tokens`` words of content must be vouched for: those
+    under :data:`VOUCHED_BELOW` words and those of :data:`VOUCHED_FROM` or more."""
+    return (tokens < VOUCHED_BELOW) | (tokens >= VOUCHED_FROM)
+
+
 def _vouched(a: Prints, i: int, b: Prints, members: np.ndarray) -> bool:
     """Whether a group's ``members`` (rows of ``b`` in rank order, its representative left
-    out) vouch for a[i]: a[i] has :data:`VOUCHED_BELOW` words or more, or its number sketch
-    agrees with those of the first :data:`VOUCHERS` of them."""
-    if a.token_count[i] >= VOUCHED_BELOW or not len(members):
+    out) vouch for a[i]: a[i] need not be vouched for (:func:`vouched_length`), or its
+    number sketch agrees with those of the first :data:`VOUCHERS` of them."""
+    if not vouched_length(a.token_count[i : i + 1])[0] or not len(members):
         return True
     firsts = members[:VOUCHERS]
     return bool(
@@ -1003,7 +1015,7 @@ def _vouched(a: Prints, i: int, b: Prints, members: np.ndarray) -> bool:
 def _unvouched(p: Prints, rep: np.ndarray, hits: np.ndarray) -> np.ndarray:
     """The ``hits`` (members of a window's groups in ``rep``, ascending) whose group's
     members ranked above them do not vouch for them (:func:`_vouched`), all checked at once."""
-    short = hits[p.token_count[hits] < VOUCHED_BELOW]
+    short = hits[vouched_length(p.token_count[hits])]
     if not len(short):
         return short
     members = np.flatnonzero(rep != np.arange(len(rep)))
@@ -1107,7 +1119,7 @@ def _first_verified(
     limits = (
         *(t.max_distance, max(t.min_tokens, 1), t.close_distance, t.far_distance, CLOSE_FROM),
         *(_thresholds(t), unsure),
-        *(VOUCHED_BELOW, VOUCHERS),
+        *(VOUCHED_BELOW, VOUCHED_FROM, VOUCHERS),
     )
     equal = _similarity_of_counts(a.minhash.shape[1], a.minhash.dtype.itemsize)
     try:  # only the call: a type error here is a type the pass is not compiled for

@@ -55,6 +55,7 @@ def _signature(sketch: types.Integer) -> Any:
         ro(types.float64, 2),  # thresholds by closeness, then the shorter side's tokens
         ro(types.float64, 2),  # below these (as the thresholds) a verdict is marginal
         types.int64,  # vouched_below
+        types.int64,  # vouched_from
         types.int64,  # vouchers
         ro(types.float64),  # similarity by equal values
         ro(types.int64),  # the sketch's cells: see first_verified
@@ -233,6 +234,7 @@ def first_verified(  # pragma: no cover - compiled
     thresholds: np.ndarray,
     unsure: np.ndarray,
     vouched_below: int,
+    vouched_from: int,
     vouchers: int,
     similarity: np.ndarray,
     cells: np.ndarray,
@@ -251,8 +253,9 @@ def first_verified(  # pragma: no cover - compiled
     band; ``unsure[c, t]``: below it a
     verified pair's verdict is marginal, and (``window`` only) the group's members before
     ``members_end`` must corroborate it (:func:`_corroborated`); and (``window`` only) a row
-    with fewer than ``vouched_below`` tokens must agree with the first ``vouchers`` of those
-    members (:func:`_agree`); ``similarity[e]``: of two sketches with ``e`` equal values.
+    with fewer than ``vouched_below`` tokens, or ``vouched_from`` or more, must agree with the
+    first ``vouchers`` of those members (:func:`_agree`); ``similarity[e]``: of two sketches
+    with ``e`` equal values.
     ``cells``: the number sketch's cells (those whose XOR must not be in 1..255), the first
     name cell, the writing cell, the name parts, cells per part, the bit marking a subject that
     is a name (on its first cell), the bit marking a credit's source word, the mask of a cell's
@@ -328,8 +331,8 @@ def first_verified(  # pragma: no cover - compiled
                     thresholds,
                     similarity,
                 )
-            if ok and window and ta[i] < vouched_below:
-                for q in range(vouched[j]):  # the group's first members vouch for a short row
+            if ok and window and (ta[i] < vouched_below or ta[i] >= vouched_from):
+                for q in range(vouched[j]):  # the group's first members vouch for the row
                     if not _agree(
                         na,
                         i,

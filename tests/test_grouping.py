@@ -16,6 +16,7 @@ from indexer.fingerprints.names import LAST_BIT, NAME_BIT, PER_PART, SOURCE_BIT,
 from indexer.fingerprints.numbers import CELLS, NAMES_AT, SKETCH_CELLS, WRITING_CELL
 from indexer.grouping import (
     VOUCHED_BELOW,
+    VOUCHED_FROM,
     VOUCHERS,
     Prints,
     Thresholds,
@@ -410,14 +411,14 @@ def _joins_literally(a: Prints, i: int, b: Prints, group: list[int], t: Threshol
     verifies against the representative, and when that verdict is marginal (not an equal exact
     key, similarity within one standard error sqrt(s (1 - s) / m) of the threshold s) its
     similarities to the whole group exceed their thresholds on average; a hit under
-    VOUCHED_BELOW words agrees with the group's first VOUCHERS members."""
+    VOUCHED_BELOW words, or of VOUCHED_FROM or more, agrees with the group's first VOUCHERS
+    members."""
     r = group[0]
     if not _verifies_literally(a, i, b, r, t):
         return False
-    if a.token_count[i] < VOUCHED_BELOW and not all(
-        _agree_literally(a, i, b, x) for x in group[1 : 1 + VOUCHERS]
-    ):
-        return False  # the first members do not vouch for a short hit
+    vouched = a.token_count[i] < VOUCHED_BELOW or a.token_count[i] >= VOUCHED_FROM
+    if vouched and not all(_agree_literally(a, i, b, x) for x in group[1 : 1 + VOUCHERS]):
+        return False  # the first members do not vouch for a short or a long hit
     same_key = a.key[i] >= 0 and a.key[i] == b.key[r] and a.token_count[i] > 0
     need = _needed(t, min(a.token_count[i], b.token_count[r]), _distance(a, i, b, r))
     m = a.minhash.shape[1]

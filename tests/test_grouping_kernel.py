@@ -286,12 +286,15 @@ def test_subjects_conflict_alike_in_both_passes(
     assert want.rep.tolist() == got.rep.tolist() == reps
 
 
-@pytest.mark.parametrize("words", [20, grouping.VOUCHED_BELOW])
-def test_members_vouch_for_short_hits_in_both_passes(words: int) -> None:
+@pytest.mark.parametrize(
+    "words", [20, grouping.VOUCHED_BELOW, grouping.VOUCHED_FROM - 1, grouping.VOUCHED_FROM, 800]
+)
+def test_members_vouch_for_short_and_long_hits_in_both_passes(words: int) -> None:
     """A representative whose numbers cannot tell (a copy in capitals, a cut without the
-    price) takes the original; a short near-miss whose price changed then stays out, since
-    the original, its member, conflicts with it, in a window as among the probe's candidates.
-    A long one is judged by its representative alone."""
+    price) takes the original; a short or a long near-miss whose number changed then stays
+    out, since the original, its member, conflicts with it, in a window as among the probe's
+    candidates. One in between (whose names are read, where vouching measured worse) is judged
+    by its representative alone."""
     one = _random_window([(0, 0, 0, False)], seed=1)
     numbers = np.zeros((3, one.numbers.shape[1]), dtype=np.uint32)
     numbers[1, 5] = numbers[2, 5] = 0x1234 << 8
@@ -307,7 +310,7 @@ def test_members_vouch_for_short_hits_in_both_passes(words: int) -> None:
     )
     t = Thresholds(max_distance=3, min_similarity=0.5, min_tokens=10)
     want, got = _both(group, p, t)
-    short = words < grouping.VOUCHED_BELOW
+    short = bool(grouping.vouched_length(np.array([words]))[0])
     assert want.rep.tolist() == got.rep.tolist() == ([0, 0, 2] if short else [0, 0, 0])
     reps, members, cand = p.take(np.array([0])), p.take(np.array([1])), p.take(np.array([2]))
     owner = np.zeros(1, dtype=np.int64)
