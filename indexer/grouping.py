@@ -145,7 +145,7 @@ class Thresholds:
     close_distance: int = 16
     close_relief: float = 0.06
     far_bits: int = 4
-    far_similarity: float = 0.6
+    far_similarity: float = 0.55
 
     @property
     def far_distance(self) -> int:

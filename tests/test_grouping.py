@@ -160,15 +160,15 @@ def test_a_short_pair_far_in_simhash_verifies_when_minhash_finds_it_alike() -> N
     """Under 100 words, a pair more than max_distance SimHash bits apart and at most
     far_distance verifies at far_similarity (a short copy under a new headline said twice,
     whose few shingles' vote moved): 0.69 alike at 40 words folds 25 and 28 bits away, not 29,
-    not at 100 words, not 0.56 alike, and not with the band turned off."""
+    not at 100 words, not 0.53 alike, and not with the band turned off."""
     t = Thresholds(max_distance=24, min_similarity=0.45, min_tokens=9)
-    assert (t.far_distance, t.far_similarity) == (28, 0.6)
-    original, alike, less = np.arange(64, dtype=np.uint16), _sketch(range(20)), _sketch(range(28))
-    assert float(similarity(original[None, :], alike[None, :])[0]) >= 0.6
+    assert (t.far_distance, t.far_similarity) == (28, 0.55)
+    original, alike, less = np.arange(64, dtype=np.uint16), _sketch(range(20)), _sketch(range(30))
+    assert float(similarity(original[None, :], alike[None, :])[0]) >= 0.55
     assert (
         t.similarity_for(np.array([40]))[0]
         < float(similarity(original[None, :], less[None, :])[0])
-        < 0.6
+        < 0.55
     )
     off = Thresholds(max_distance=24, min_similarity=0.45, min_tokens=9, far_bits=0)
     for bits, words, copy, rule, folds in (
