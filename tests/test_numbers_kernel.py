@@ -58,14 +58,20 @@ def _both(
     return (kernel.tolist(), got), (reference.tolist(), want)
 
 
-@settings(max_examples=600, deadline=None)
-@given(TEXTS, st.integers(0, 2**9 - 1))
-def test_kernel_equals_the_reference(docs: list[str], pick: int) -> None:
+def _texts_agree(docs: list[str], pick: int) -> None:
+    """Kernel and reference agree on the texts, with no short document and with those
+    ``pick``'s bits mark."""
     words = [numbers._bytes_of(t) for t in docs]
     sides = np.array([pick >> i & 1 for i in range(len(docs))], dtype=bool)
     for s in (None, sides):
         kernel, reference = _both(words, s)
         assert kernel == reference
+
+
+@settings(max_examples=600, deadline=None)
+@given(TEXTS, st.integers(0, 2**9 - 1))
+def test_kernel_equals_the_reference(docs: list[str], pick: int) -> None:
+    _texts_agree(docs, pick)
 
 
 #: Pages of many lines: which of them are its edges decides whether a dated line is the frame's.
@@ -75,11 +81,7 @@ PAGES = st.lists(st.lists(TEXT, min_size=6, max_size=24).map("\n".join), min_siz
 @settings(max_examples=200, deadline=None)
 @given(PAGES, st.integers(0, 15))
 def test_kernel_equals_the_reference_on_pages_of_many_lines(docs: list[str], pick: int) -> None:
-    words = [numbers._bytes_of(t) for t in docs]
-    sides = np.array([pick >> i & 1 for i in range(len(docs))], dtype=bool)
-    for s in (None, sides):
-        kernel, reference = _both(words, s)
-        assert kernel == reference
+    _texts_agree(docs, pick)
 
 
 @settings(max_examples=300, deadline=None)
