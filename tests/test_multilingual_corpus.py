@@ -232,7 +232,15 @@ def test_cells_keep_every_pair_decision() -> None:
     collapsed = [("b0", ["b1", "a0"]), ("n0", ["a1"]), ("t0", [])]
     w, c = project(window, collapsed, {"a0", "a1", "n0"})
     assert w == ["a0", "n0", "a1"] and c == [("a0", []), ("n0", ["a1"])]
-    s = score_ml(window, collapsed, labels)
+    wrong: list[list[str]] = []
+    s = score_ml(window, collapsed, labels, wrong)
+    # every wrong decision, for reading them one by one (--pairs)
+    assert sorted(wrong) == [
+        ["missed", "zh/short", "a0", "a1"],
+        ["number", "zh/short", "n0", "a1"],
+        ["other", "short", "a0", "b1"],
+        ["site_template", "long", "b0", "a0"],
+    ]
     cells = {k: v.overall for k, v in s.cells.items()}
     assert set(cells) == {"zh/short", "zh/long", "zh-Hant/short"}
     short = cells["zh/short"]

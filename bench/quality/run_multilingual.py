@@ -182,8 +182,13 @@ def score_ml(
     window: Sequence[str],
     collapsed: Sequence[tuple[str, Sequence[str]]],
     labels: Mapping[str, MlLabel],
+    pairs: list[list[str]] | None = None,
 ) -> MlScore:
-    """Score one query's window and collapsed answer (module docstring)."""
+    """Score one query's window and collapsed answer (module docstring). ``pairs``, when
+    given, gets every wrong decision of the window: ``[types, cell, id, id]`` for a folded
+    pair of different groups (its :func:`negative_types` joined by ``+``), ``["missed",
+    cell, id, id]`` for a true pair left apart (``cell``: the pair's, or its length when its
+    documents' cells differ)."""
     doc_labels = {h: labels[h].doc_label() for h in window}
     out = MlScore(total=score_window(window, collapsed, doc_labels))
     for cell in sorted({labels[h].cell for h in window}):
@@ -196,11 +201,16 @@ def score_ml(
         a = labels[ids[i]]
         for j in range(i + 1, len(ids)):
             b = labels[ids[j]]
-            if a.group == b.group:
-                continue
             folded = groups.get(ids[i], -1 - i) == groups.get(ids[j], -1 - j)
             cell = a.cell if a.cell == b.cell else f"{a.length}"
-            for t in negative_types(a, b):
+            if a.group == b.group:
+                if pairs is not None and not folded:
+                    pairs.append(["missed", cell, ids[i], ids[j]])
+                continue
+            types = negative_types(a, b)
+            if folded and pairs is not None:
+                pairs.append(["+".join(types), cell, ids[i], ids[j]])
+            for t in types:
                 for key in (t, f"{t}/{cell}"):
                     cur = out.negatives.setdefault(key, [0, 0])
                     cur[0] += folded
@@ -226,6 +236,7 @@ def run(
     work: Path,
     reuse: bool = False,
     tree: Path = ROOT,
+    pairs: Path | None = None,
 ) -> dict:
     docs = list(load_jsonl(corpus_dir / "corpus.jsonl"))
     queries = list(load_jsonl(corpus_dir / "queries.jsonl"))
@@ -269,8 +280,16 @@ def run(
                 total = MlScore()
                 degraded = 0
                 answers = pool.map(lambda q, p=params: post(p, q), queries)
+                wrong: list[list[str]] | None = [] if pairs and not rows else None
                 for q, b in zip(queries, answers, strict=True):
-                    total += score_ml(windows[q["id"]], _collapsed(b), labels)
+                    total += score_ml(windows[q["id"]], _collapsed(b), labels, wrong)
+                    if wrong:
+                        for row in wrong:
+                            row.insert(0, q["id"])
+                        assert pairs is not None
+                        with pairs.open("a", encoding="utf-8") as fh:
+                            fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in wrong)
+                        wrong.clear()
                     info = b.get("collapse", {})
                     degraded += bool(info.get("degraded"))
                     if method == "proxy_defaults":
@@ -351,9 +370,14 @@ def report(res: dict, row: dict | None = None) -> str:
     """Markdown tables of one row (default: the proxy at its defaults) of a results file."""
     row = row or next(r for r in res["rows"] if r["method"] == "proxy_defaults")
     neg = row["negatives"]
+    corpus = res["corpus"]  # the second corpus's manifest counts documents only
+    size = (
+        f"{corpus['documents']:,} documents in {corpus['groups']:,} groups"
+        if "groups" in corpus
+        else f"{corpus.get('n_docs', 0):,} documents"
+    )
     lines = [
-        f"Measured {res['measured']} ({res['machine']}); corpus "
-        f"{res['corpus']['documents']:,} documents in {res['corpus']['groups']:,} groups, "
+        f"Measured {res['measured']} ({res['machine']}); corpus {size}, "
         f"{res['queries']} queries, window {res['window']}; the proxy at "
         f"max_distance={row['max_distance']}, min_similarity={row['min_similarity']}; "
         f"answers degraded: {row['degraded']}; results lost: {row['lost']}; "
@@ -537,6 +561,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--grid", action="store_true", help=f"also the threshold points {GRID}")
     ap.add_argument("--reuse-indices", action="store_true", help="skip ingestion if complete")
     ap.add_argument(
+        "--pairs",
+        type=Path,
+        default=None,
+        help="write every wrong decision at the defaults to this JSON Lines file (replaced):"
+        " [query, type or 'missed', cell, id, id]",
+    )
+    ap.add_argument(
         "--tree",
         type=Path,
         default=ROOT,
@@ -569,6 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     corpus = a.corpus or DEFAULT_CACHE / ("quick" if a.quick else "full")
     if a.rebuild or not (corpus / "corpus.jsonl").exists():
         build(corpus, quick=a.quick)
+    if a.pairs:
+        a.pairs.write_text("")
     res = run(
         corpus,
         es=es,
@@ -579,6 +612,7 @@ def main(argv: list[str] | None = None) -> int:
         work=corpus / "work",
         reuse=a.reuse_indices,
         tree=a.tree.resolve(),
+        pairs=a.pairs,
     )
     out = a.out or corpus / "results.json"
     out.write_text(json.dumps(res, indent=1, ensure_ascii=False))
