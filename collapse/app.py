@@ -35,6 +35,7 @@ from collapse.routes import (
 )
 from collapse.settings import Settings, get_settings
 from collapse.upstream import Upstream
+from collapse.write_mapping import MappingGuard
 from indexer import __version__
 from indexer.fingerprints import FingerprintParams
 from indexer.hits import use_compiled
@@ -53,6 +54,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.upstream = Upstream(settings)
         await app.state.upstream.detect_engine()  # Elasticsearch or OpenSearch (or at 1st use)
         app.state.index_fields = IndexFields(app.state.upstream, settings.write_model_cache_seconds)
+        app.state.mapping_guard = (
+            MappingGuard(app.state.upstream, settings.write_model_cache_seconds)
+            if settings.write_map_fingerprints
+            else None
+        )
         app.state.models = ModelCache(
             app.state.upstream,
             FingerprintParams().version,

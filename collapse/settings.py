@@ -61,6 +61,12 @@ class Settings(BaseSettings):
     write_model_store: str = Field(
         "collapse-boilerplate", description="Index where the indexer stores boilerplate models."
     )
+    write_map_fingerprints: bool = Field(
+        True,
+        description="Before writing to an index whose mapping lacks collapse_fp, add it (and "
+        "create a missing index with it where Elasticsearch would auto-create it); false: "
+        "never change a mapping (collapse.write_mapping).",
+    )
     write_model_cache_seconds: float = Field(
         60.0,
         ge=0,

@@ -47,6 +47,7 @@ from collapse.filter_path import take as take_filter_path
 from collapse.index_fields import IndexFields
 from collapse.routes.passthrough import elasticsearch_params, forward
 from collapse.upstream import Upstream, forwarded_request_headers, forwarded_response_headers
+from collapse.write_mapping import MappingGuard
 
 __all__ = [
     "UPDATE_ATTEMPTS",
@@ -81,10 +82,17 @@ def _rules(request: Request) -> EnrichRules:
     return rules
 
 
-async def _with_fields(request: Request, rules: EnrichRules, indices: set[str]) -> EnrichRules:
-    """``rules`` knowing the text fields each of ``indices`` records."""
+async def _with_fields(
+    request: Request, rules: EnrichRules, indices: set[str], may_create: bool = True
+) -> EnrichRules:
+    """``rules`` knowing the text fields each of ``indices`` records, once ``collapse_fp`` is
+    mapped there (``collapse.write_mapping``; ``may_create``: a missing index may be created
+    with it)."""
     if not indices:
         return rules
+    guard: MappingGuard | None = getattr(request.app.state, "mapping_guard", None)
+    if guard is not None:
+        await guard.ensure(indices, _internal_headers(request), may_create=may_create)
     cache: IndexFields = request.app.state.index_fields
     fields = await cache.get(indices, _internal_headers(request))
     return rules.model_copy(update={"fields": {**rules.fields, **fields}})
@@ -159,6 +167,12 @@ async def _send(
     return _answer(answer, outcome)
 
 
+def _requires_alias(request: Request) -> bool:
+    """The request's ``require_alias``: Elasticsearch then creates no index for the write."""
+    value = request.query_params.get("require_alias")
+    return value is not None and value.lower() in ("", "true")
+
+
 def _internal_headers(request: Request) -> dict[str, str]:
     trace = {k: v for k, v in request.headers.items() if k.lower() == "traceparent"}
     return {**client_credentials(request.headers), **trace}
@@ -171,7 +185,10 @@ async def _items_enriched(
     are made conditional on it (:func:`collapse.enrich.guard_updates`): their positions."""
     routing = request.query_params.get("routing")
     named = {t for item in items if item.source is not None and (t := item.target(index))}
-    rules = await _with_fields(request, rules, named)
+    aliases_only = _requires_alias(request) or any(
+        str(item.meta.get("require_alias")).lower() == "true" for item in items
+    )
+    rules = await _with_fields(request, rules, named, may_create=not aliases_only)
     lookups = update_lookups(items, index, routing, rules)
     upstream = request.app.state.upstream
     stored, versions = await _stored_sources(upstream, lookups, _internal_headers(request))
@@ -250,7 +267,8 @@ async def _document(request: Request, index: str, path: str, doc_id: str | None)
         return await forward(request, path)
     doc = parse_document(body)
     target = Target(doc, index, doc, doc_id=doc_id or None)
-    rules = await _with_fields(request, _rules(request), {index})
+    may_create = not _requires_alias(request)
+    rules = await _with_fields(request, _rules(request), {index}, may_create=may_create)
     outcome = await _fingerprint(request, [target], rules)
     return await _send(request, request.method, path, jsonio.dumps(doc), outcome)
 
