@@ -54,7 +54,9 @@ class MappingGuard:
         self.upstream = upstream
         self.ttl = ttl
         self.max_entries = max_entries
-        self._checked: dict[str, float] = {}  # name -> when to check it again
+        #: name -> when to check it again, and the check (writes arriving while it runs wait
+        #: for it: a write let through meanwhile could auto-create the index unmapped)
+        self._checked: dict[str, tuple[float, asyncio.Future[None]]] = {}
         self._auto_create: tuple[float, bool] | None = None
 
     async def ensure(
@@ -63,14 +65,18 @@ class MappingGuard:
         """Map ``collapse_fp`` where the indices behind ``names`` lack it (module docstring);
         never raises: whatever cannot be done is left to Elasticsearch and logged."""
         now = time.monotonic()
-        todo = [n for n in set(names) if self._checked.get(n, 0.0) <= now]
-        if not todo:
-            return
-        if len(self._checked) + len(todo) > self.max_entries:
-            self._checked.clear()
-        for name in todo:
-            self._checked[name] = now + self.ttl
-        await asyncio.gather(*(self._ensure(n, dict(headers), may_create) for n in todo))
+        waits: list[asyncio.Future[None]] = []
+        for name in set(names):
+            entry = self._checked.get(name)
+            if entry is None or entry[0] <= now:
+                if len(self._checked) >= self.max_entries:
+                    self._checked = {n: e for n, e in self._checked.items() if not e[1].done()}
+                check = asyncio.ensure_future(self._ensure(name, dict(headers), may_create))
+                entry = self._checked[name] = (now + self.ttl, check)
+            if not entry[1].done():
+                waits.append(entry[1])
+        if waits:  # shielded: a client gone away cancels its own wait, not the check
+            await asyncio.gather(*(asyncio.shield(w) for w in waits))
 
     async def _ensure(self, name: str, headers: dict[str, str], may_create: bool) -> None:
         try:
@@ -95,6 +101,8 @@ class MappingGuard:
                 )
         except _Refused as exc:
             error_log.warning("collapse_fp not mapped in %r: %s", name, exc)
+        except Exception as exc:  # the write goes on, and meets whatever this met
+            error_log.warning("collapse_fp not mapped in %r: %r", name, exc)
 
     async def _mapped(self, name: str, headers: dict[str, str]) -> dict[str, str | None] | None:
         """Each concrete index behind ``name`` with the type of ``collapse_fp.version`` (None:

@@ -6,8 +6,11 @@ create it for the write, and nothing is created where it would not."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -18,6 +21,7 @@ from collapse.settings import Settings
 from indexer.hits import FINGERPRINT_FIELD
 from indexer.mapping import ensure_index, fingerprint_mapping
 from tests.conftest import ServerThread
+from tests.faults import HoldingRelay
 from tests.test_ingest import prose, read_from_doc_values
 
 pytestmark = pytest.mark.opensearch
@@ -94,6 +98,27 @@ def test_a_missing_index_is_created_with_it_where_elasticsearch_would_create_one
     assert fp["properties"] == fingerprint_mapping()["properties"]  # as init maps it
     assert str(fp["dynamic"]).lower() == "false"
     assert es.get(index=index_name, id="one")["_source"][FINGERPRINT_FIELD]["band"]
+
+
+def test_a_write_arriving_during_the_first_check_waits_for_it(
+    es: Elasticsearch, es_url: str, index_name: str
+) -> None:
+    """Let through, it would auto-create the index with collapse_fp mapped dynamically."""
+    relay = HoldingRelay(urlsplit(es_url).port or 9200, b"/_mapping/field/")
+    try:
+        settings = Settings(es_url=[relay.url], write_api_key=KEY)
+        with ServerThread(create_app(settings)) as server, ThreadPoolExecutor(2) as pool:
+            first = pool.submit(_bulk, server.url, index_name, 2)
+            assert relay.held.wait(10)  # the first write's check, held at the relay
+            second = pool.submit(_bulk, server.url, index_name, 2)
+            time.sleep(0.5)  # ample for the second write to reach the node, were it let through
+            assert not es.indices.exists(index=index_name)
+            relay.release.set()
+            answers = [first.result(30), second.result(30)]
+    finally:
+        relay.close()
+    assert all(a.status_code == 200 and not a.json()["errors"] for a in answers)
+    assert _fp_mapping(es, index_name)["properties"]["band"]["type"] == "keyword"
 
 
 def test_nothing_is_created_for_a_write_that_requires_an_alias(
