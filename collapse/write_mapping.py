@@ -4,15 +4,16 @@ A document written through the proxy carries ``collapse_fp``. In an index whose 
 it, Elasticsearch would map it dynamically: ``band``, ``exact_key`` and ``packed`` as analysed
 text with keyword sub-fields (a costlier index, read from ``_source`` only), which ``indexer
 init`` then refuses to change. So before the first write to an index name (again after
-``ttl`` seconds), the proxy reads how the name's indices map ``collapse_fp.version``
+``ttl`` seconds), for a name of one index or alias (no wildcard, comma or date math), the
+proxy reads how the name's indices map ``collapse_fp.version``
 (``GET /{name}/_mapping/field/...``, the client's credentials) and
 
 * adds :func:`indexer.mapping.fingerprint_mapping` to each concrete index lacking it
   (``PUT /{indices}/_mapping``: the other fields and the index's ``_meta`` are untouched);
 * creates a missing index with that mapping (``PUT /{name}``: matching index templates apply
   as they do on auto-creation) only where Elasticsearch would create it for the write: the
-  cluster's ``action.auto_create_index`` is ``true`` (its default), the name is one plain
-  index name (no wildcard, comma or date math) and the request does not ``require_alias``;
+  cluster's ``action.auto_create_index`` is ``true`` (its default) and the request does not
+  ``require_alias``;
 * leaves everything else to Elasticsearch, the write going on as the client sent it: an index
   whose ``collapse_fp`` is already mapped otherwise, a refusal of the client's credentials, a
   data stream's template. Those are logged (``collapse.error``), once per name and period.
@@ -79,10 +80,12 @@ class MappingGuard:
             await asyncio.gather(*(asyncio.shield(w) for w in waits))
 
     async def _ensure(self, name: str, headers: dict[str, str], may_create: bool) -> None:
+        if not plain_index_name(name):
+            return  # a pattern or a list names no write target: Elasticsearch refuses the write
         try:
             mapped = await self._mapped(name, headers)
             if mapped is None:
-                if not (may_create and plain_index_name(name) and await self._may_auto_create()):
+                if not (may_create and await self._may_auto_create()):
                     return  # Elasticsearch decides, as for any write
                 if await self._create(name, headers):
                     return

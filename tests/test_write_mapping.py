@@ -121,6 +121,17 @@ def test_a_write_arriving_during_the_first_check_waits_for_it(
     assert _fp_mapping(es, index_name)["properties"]["band"]["type"] == "keyword"
 
 
+def test_a_write_naming_a_pattern_changes_no_mapping(
+    es: Elasticsearch, writer: str, index_name: str
+) -> None:
+    es.indices.create(index=index_name, mappings=USER_MAPPING)
+    answer = _bulk(writer, index_name + "*", 1)  # Elasticsearch refuses the item
+    assert answer.status_code in (200, 400), answer.text
+    assert FINGERPRINT_FIELD not in es.indices.get_mapping(index=index_name)[index_name][
+        "mappings"
+    ].get("properties", {})
+
+
 def test_nothing_is_created_for_a_write_that_requires_an_alias(
     es: Elasticsearch, writer: str, index_name: str
 ) -> None:
