@@ -280,16 +280,11 @@ def run(
                 total = MlScore()
                 degraded = 0
                 answers = pool.map(lambda q, p=params: post(p, q), queries)
-                wrong: list[list[str]] | None = [] if pairs and not rows else None
+                wrong: list[list[str]] = []  # at the defaults (the first row), for --pairs
                 for q, b in zip(queries, answers, strict=True):
-                    total += score_ml(windows[q["id"]], _collapsed(b), labels, wrong)
-                    if wrong:
-                        for row in wrong:
-                            row.insert(0, q["id"])
-                        assert pairs is not None
-                        with pairs.open("a", encoding="utf-8") as fh:
-                            fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in wrong)
-                        wrong.clear()
+                    found: list[list[str]] | None = [] if pairs and not rows else None
+                    total += score_ml(windows[q["id"]], _collapsed(b), labels, found)
+                    wrong += [[q["id"], *r] for r in found or ()]
                     info = b.get("collapse", {})
                     degraded += bool(info.get("degraded"))
                     if method == "proxy_defaults":
@@ -304,6 +299,9 @@ def run(
                         **total.as_dict(),
                     }
                 )
+                if pairs and len(rows) == 1:
+                    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in wrong)
+                    pairs.write_text(text, encoding="utf-8")
                 o = rows[-1]["overall"]
                 print(
                     f"{method:16} d={d!s:>4} s={s!s:>4} P={o['precision']:.4f} R={o['recall']:.4f}"
@@ -600,8 +598,6 @@ def main(argv: list[str] | None = None) -> int:
     corpus = a.corpus or DEFAULT_CACHE / ("quick" if a.quick else "full")
     if a.rebuild or not (corpus / "corpus.jsonl").exists():
         build(corpus, quick=a.quick)
-    if a.pairs:
-        a.pairs.write_text("")
     res = run(
         corpus,
         es=es,
