@@ -357,13 +357,102 @@ def test_a_quote_credited_to_someone_else_stays_apart(
     assert folds_with_first(texts, names=False) == [True, True, True]
 
 
-def test_long_documents_have_no_name_cells() -> None:
-    """Only documents under NAMED_BELOW words of content carry names: a long article's
-    reprint under another headline, credited otherwise, is still a copy."""
-    body = " ".join(f"word{i % 7} line{i} text" for i in range(NAMED_BELOW))
-    a = fingerprint_arrays([f"Atomix\nAtomix {body}\n-- Ann Lee", "Atomix\nAtomix is\n-- Ann Lee"])
-    assert a.token_count[0] >= NAMED_BELOW and not a.numbers[0, NAMES_AT:].any()
-    assert a.numbers[1, NAMES_AT:].any()
+def test_long_documents_carry_only_mentions() -> None:
+    """Documents of NAMED_BELOW words of content or more carry no subject and no attribution:
+    a long article's reprint under another headline, credited otherwise, is still a copy.
+    Their mentions are the title's parts that start a line inside the text."""
+    body = "\n".join(f"word{i % 7} line{i} text and more" for i in range(NAMED_BELOW // 4))
+    page = "{title}\nAtomix\n\nAtomix is a game.\n" + body + "\n\n-- {credit}"
+    texts = [
+        page.format(title="Atomix", credit="Ann Lee"),
+        page.format(title="Atomix", credit="Bob Hart"),
+        page.format(title="Update: Atomix", credit="Ann Lee"),
+        "Atomix\nAtomix is\n-- Ann Lee",
+    ]
+    a = fingerprint_arrays(texts)
+    assert (a.token_count[:3] >= NAMED_BELOW).all() and a.token_count[3] < NAMED_BELOW
+    cells = a.numbers[:, NAMES_AT : NAMES_AT + NAME_CELLS]
+    assert not cells[:3, : 2 * PER_PART].any()  # no subject, no attribution
+    assert (cells[:3, 2 * PER_PART :] > 0).sum(axis=1).tolist() == [1, 1, 1]  # "atomix"
+    assert cells[3, :PER_PART].any()  # a short one has its subject
+    assert folds_with_first(texts[:3]) == [True, True]
+
+
+#: Two long pages of one family: a manual page's own lines under the boilerplate that every
+#: page of its package and translation team shares (authors, bug reports, copyright, the
+#: translators' notice), which outweighs them.
+FAMILY_PAGE = (
+    "{title}\nManual Pages. Start News Search Contact\n\n{heading}\n\n{own}\n\n"
+    "AUTHORS\nWritten by the maintainers of the core utilities and many contributors over "
+    "the years.\n\nREPORTING BUGS\nOnline help for the core utilities is on the project's "
+    "web site. Report any translation bugs to the translation team of your language, and "
+    "other bugs to the bug tracker of the project, with the version you run.\n\n"
+    "COPYRIGHT\nCopyright of the Free Software Foundation. License GPLv3 or later. This is "
+    "free software: you are free to change and redistribute it. There is no warranty, to the "
+    "extent permitted by law.\n\nSEE ALSO\nFull documentation is on the project's web site "
+    "or available locally via the info reader of your system.\n\nTRANSLATION\nThis "
+    "translation was made by volunteers of the translation team. It is free documentation; "
+    "read the license for the terms of copying. No liability whatsoever is assumed. If you "
+    "find errors in the translation of this manual page, please send an e-mail to the "
+    "mailing list of the translators.\n\n{footer}"
+)
+LINK = (
+    "link - call the link function to create a link to a file",
+    "SYNOPSIS\nlink FILE1 FILE2\nlink OPTION\n\nDESCRIPTION\nCall the link function to "
+    "create a link named FILE2 to an existing FILE1.",
+)
+PRINTENV = (
+    "printenv - print all or part of the environment",
+    "SYNOPSIS\nprintenv [OPTION]... [VARIABLE]...\n\nDESCRIPTION\nPrint the values of "
+    "the specified environment variables, or of all of them when none is given.",
+)
+
+
+def _family(page: tuple[str, str], title: str = "{}", footer: str = "© Manual Pages") -> str:
+    heading, own = page
+    return FAMILY_PAGE.format(title=title.format(heading), heading=heading, own=own, footer=footer)
+
+
+def test_long_pages_of_one_family_stay_apart() -> None:
+    """Two long pages of one family (the commands "link" and "printenv" under their package's
+    boilerplate) fold without the name cells and stay apart with them: each title's command
+    starts lines of its text. A copy under a new headline whose word the text uses, on another
+    site with its name after the title, or with a sentence corrected, folds."""
+    texts = [
+        _family(LINK),
+        _family(LINK, title="Update: {}"),
+        _family(LINK, title="{} | Daily Tech", footer="Daily Tech: all rights reserved"),
+        _family(LINK).replace("an existing FILE1", "an existing file FILE1"),
+        _family(PRINTENV),
+    ]
+    assert fingerprint_arrays(texts).token_count.min() >= NAMED_BELOW
+    assert folds_with_first(texts) == [True, True, True, False]
+    assert folds_with_first(texts, names=False) == [True, True, True, True]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.text("abcdefghij", min_size=3, max_size=8), min_size=1, max_size=2),
+    st.sampled_from(["Update", "Explained", "News", "更新", "Neu"]),
+    st.booleans(),
+)
+def test_a_long_copy_under_a_headline_keeps_its_mentions(
+    name: list[str], headline: str, used: bool
+) -> None:
+    """A long copy whose new headline's word the text uses inside its lines (``used``) or not
+    at all never conflicts with its original; a long page whose title names another thing
+    that starts its lines does."""
+    subject = " ".join(name)
+    filler = "\n".join(f"line {i} says {headline if used else 'more'} of it" for i in range(40))
+
+    def page(title: str, named: str) -> np.ndarray:
+        text = f"{title}\nSite\n\n{named} is small.\n{filler}\nUse {named} daily.\n\n© Site"
+        return fingerprint_arrays([text]).numbers[:, NAMES_AT : NAMES_AT + NAME_CELLS]
+
+    first = page(subject, subject)
+    assert (first[0, 2 * PER_PART :] > 0).sum() == 1
+    assert names_agree(first, page(f"{headline}: {subject}", subject))[0]
+    assert not names_agree(first, page("klmnop", "klmnop"))[0]
 
 
 def _cells(title: str, lines: list[str]) -> np.ndarray:
@@ -500,6 +589,27 @@ def test_a_name_changed_near_miss_stays_apart_through_the_proxy(
         "saunders": [],
         "mmd": ["mmd-site"],
         "mrd": [],
+    }
+
+
+@pytest.mark.es
+def test_long_pages_of_one_family_stay_apart_through_the_proxy(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    """Two long manual pages under their package's shared boilerplate stay results of their
+    own; each one's copies (a new headline, another site) fold behind it."""
+    texts = {
+        "link": _family(LINK),
+        "link-update": _family(LINK, title="Update: {}"),
+        "link-site": _family(LINK, title="{} | Daily Tech", footer="Daily Tech"),
+        "printenv": _family(PRINTENV),
+        "printenv-site": _family(PRINTENV, title="{} | Daily Tech", footer="Daily Tech"),
+    }
+    index_texts(es, index_name, texts)
+    body = {"query": {"match_all": {}}, "sort": [{"n": "asc"}], "size": 10}
+    assert folded_groups(proxy_url, index_name, body) == {
+        "link": ["link-site", "link-update"],
+        "printenv": ["printenv-site"],
     }
 
 

@@ -45,15 +45,21 @@ reader sees another document. Three places in a short text say what it is, in ev
   footer name the site the title names after its separator) nor one equal to the title: the
   command of "mmd - ein MS-DOS-Unterverzeichnis anlegen" that "Der Befehl mmd wird …" names.
   Two pages of sibling commands or products ("mmd"/"mrd … entfernen") differ in the few words
-  that name them, and a short text repeats those.
+  that name them, and a short text repeats those. A *long* document (:data:`NAMED_BELOW`
+  words of content or more) has its mentions alone, and only the parts that *start* one of
+  those lines, their words in order (:func:`_long_mentions`): a long text holds nearly every
+  common word and character somewhere, a new headline's too ("Update", "更新"), while the
+  lines that start with a title's short part are the page's own about what it names ("link -
+  …" and "printenv - …", two manual pages of one family under one long shared boilerplate).
 
 Words are maximal runs of letters, case folded (digits belong to the number sketch); each
 character of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is a word
 of its own. The subject and the attribution are stored as the 23-bit hashes of their first
 :data:`PER_PART` distinct words (an attribution with a source: the name's first half of the
 cells, the source's the rest; 0: none), the mentions as one hash per part (its words together,
-the first :data:`PER_PART` parts), only for documents under :data:`NAMED_BELOW` words of
-content.
+the first :data:`PER_PART` parts); the subject and the attribution only for documents under
+:data:`NAMED_BELOW` words of content (a long article's reprint under another headline,
+credited otherwise, is still a copy).
 
 **Conflict** (:func:`names_agree`): both documents have an attribution and at most half of the
 smaller one's words are in the other (a word counted alike as a name's or a source's), or both
@@ -77,14 +83,16 @@ document); a part whose words a copy keeps, whatever it adds after them, never c
 part replaced by other words (a disjoint subject, a name or an attribution sharing at most
 half) always conflicts. So does the same author credited with another work or chapter whose
 title shares at most half of its words (江城子 / 南乡子), and another author of the same work.
-A copy that keeps the title and the text's words keeps its mentions, and a headline or a site's name
-added to the title only adds mentions; titles naming two things the texts mention ("mmd",
-"mrd") conflict. Not seen: a name inside a sentence, a name of three words with one changed
+A copy that keeps the title and the text's words keeps its mentions, and a headline or a
+site's name added to the title only adds mentions; titles naming two things the texts mention
+("mmd", "mrd") conflict. Not seen: a name inside a sentence, a name of three words with one changed
 ("GNOME Sound Recorder", "GNOME Sound Juicer"), subjects of more than four words that share a
 word, a copy that adds a work to a credit of more than three name words, and sibling titles
 whose parts are all longer than :data:`NAME_WORDS` words. Cost: a copy whose headline keeps
 none of the original's mentions (cut inside its one short part) and whose own headline is a
-word its text uses ("Update:" over a text saying "update") conflicts.
+word its text uses ("Update:" over a text saying "update") conflicts; in a long document, only
+where a line of the text starts with that word. Long pages of one family whose titles' short
+parts start none of their lines (a news story's headline) are not told apart here.
 """
 
 from __future__ import annotations
@@ -349,6 +357,66 @@ def _mentions(lines: list[str], title: str) -> list[str]:
     return [" ".join(words) for words in parts if seen.issuperset(words)]
 
 
+def _long_mentions(text: str, title: str) -> list[str]:
+    """A long document's mentions: the parts of its title (split as :func:`_subject` splits
+    it) of at most :data:`NAME_WORDS` words that *start* one of its lines other than the
+    title, the first and the last :data:`EDGE_LINES` after it and a line equal to the title
+    (only spaces and punctuation before them, as :func:`_starts_with_words` reads a line),
+    each as its words joined by a space. In a long text nearly every common word, and every
+    common character of a script without spaces, stands somewhere, and a new headline's word
+    ("Update", "更新") with them: a part that starts a line is what the page documents
+    ("link - …", "printenv - …" of two pages of one family under one boilerplate)."""
+    start = -1  # the inner lines: after the title's and the first EDGE_LINES' line breaks
+    for _ in range(EDGE_LINES + 1):
+        start = text.find("\n", start + 1)
+        if start < 0:
+            return []
+    end = len(text)  # ... up to the last EDGE_LINES' line breaks
+    for _ in range(EDGE_LINES):
+        end = text.rfind("\n", start + 1, end)
+        if end < 0:
+            return []
+    parts = _title_parts(title, NAME_WORDS)
+    if not parts:
+        return []
+    inner = text[start + 1 : end]
+    if inner.isascii():  # folded text outside ASCII is in lower case already
+        inner = inner.lower()
+    firsts = {words[0] for words in parts if all(w in inner for w in words)}
+    if not firsts:
+        return []  # most long pages: a word of each part nowhere
+    head = title.strip().lower()
+    starts: set[tuple[str, ...]] = set()
+    for first in firsts:  # the lines that hold a part's first word: does it start them?
+        at = inner.find(first)
+        while at >= 0:
+            line = inner.rfind("\n", 0, at) + 1
+            stop = inner.find("\n", at)
+            m = None
+            if at == line or _punctuation_only(inner[line:at]):
+                m = _LINE_WORDS.match(inner, line)
+            if m is not None and inner[line : None if stop < 0 else stop].strip() != head:
+                run = tuple(w for w in m.groups()[1:] if w)  # a line equal to the title: none
+                starts.update(run[:k] for k in range(1, len(run) + 1))
+            at = -1 if stop < 0 else inner.find(first, stop + 1)
+    return [" ".join(words) for words in parts if tuple(words) in starts]
+
+
+def _punctuation_only(text: str) -> bool:
+    """Whether ``text`` holds only spaces and punctuation (what may stand before a line's first
+    word for the line to start with it, as :func:`_starts_with_words` reads lines)."""
+    return all(c.isspace() or unicodedata.category(c)[0] == "P" for c in text)
+
+
+_WORD_PATTERN = _WORD.pattern
+#: The first :data:`NAME_WORDS` words of each line, after what stands before them (its first
+#: group): words in order with nothing but non-letters between them on the line.
+_LINE_WORDS = re.compile(
+    rf"(?m)^([^\w\n]*)({_WORD_PATTERN})"
+    + rf"(?:(?:[^\w\n]|[\d_])*({_WORD_PATTERN}))?" * (NAME_WORDS - 1)
+)
+
+
 def _attribution(lines: list[str], last: str) -> tuple[list[str], list[str], bool]:
     """The name's and the source's words an attribution is compared by, and whether its name
     ends with a surname (:func:`_credit`): of the last of ``lines`` that starts with a dash,
@@ -419,11 +487,20 @@ def dashed_lines(text: str) -> set[int]:
     return {i for i, line in enumerate(text.split("\n")) if CREDIT_DASH.match(line)}
 
 
-def name_cells(titles: Sequence[str], texts: Sequence[str], short: np.ndarray) -> np.ndarray:
-    """(n, :data:`NAME_CELLS`) uint32 name cells of the ``short`` documents (zeros for the
-    others). ``titles``: each document's first line as written; ``texts``: its text as the
-    number sketch reads it (folded, frame lines blanked), whose first line is skipped."""
+def name_cells(
+    titles: Sequence[str],
+    texts: Sequence[str],
+    short: np.ndarray,
+    long: np.ndarray | None = None,
+) -> np.ndarray:
+    """(n, :data:`NAME_CELLS`) uint32 name cells of the ``short`` documents, and the mentions
+    alone of the ``long`` ones (:func:`_long_mentions`; zeros for the others). ``titles``:
+    each document's first line as written; ``texts``: its text as the number sketch reads it
+    (folded, frame lines blanked), whose first line is skipped."""
     out = np.zeros((len(texts), NAME_CELLS), dtype=np.uint32)
+    for i in [] if long is None else np.flatnonzero(long).tolist():
+        hs = _hashes(_long_mentions(texts[i], titles[i]))
+        out[i, 2 * PER_PART : 2 * PER_PART + len(hs)] = hs
     for i in np.flatnonzero(short).tolist():
         first, *lines = texts[i].split("\n")
         last = next((line for line in reversed(lines) if line.strip()), first)

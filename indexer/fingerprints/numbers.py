@@ -363,16 +363,17 @@ def number_sketches(
     firsts = [t.split("\n", 1)[0] if 0 not in s else "" for t, s in zip(texts, stamps, strict=True)]
     out[:, TITLE_AT:SKETCH_CELLS] = _title_cells(firsts, folded)
     named = None if units is None else np.flatnonzero(units < NAMED_BELOW).tolist()
-    if named:
-        mine = [texts[i] if folded else normalize(texts[i]) for i in named]
+    if units is not None and len(texts):
+        mine = [t if folded else normalize(t) for t in texts]
         if titles is None:
             heads = [t.split("\n", 1)[0] for t in mine]
         else:
-            heads = [titles[i] if folded else normalize(titles[i]) for i in named]
-        out[named, NAMES_AT:WRITING_CELL] = name_cells(heads, mine, np.ones(len(named), dtype=bool))
-        if written is not None:
-            short = [] if units is None else np.flatnonzero(units < NAME_SIDES_BELOW).tolist()
-            _add_names(out, written, texts, named, short)
+            heads = [t if folded else normalize(t) for t in titles]
+        few = np.asarray(units) < NAMED_BELOW
+        out[:, NAMES_AT:WRITING_CELL] = name_cells(heads, mine, few, ~few)
+    if named and written is not None:
+        short = [] if units is None else np.flatnonzero(units < NAME_SIDES_BELOW).tolist()
+        _add_names(out, written, texts, named, short)
     out[:, WRITING_CELL] = writing_codes(texts, top)
     return out
 
