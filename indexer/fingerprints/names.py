@@ -393,7 +393,7 @@ def _long_mentions(text: str, title: str) -> list[str]:
             line = inner.rfind("\n", 0, at) + 1
             stop = inner.find("\n", at)
             m = None
-            if at == line or _punctuation_only(inner[line:at]):
+            if at == line or (not inner[line].isalnum() and _punctuation_only(inner[line:at])):
                 m = _LINE_WORDS.match(inner, line)
             if m is not None and inner[line : None if stop < 0 else stop].strip() != head:
                 run = tuple(w for w in m.groups()[1:] if w)  # a line equal to the title: none
