@@ -9,7 +9,7 @@ import re
 import unicodedata
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from indexer.fingerprints import names, numbers
@@ -48,7 +48,15 @@ def frame_lines_whole(kind: np.ndarray, bounds: np.ndarray, numeric: np.ndarray)
     line_doc = np.zeros(lines, dtype=np.int64)
     line_doc[line] = doc
     wordy_lines = np.bincount(line_doc[size > 0], minlength=int(doc[-1]) + 1)
-    return (size[line] < numbers._MIN_LINE) & (wordy_lines[doc] > 1)
+    # among its document's first or last EDGE_LINES lines that hold a word or a number
+    filled = np.zeros(lines, dtype=bool)
+    filled[line[(k == numbers._ASCII) | (k == numbers._OTHER)]] = True
+    edge = np.zeros(lines, dtype=bool)
+    for d in range(int(doc[-1]) + 1):
+        mine = [n for n in range(lines) if line_doc[n] == d and filled[n]]
+        for rank, n in enumerate(mine):
+            edge[n] = rank < numbers.EDGE_LINES or rank >= len(mine) - numbers.EDGE_LINES
+    return (size[line] < numbers._MIN_LINE) & (wordy_lines[doc] > 1) & edge[line]
 
 
 def starts_with_letters(line: str) -> bool:
@@ -141,6 +149,7 @@ def test_content_line_is_the_weight_threshold(line: str) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(texts)
+@example(["128\n" * 8 + "gb\ngb\n128 "])  # eleven lines: the sixth is none of the edges'
 def test_frame_lines_of_the_stamped_documents_equal_the_whole_batchs(docs: list[str]) -> None:
     words = [numbers._bytes_of(t) for t in docs]
     buf = b"\0".join(words)
