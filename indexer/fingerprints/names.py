@@ -396,7 +396,7 @@ def _long_mentions(text: str, title: str) -> list[str]:
             if at == line or (not inner[line].isalnum() and _punctuation_only(inner[line:at])):
                 m = _LINE_WORDS.match(inner, line)
             if m is not None and inner[line : None if stop < 0 else stop].strip() != head:
-                run = tuple(w for w in m.groups()[1:] if w)  # a line equal to the title: none
+                run = tuple(w for w in m.groups() if w)  # a line equal to the title: none
                 starts.update(run[:k] for k in range(1, len(run) + 1))
             at = -1 if stop < 0 else inner.find(first, stop + 1)
     return [" ".join(words) for words in parts if tuple(words) in starts]
@@ -409,10 +409,10 @@ def _punctuation_only(text: str) -> bool:
 
 
 _WORD_PATTERN = _WORD.pattern
-#: The first :data:`NAME_WORDS` words of each line, after what stands before them (its first
-#: group): words in order with nothing but non-letters between them on the line.
+#: The first :data:`NAME_WORDS` words of a line, after what stands before them (which
+#: :func:`_long_mentions` checks): words in order with nothing but non-letters between them.
 _LINE_WORDS = re.compile(
-    rf"(?m)^([^\w\n]*)({_WORD_PATTERN})"
+    rf"(?m)^[^\w\n]*({_WORD_PATTERN})"
     + rf"(?:(?:[^\w\n]|[\d_])*({_WORD_PATTERN}))?" * (NAME_WORDS - 1)
 )
 
