@@ -305,6 +305,10 @@ def test_a_copy_keeps_its_mentions(name: list[str], other: list[str], site: str)
         # a surname with an apostrophe is one word, not a particle both names share
         (QUOTE, "Life is what happens…", "-- Walter O'Malley", "-- WALTER O'MALLEY",
          "-- Walter O'Haddad"),
+        # a copy set with typographic apostrophes; a credit wrapped after its dash
+        (QUOTE, "Life is what happens…", "-- Walter O'Malley", "--\nWalter O’Malley",
+         "--\nWalter O’Haddad"),
+        (QUOTE, "Life is what happens…", "— Лев Толстой", "—\nЛев Толстой", "—\nАнтон Чехов"),
         (ZH, "钓水", "—— 《菜根谭》", "——《菜根谭》（来源：每日名言）", "—— 洪应明"),
         (JA, "吾輩は猫である", "―― 夏目漱石", "――夏目漱石", "―― 芥川龍之介"),
         # an author with the work's title: 12 characters, 6 words of content

@@ -295,6 +295,37 @@ def test_german_nouns_are_not_names() -> None:
     assert name_entries([text], None, [0], [0])[0].size == 0
 
 
+ACRONYM = (
+    "{name} lets you browse the files on your computer, open them in the right program and "
+    "share them with the people you work with."
+)
+DE_ACRONYM = (
+    "Fotos verwalten\nMit {name} verwalten Sie Ihre Fotos und teilen sie mit Freunden, ohne "
+    "einen Dateimanager zu öffnen."
+)
+
+
+@pytest.mark.parametrize(
+    ("template", "name", "other", "copy"),
+    [
+        (ACRONYM, "GNOME", "KDE", ACRONYM.format(name="GNOME").replace("right", "best")),
+        (ACRONYM, "LibreOffice", "OpenOffice", ACRONYM.format(name="Libreoffice")),
+        (DE_ACRONYM, "GNOME", "KDE", DE_ACRONYM.format(name="GNOME").replace("Ihre", "die")),
+    ],
+)
+def test_an_acronym_is_a_name_at_a_sentences_start_and_in_german(
+    template: str, name: str, other: str, copy: str
+) -> None:
+    """A word of two capitals (an acronym, a name in camel case) is a name where a sentence
+    starts, and in a text that capitalises its nouns, whose other capitalised words are names
+    only when its title holds them: another one there stays apart. A word changed elsewhere, or
+    the name written otherwise (one capital: no name there, nothing to compare), folds."""
+    assert folds_with_first([template.format(name=name), template.format(name=other), copy]) == [
+        False,
+        True,
+    ]
+
+
 DE_LISTING = (
     "{brand} K7 Kaffeemaschine\n"
     "Neu: Kaffeemaschine {brand} K7 in Weiß, zwölf Tassen, für 89 Euro. Die {thing} erfolgt "
@@ -335,6 +366,10 @@ def test_german_names_are_the_titles_words_the_text_repeats() -> None:
         ("there in the Linux/Unix world", ["linux", "unix"]),  # a slash joins them
         ("see Section 2.1.4, “Debian archive basics” there", ["section", "debian"]),  # a number
         ("released in version 2. Then Debian said so", ["debian"]),  # a number, then a start
+        ("GNOME Shell is the desktop", ["gnome", "shell"]),  # two capitals: at a start too
+        ("Use it. LibreOffice opens it.", ["libreoffice"]),
+        ("KDE: a desktop", []),  # a sentence of names alone: nothing to compare them by
+        ("Dateisystem-Abbilder sind groß", []),  # a compound of two nouns is no acronym
     ],
 )
 def test_names_are_found_inside_sentences_only(line: str, names: list[str]) -> None:
@@ -598,4 +633,31 @@ def test_a_name_changed_in_a_sentence_stays_apart_through_the_proxy(
         "jones": [],
         "moscow": ["moscow-copy", "moscow-syndicated"],
         "kazan": [],
+    }
+
+
+@pytest.mark.es
+def test_an_acronym_and_a_wrapped_credit_stay_apart_through_the_proxy(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    """A short text about GNOME and its copy with a word changed fold; the same text about KDE
+    (the acronym starts its sentence) stays a result of its own. A quote whose copy wraps its
+    credit after the dash, with typographic apostrophes, folds; the same quote credited to
+    someone else, wrapped so too, does not."""
+    quote = "Life is what happens…\nLife is what happens to you while you are making plans.\n{}"
+    texts = {
+        "gnome": ACRONYM.format(name="GNOME"),
+        "gnome-copy": ACRONYM.format(name="GNOME").replace("right", "best"),
+        "kde": ACRONYM.format(name="KDE"),
+        "omalley": quote.format("-- Walter O'Malley"),
+        "omalley-wrapped": quote.format("--\nWalter O’Malley"),
+        "ohaddad-wrapped": quote.format("--\nWalter O’Haddad"),
+    }
+    index_texts(es, index_name, texts)
+    body = {"query": {"match_all": {}}, "sort": [{"n": "asc"}], "size": 10}
+    assert folded_groups(proxy_url, index_name, body) == {
+        "gnome": ["gnome-copy"],
+        "kde": [],
+        "omalley": ["omalley-wrapped"],
+        "ohaddad-wrapped": [],
     }

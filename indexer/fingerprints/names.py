@@ -19,7 +19,8 @@ reader sees another document. Three places in a short text say what it is, in ev
   additions ("Explained:") or a site's name after the title are parts of their own that no
   line starts with, and a new headline that the text does not repeat gives no subject;
 * its *attribution*: the last line that starts with a dash (``-- Mark Twain``, ``—— 苏轼``,
-  ``― 夏目漱石``), bracketed remarks and what follows a comma left out (a source added
+  ``― 夏目漱石``; a dash alone on its line: the next line, a credit wrapped after its dash by
+  a copy set at a width), bracketed remarks and what follows a comma left out (a source added
   after the name: ``-- F. D. Roosevelt, first inaugural address``), if its name has at most
   :data:`MAX_ATTRIBUTION` words (a character of a script written without spaces counts half
   a word, as in a document's word count, and a quoted work's title one word:
@@ -52,7 +53,8 @@ reader sees another document. Three places in a short text say what it is, in ev
   lines that start with a title's short part are the page's own about what it names ("link -
   …" and "printenv - …", two manual pages of one family under one long shared boilerplate).
 
-Words are maximal runs of letters, case folded (digits belong to the number sketch); each
+Words are maximal runs of letters, case folded, a typographic apostrophe the typewriter's
+(``O’Hara`` is ``O'Hara``; digits belong to the number sketch); each
 character of a script written without spaces (Han, Kana, Thai, Lao, Khmer, Myanmar) is a word
 of its own. The subject and the attribution are stored as the 23-bit hashes of their first
 :data:`PER_PART` distinct words (an attribution with a source: the name's first half of the
@@ -247,8 +249,9 @@ def _weight(words: Sequence[str]) -> float:
 
 
 def _hash(word: str) -> int:
-    """A word's nonzero hash of :data:`WORD_MASK`'s bits, stable across runs."""
-    return zlib.crc32(word.encode("utf-8")) % WORD_MASK + 1
+    """A word's nonzero hash of :data:`WORD_MASK`'s bits, stable across runs; a typographic
+    apostrophe is the typewriter's (``O’Hara`` is ``O'Hara``: a copy's typesetting)."""
+    return zlib.crc32(word.replace("’", "'").encode("utf-8")) % WORD_MASK + 1
 
 
 def _hashes(words: Sequence[str]) -> list[int]:
@@ -426,9 +429,13 @@ def _attribution(lines: list[str], last: str) -> tuple[list[str], list[str], boo
     dashed = [(i, m.end()) for i, m in enumerate(map(CREDIT_DASH.match, lines)) if m is not None]
     if dashed:
         at, start = dashed[-1]
+        credit = lines[at][start:]
+        wrapped = not _WORD.search(credit) and at + 1 < len(lines) and lines[at + 1].strip()
+        if wrapped:  # "--" alone, the name on the next line: a credit wrapped after its dash
+            credit, at = lines[at + 1], at + 1
         if len(dashed) > 1 and any(line.strip() for line in lines[at + 1 :]):
             return [], [], False
-        return _credit(lines[at][start:], line=len(dashed) == 1)
+        return _credit(credit, line=len(dashed) == 1)
     inline = None
     for inline in _INLINE.finditer(last):  # noqa: B007 (the last one)
         continue

@@ -22,7 +22,11 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   line with nothing between them but spaces, commas, quotes, brackets, a slash or numbers
   (``Linux/Unix``, "Section 2.1.4, “Debian …”"; a sentence starts at the line's start, after
   ``. ! ? … : ;``, a dash, a bullet or a character of another script). Each word of a name of
-  several words is one (``John``, then ``Smith``);
+  several words is one (``John``, then ``Smith``). A word of two capitals or more in one of its
+  parts (an acronym, a name in camel case: ``GNOME``, ``LibreOffice``, ``macOS``, the ``USB``
+  of ``USB-Stick``; no sentence's first word and no German noun is written so) is a name at a
+  sentence's start too, when a word follows it there (``GNOME Shell is …``: the sentence's
+  start and ``is`` its context; a sentence of names alone, ``• KDE Connect:``, gives none);
 * its *value* is its initial and the set of its other consonants, case folded (the vowels of
   Latin, Greek and Cyrillic, accents and ``y`` left out): a typo that swaps two letters, doubles
   one or changes a vowel (``Jonh``, ``Хаймяа``) keeps it; another name changes it, of the
@@ -41,7 +45,8 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   sentence's end (``Exiting.``); after a capitalised word
   that starts the sentence, the sentence's start: ``John Smith said`` gives ``Smith`` the
   context ``… said``, so a whole name replaced there conflicts); and, in the documents
-  given as ``sides`` (the number sketch's shortest, under 50 words), the word before alone and
+  given as ``sides`` (the number sketch's shortest, under 50 words), the word before alone (where
+  a word stands before the name: a sentence's start is no context) and
   the word after alone. Every word of a name of several words has the whole name's contexts,
   of every kind (``met John Smith in`` gives ``Smith`` the context ``met … in`` too: no word
   of a name is another's context, so one word of it replaced is the only difference among the
@@ -73,8 +78,8 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   ``Shaw``), and lines of the frame (blank in the content text given beside; in the host models'
   path, lines with any token of the host's frame but a phrase between the page's own words);
   in texts that capitalise nouns (German: :func:`_capitalises_nouns`), where every noun
-  would be a name, only the words their title holds too are (a listing's brand, a command),
-  and a text without a title gives none;
+  would be a name, only the words their title holds too are (a listing's brand, a command)
+  and words of two capitals (``GNOME``, ``macOS``), and a text without a title gives none;
 * a site's name at both ends: on the last two lines under a title (lines repeating the title
   are the headline above the text, neither among them nor counted), a short line (a footer)
   gives no entry for the names the title line holds capitalised ("More news from Valley
@@ -82,11 +87,12 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   three of them or shares two other words of four letters or more with the title (the
   story's own line repeating its headline).
 
-Not seen: a name of one word at a sentence's start ("John said …" → "Peter said …") or on a
+Not seen: a name of one capital at a sentence's start ("John said …" → "Peter said …") or on a
 text's first line, a name replaced by one of the same initial and consonants ("Jon" → "Jan"), a
-name changed together with both its neighbours, names written in scripts without case
-(Chinese, Japanese: only terms in a script with case are read there), a name of a German
-text that its title does not hold.
+name changed together with both its neighbours, a name replaced by a word that is none (a
+lower-case command, a model code: ``Wayland`` → ``X11``, ``VLC`` → ``mpv``), names written in
+scripts without case (Chinese, Japanese: only terms in a script with case are read there), a
+name of one capital in a German text that its title does not hold.
 Costs: a typo that adds or drops a consonant ("Jon" → "John") is another name; a copy that
 puts a name at its line's end (a full stop dropped) no longer compares it there; a name in a
 text's last paragraph of one line is not seen, nor on a short last line
@@ -164,7 +170,18 @@ def _capitalises_nouns(words: Sequence[str]) -> bool:
 _WORDS_AND_GAPS = re.compile(f"({_WORD.pattern})")
 
 
-_Name = tuple[str, str, str | None, bool, bool]
+_Name = tuple[str, str, str | None, bool, bool, bool]
+
+#: What joins the parts of a word (``O'Brien``, ``USB-Stick``).
+_JOINS = re.compile("['’\\-]")
+
+
+def _two_capitals(word: str) -> bool:
+    """An acronym or a name written in camel case (``GNOME``, ``LibreOffice``, ``macOS``, the
+    ``USB`` of ``USB-Stick``): no sentence's first word and no German noun (``Datei-Manager``
+    is two) is written so."""
+    return any(sum(map(str.isupper, part)) > 1 for part in _JOINS.split(word))
+
 
 #: A site's footer: how many of a text's last lines, and of at most how many words each, give
 #: no entry for a name its title line (a site's header) also holds.
@@ -216,6 +233,8 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
     if not k or (not credit and (k == n or (4 * k > 3 * n and n > 6))):
         return []  # none, or a heading, a menu, a shouting line
     capital = set(caps)
+    # names wherever they stand in a sentence: two capitals (GNOME, LibreOffice, macOS)
+    always = {i for i in caps if _two_capitals(words[i])}
 
     def going_on(i: int) -> bool:  # word i follows word i - 1 in one sentence
         if i == 0:
@@ -228,11 +247,11 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
         )
 
     def named(i: int) -> bool:
-        return i in capital and going_on(i)
+        return i in capital and (going_on(i) or i in always)
 
     out: list[_Name] = []
     for i in caps:
-        if not going_on(i):
+        if not named(i):
             continue
         # every word of a name has the whole name's context: the words before its first word
         # and after its last (so no word of it is another's context)
@@ -247,14 +266,16 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
             after = words[j + 1].casefold()
         elif j + 1 == n and not parts[-1].strip():
             after = None  # the line's end, without punctuation
+        if not going_on(s) and not after:
+            continue  # a sentence of names alone ("• KDE Connect: …"): no context to compare
         if not after:  # the sentence's end: the two words before it are its context
             before = " ".join(words[max(0, s - 2) : s]).casefold()
-        elif s - 1 in caps and not going_on(s - 1):  # "John Smith said": the sentence's start
-            before = ""
+        elif not going_on(s) or (s - 1 in caps and not going_on(s - 1)):
+            before = ""  # the sentence's start ("KDE Plasma is", "John Smith said")
         else:
             before = words[s - 1].casefold()
         cut = last and i + 1 == n and not parts[-1].strip()  # the text's end: maybe half a word
-        out.append((before, words[i].casefold(), after, named(i - 1), cut))
+        out.append((before, words[i].casefold(), after, named(i - 1), cut, i in always))
     return out
 
 
@@ -286,7 +307,7 @@ def _term_names(line: str, last: bool = False) -> list[_Name]:
         cut = last and not rest
         for word in _WORD.findall(m.group()):
             if len(word) > 1:
-                out.append((before.casefold(), word.casefold(), after, False, cut))
+                out.append((before.casefold(), word.casefold(), after, False, cut, False))
     return out
 
 
@@ -387,13 +408,13 @@ def name_entries(
                 names = [t for t in names if t[1] not in site]
             found += names
         if titled is not None:
-            found = [n for n in found if n[1] in titled]
-        for before, name, after, _, cut in found:
+            found = [n for n in found if n[1] in titled or n[5]]
+        for before, name, after, _, cut, _ in found:
             value = _initial_hash(name[0]) if cut else _name_value(name)
             end = "\x00" if cut else "\n"  # the text's end or a line's, without punctuation
             contexts = [(0, f"{before} {after}" if after is not None else f"{before} {end}")]
             if d in alone_too:  # every word of a name: the whole name's neighbours alone
-                if not cut:  # not the text's last word: it is whole
+                if not cut and before:  # whole (not the text's last word), after a word
                     contexts.append((1, before.rsplit(" ", 1)[-1]))
                 if after:  # not the line's or the sentence's end
                     contexts.append((2, after))
