@@ -299,6 +299,11 @@ ACRONYM = (
     "{name} lets you browse the files on your computer, open them in the right program and "
     "share them with the people you work with."
 )
+RU_ACRONYM = (
+    "{name} – это полнофункциональный пакет офисных программ, способный заменить другие пакеты "
+    "практически во всех случаях."
+)
+RU_COPY = RU_ACRONYM.format(name="LibreOffice").replace("другие", "иные")
 DE_ACRONYM = (
     "Fotos verwalten\nMit {name} verwalten Sie Ihre Fotos und teilen sie mit Freunden, ohne "
     "einen Dateimanager zu öffnen."
@@ -310,6 +315,7 @@ DE_ACRONYM = (
     [
         (ACRONYM, "GNOME", "KDE", ACRONYM.format(name="GNOME").replace("right", "best")),
         (ACRONYM, "LibreOffice", "OpenOffice", ACRONYM.format(name="Libreoffice")),
+        (RU_ACRONYM, "LibreOffice", "OpenOffice", RU_COPY),
         (DE_ACRONYM, "GNOME", "KDE", DE_ACRONYM.format(name="GNOME").replace("Ihre", "die")),
     ],
 )
@@ -369,6 +375,7 @@ def test_german_names_are_the_titles_words_the_text_repeats() -> None:
         ("GNOME Shell is the desktop", ["gnome", "shell"]),  # two capitals: at a start too
         ("Use it. LibreOffice opens it.", ["libreoffice"]),
         ("KDE: a desktop", []),  # a sentence of names alone: nothing to compare them by
+        ("OpenOffice – это пакет", ["openoffice"]),  # a definition's dash: the sentence goes on
         ("Dateisystem-Abbilder sind groß", []),  # a compound of two nouns is no acronym
     ],
 )

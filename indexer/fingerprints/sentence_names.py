@@ -25,8 +25,9 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   several words is one (``John``, then ``Smith``). A word of two capitals or more in one of its
   parts (an acronym, a name in camel case: ``GNOME``, ``LibreOffice``, ``macOS``, the ``USB``
   of ``USB-Stick``; no sentence's first word and no German noun is written so) is a name at a
-  sentence's start too, when a word follows it there (``GNOME Shell is …``: the sentence's
-  start and ``is`` its context; a sentence of names alone, ``• KDE Connect:``, gives none);
+  sentence's start too, when a word follows it there, or after a spaced dash (``GNOME Shell
+  is …``, ``OpenOffice – это …``: the sentence's start and ``is``, ``это`` its context; a
+  sentence of names alone, ``• KDE Connect:``, gives none);
 * its *value* is its initial and the set of its other consonants, case folded (the vowels of
   Latin, Greek and Cyrillic, accents and ``y`` left out): a typo that swaps two letters, doubles
   one or changes a vowel (``Jonh``, ``Хаймяа``) keeps it; another name changes it, of the
@@ -172,6 +173,9 @@ _WORDS_AND_GAPS = re.compile(f"({_WORD.pattern})")
 
 _Name = tuple[str, str, str | None, bool, bool, bool]
 
+#: A spaced dash after a sentence's first words: what they are follows ("OpenOffice – это …",
+#: "GNOME DVB Daemon — служба …").
+_DEFINING = re.compile(r"\s+(?:-{1,2}|[\u2012-\u2015])\s+$")
 #: What joins the parts of a word (``O'Brien``, ``USB-Stick``).
 _JOINS = re.compile("['’\\-]")
 
@@ -262,7 +266,8 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
         while j + 1 < n and named(j + 1):
             j += 1
         after: str | None = ""  # the sentence's end
-        if j + 1 < n and going_on(j + 1):
+        defined = not going_on(s) and _DEFINING.match(parts[2 * j + 2]) is not None
+        if j + 1 < n and (going_on(j + 1) or defined):
             after = words[j + 1].casefold()
         elif j + 1 == n and not parts[-1].strip():
             after = None  # the line's end, without punctuation
