@@ -146,6 +146,33 @@ def test_a_term_in_another_script_inside_dense_text_is_a_name(template: str, tit
     ) == [True, True, True, True]
 
 
+@pytest.mark.parametrize(
+    ("template", "edit"),
+    [
+        (
+            "软件包搜索\n如果需要更详细地搜索元数据，"
+            '你必须在目录里运行 "{cmd} -e 模式" 命令才能找到结果。',
+            ("详细", "仔细"),
+        ),
+        (
+            "ログアナライザー\n注目すべきログアナライザー ({cmd}(8) で検索) を次に記します。",
+            ("注目すべき", "重要な"),
+        ),
+    ],
+    ids=["zh-quoted", "ja-bracketed"],
+)
+def test_a_quoted_or_bracketed_term_in_dense_text_is_a_name(
+    template: str, edit: tuple[str, str]
+) -> None:
+    """A command quoted or bracketed in Chinese or Japanese text ("\"grep -e", "(aptitude(8)
+    で") has the script's characters in its context past the quote or bracket: another command
+    there is another document; the same text with a word changed elsewhere folds."""
+    text = template.format(cmd="grep")
+    copy = text.replace(*edit)
+    assert copy != text
+    assert folds_with_first([text, template.format(cmd="awk"), copy]) == [False, True]
+
+
 def test_a_term_beside_a_lone_surrogate_has_a_context() -> None:
     """A term's context is the characters beside it as given: a text that holds a lone
     surrogate beside one (bytes decoded leniently) still gets its name entries."""

@@ -61,7 +61,8 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   One word of context is common ("manage", "by"): in longer documents a cut and a correction
   elsewhere could leave one such context as often in both, with names of other initials;
 * a *term* in a text of a script without spaces (Chinese, Japanese): a run of words of a script
-  with case with a character of that script beside it ("最近は Debian サイトの", "使用 vim 和"),
+  with case with a character of that script among the characters of its context ("最近は Debian
+  サイトの", "使用 vim 和", a command quoted or bracketed: "で \"awk -e", "（synaptic(8) で"),
   each word a name whatever its case (a system, a program, a product there), its context the
   :data:`TERM_CONTEXT` characters before the run and after it, spaces left out (spacing and
   full-width forms are a copy's);
@@ -297,8 +298,9 @@ TERM_CONTEXT = 4
 
 def _term_names(line: str, last: bool = False) -> list[_Name]:
     """The terms of a line of text in a script without spaces: runs of words of a script with
-    case (``Debian``, ``KDE Crystal``, ``systemd``) with a character of that script beside
-    them (spaces between left out), each word a name whatever its case, as :func:`_line_names`
+    case (``Debian``, ``KDE Crystal``, ``systemd``) with a character of that script in their
+    context (spaces left out; beside them, or past a quote or a bracket: ``（synaptic(8) で``,
+    ``で "awk -e``), each word a name whatever its case, as :func:`_line_names`
     gives them: its context the :data:`TERM_CONTEXT` characters before the run and after it
     (spaces left out; nothing after on its line: ``None``). ``last``: the text's last line,
     whose last word may be half a word."""
@@ -307,7 +309,7 @@ def _term_names(line: str, last: bool = False) -> list[_Name]:
         before = _TERM_EDGE.split(line[: m.start()].replace(" ", ""))[-1][-TERM_CONTEXT:]
         rest = line[m.end() :].replace(" ", "")
         after: str | None = _TERM_EDGE.split(rest, 1)[0][:TERM_CONTEXT] or None
-        if not (before[-1:] and _DENSE.match(before[-1])) and not (after and _DENSE.match(after)):
+        if not _DENSE.search(before) and not (after and _DENSE.search(after)):
             continue  # not inside dense text
         cut = last and not rest
         for word in _WORD.findall(m.group()):
