@@ -221,7 +221,8 @@ def _site_names(names: list[_Name], words: Sequence[str], title: str) -> set[str
 
 def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -> list[_Name]:
     """(word before, name, word after, whether the word before is a name too, whether the name
-    may be half a word) of each name on a line (module docstring), folded: every word of a
+    may be half a word, whether it is one wherever it stands: two capitals) of each name on a
+    line (module docstring), folded: every word of a
     name of several words has the whole name's words before and after, and where none is after
     (the sentence's end), the word before is the two; where nothing follows the name on its
     line, the word after is ``None`` (a line's end, marked in :func:`name_entries`).
