@@ -125,6 +125,7 @@ def test_the_wheel_holds_the_two_packages_the_page_and_the_runtime_dependencies(
     assert {n.split("/")[0] for n in names} == {"indexer", "collapse", info}
     assert {f"collapse/static/{page}" for page in PAGE_FILES} <= set(names)
     assert {"indexer/py.typed", "collapse/py.typed"} <= set(names)
+    assert "indexer/fingerprints/common_words.bin" in names  # the name sketch's common words
     assert f"\nVersion: {__version__}\n" in meta
     assert "neardup-indexer = indexer.__main__:main" in scripts
     assert "neardup-collapse = collapse.__main__:main" in scripts

@@ -359,6 +359,56 @@ def test_an_acronym_is_a_name_at_a_sentences_start_and_in_german(
     ]
 
 
+COMMAND = (
+    "To find the lines you need, search the log files with {cmd} before you open them in the "
+    "editor, and keep the results for later."
+)
+RU_COMMAND = (
+    "Чтобы найти нужные строки, просмотрите журналы с помощью {cmd} и сохраните результаты "
+    "для дальнейшей работы."
+)
+DE_COMMAND = (
+    "Protokolle durchsuchen\nDurchsuchen Sie die Protokolle mit {cmd}, bevor Sie sie im "
+    "Editor öffnen, und behalten Sie die Ergebnisse für später."
+)
+
+
+@pytest.mark.parametrize(
+    ("template", "name", "other", "copy"),
+    [
+        (COMMAND, "grep", "awk", COMMAND.format(cmd="grep").replace("later", "the future")),
+        (COMMAND, "systemd", "runit", COMMAND.format(cmd="systemd").replace("keep", "save")),
+        (RU_COMMAND, "grep", "awk", RU_COMMAND.format(cmd="grep").replace("нужные", "все")),
+        (DE_COMMAND, "grep", "awk", DE_COMMAND.format(cmd="grep").replace("später", "morgen")),
+        (DE_COMMAND, "Wayland", "Weston", DE_COMMAND.format(cmd="Wayland").replace("Sie", "du")),
+    ],
+)
+def test_an_uncommon_word_is_a_name_in_its_language(
+    template: str, name: str, other: str, copy: str
+) -> None:
+    """A word common in no text of the text's language (a command, a product: ``grep``,
+    ``systemd``; in German, where every noun is capitalised, ``Wayland`` too) is a name: the
+    same short text about another one stays apart. A common word changed, or the name
+    written with another vowel, folds."""
+    first = template.format(cmd=name)
+    vowel = re.search("[aeiou]", name[1:])
+    assert vowel is not None
+    at = vowel.start() + 1
+    typo = name[:at] + ("o" if name[at] != "o" else "a") + name[at + 1 :]
+    texts = [first, template.format(cmd=other), copy, template.format(cmd=typo)]
+    assert folds_with_first(texts) == [False, True, True]
+
+
+def test_a_common_part_of_a_compound_is_a_one_word_edit() -> None:
+    """A word joined by a hyphen is uncommon only when none of its parts is common: a copy
+    that changed one part of ``bare-bones`` (a generator's one-word edit) still folds."""
+    text = (
+        "It is a bare-bones version of the program for people who only need to read the "
+        "manual pages on a small machine."
+    )
+    assert folds_with_first([text, text.replace("bare-bones", "bare-its")]) == [True]
+
+
 DE_LISTING = (
     "{brand} K7 Kaffeemaschine\n"
     "Neu: Kaffeemaschine {brand} K7 in Weiß, zwölf Tassen, für 89 Euro. Die {thing} erfolgt "
@@ -694,4 +744,29 @@ def test_an_acronym_and_a_wrapped_credit_stay_apart_through_the_proxy(
         "kde": [],
         "omalley": ["omalley-wrapped"],
         "ohaddad-wrapped": [],
+    }
+
+
+@pytest.mark.es
+def test_another_command_stays_apart_through_the_proxy(
+    es: Elasticsearch, index_name: str, proxy_url: str
+) -> None:
+    """A short English text about grep and its copy with a common word changed fold; the same
+    text about awk stays a result of its own, and so does the German one about Weston beside
+    the one about Wayland (a noun there, but common in no German text)."""
+    texts = {
+        "grep": COMMAND.format(cmd="grep"),
+        "grep-copy": COMMAND.format(cmd="grep").replace("later", "the future"),
+        "awk": COMMAND.format(cmd="awk"),
+        "wayland": DE_COMMAND.format(cmd="Wayland"),
+        "wayland-copy": DE_COMMAND.format(cmd="Wayland").replace("später", "morgen"),
+        "weston": DE_COMMAND.format(cmd="Weston"),
+    }
+    index_texts(es, index_name, texts)
+    body = {"query": {"match_all": {}}, "sort": [{"n": "asc"}], "size": 10}
+    assert folded_groups(proxy_url, index_name, body) == {
+        "grep": ["grep-copy"],
+        "awk": [],
+        "wayland": ["wayland-copy"],
+        "weston": [],
     }

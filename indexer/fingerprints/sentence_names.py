@@ -28,6 +28,13 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   sentence's start too, when a word follows it there, or after a spaced dash (``GNOME Shell
   is …``, ``OpenOffice – это …``: the sentence's start and ``is``, ``это`` its context; a
   sentence of names alone, ``• KDE Connect:``, gives none);
+* an *uncommon word* (:mod:`indexer.fingerprints.lexicon`: common in no text of the text's
+  language, told by its words: ``grep``, ``systemd`` in English or Russian text; ``Wayland`` in
+  German, whatever its title holds) is a name too, in lower case as well, where a sentence goes
+  on, when the words beside it in its sentence are no names (a list of commands, ``fsck, nfs,
+  proc``, is a "related pages" line whose items change from copy to copy); its contexts
+  are the first kind only (the word before and the word after together): a copy that puts one
+  common word for another beside it keeps its other contexts;
 * its *value* is its initial and the set of its other consonants, case folded (the vowels of
   Latin, Greek and Cyrillic, accents and ``y`` left out): a typo that swaps two letters, doubles
   one or changes a vowel (``Jonh``, ``Хаймяа``) keeps it; another name changes it, of the
@@ -92,7 +99,8 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
 Not seen: a name of one capital at a sentence's start ("John said …" → "Peter said …") or on a
 text's first line, a name replaced by one of the same initial and consonants ("Jon" → "Jan"), a
 name changed together with both its neighbours, a name replaced by a word that is none (a
-lower-case command, a model code: ``Wayland`` → ``X11``, ``VLC`` → ``mpv``), names written in
+common word, a model code: ``Wayland`` → ``X11``, ``Debian`` → ``Ubuntu`` in German text, where
+Ubuntu is common; ``vim`` → ``nano`` in English), names written in
 scripts without case (Chinese, Japanese: only terms in a script with case are read there), a
 name of one capital in a German text that its title does not hold.
 Costs: a typo that adds or drops a consonant ("Jon" → "John") is another name; a copy that
@@ -108,11 +116,12 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from hashlib import blake2b
 
 import numpy as np
 
+from indexer.fingerprints.lexicon import uncommon, uncommon_words
 from indexer.fingerprints.names import CREDIT_DASH, NAMED_BELOW
 from indexer.text import DENSE_RANGES
 
@@ -172,7 +181,7 @@ def _capitalises_nouns(words: Sequence[str]) -> bool:
 _WORDS_AND_GAPS = re.compile(f"({_WORD.pattern})")
 
 
-_Name = tuple[str, str, str | None, bool, bool, bool]
+_Name = tuple[str, str, str | None, bool, bool, bool, bool]
 
 #: A spaced dash after a sentence's first words: what they are follows ("OpenOffice – это …",
 #: "GNOME DVB Daemon — служба …").
@@ -219,15 +228,22 @@ def _site_names(names: list[_Name], words: Sequence[str], title: str) -> set[str
     return set() if len(shared) > 1 else own & site
 
 
-def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -> list[_Name]:
+def _line_names(
+    line: str,
+    last: bool = False,
+    parts: list[str] | None = None,
+    uncommon_words: Set[str] = frozenset(),
+) -> list[_Name]:
     """(word before, name, word after, whether the word before is a name too, whether the name
-    may be half a word, whether it is one wherever it stands: two capitals) of each name on a
-    line (module docstring), folded: every word of a
+    may be half a word, whether it is one wherever it stands: two capitals, whether it is an
+    uncommon word in lower case) of each name on a line (module docstring), folded: every word
+    of a
     name of several words has the whole name's words before and after, and where none is after
     (the sentence's end), the word before is the two; where nothing follows the name on its
     line, the word after is ``None`` (a line's end, marked in :func:`name_entries`).
     ``last``: the text's last line, whose last word, if nothing follows it, may be half a
-    word. ``parts``: the line split by :data:`_WORDS_AND_GAPS`, when the caller has it."""
+    word. ``parts``: the line split by :data:`_WORDS_AND_GAPS`, when the caller has it.
+    ``uncommon_words``: the text's words in lower case that are uncommon in its language."""
     if parts is None:
         parts = _WORDS_AND_GAPS.split(line)
     words = parts[1::2]  # gap 0, word 0, gap 1, word 1, ..., the gap after the last word
@@ -236,11 +252,9 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
     caps = [i for i, w in enumerate(words) if len(w) > 1 and not w.islower()]
     k = len(caps)
     credit = CREDIT_DASH.match(line) is not None  # "-- George Bernard Shaw": names, all of them
-    if not k or (not credit and (k == n or (4 * k > 3 * n and n > 6))):
+    lexical = {i for i, w in enumerate(words) if w in uncommon_words} if uncommon_words else set()
+    if (not k and not lexical) or (k and not credit and (k == n or (4 * k > 3 * n and n > 6))):
         return []  # none, or a heading, a menu, a shouting line
-    capital = set(caps)
-    # names wherever they stand in a sentence: two capitals (GNOME, LibreOffice, macOS)
-    always = {i for i in caps if _two_capitals(words[i])}
 
     def going_on(i: int) -> bool:  # word i follows word i - 1 in one sentence
         if i == 0:
@@ -251,6 +265,18 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
         return _GAP_NUMBER.search(gap) is not None and not _GAP_NUMBER.sub(" ", gap).strip(
             _GOING_ON_CHARS
         )
+
+    if lexical:  # an uncommon word beside another name is a list's item ("fsck, nfs, proc")
+        near = set(caps) | lexical
+        lexical = {
+            i
+            for i in lexical
+            if not (i - 1 in near and going_on(i)) and not (i + 1 in near and going_on(i + 1))
+        }
+    capital = set(caps) | lexical
+    caps = sorted(capital)
+    # names wherever they stand in a sentence: two capitals (GNOME, LibreOffice, macOS)
+    always = {i for i in caps if _two_capitals(words[i])}
 
     def named(i: int) -> bool:
         return i in capital and (going_on(i) or i in always)
@@ -282,7 +308,9 @@ def _line_names(line: str, last: bool = False, parts: list[str] | None = None) -
         else:
             before = words[s - 1].casefold()
         cut = last and i + 1 == n and not parts[-1].strip()  # the text's end: maybe half a word
-        out.append((before, words[i].casefold(), after, named(i - 1), cut, i in always))
+        out.append(
+            (before, words[i].casefold(), after, named(i - 1), cut, i in always, i in lexical)
+        )
     return out
 
 
@@ -315,7 +343,7 @@ def _term_names(line: str, last: bool = False) -> list[_Name]:
         cut = last and not rest
         for word in _WORD.findall(m.group()):
             if len(word) > 1:
-                out.append((before.casefold(), word.casefold(), after, False, cut, False))
+                out.append((before.casefold(), word.casefold(), after, False, cut, False, False))
     return out
 
 
@@ -393,8 +421,11 @@ def name_entries(
         if footer:
             body = body[:-1]
         split = [_WORDS_AND_GAPS.split(line) for line in body]
+        words = [w for parts in split for w in parts[1::2]]
+        languages, rare = uncommon_words(set(words))
+        lower = {w for w in rare if w.islower()}
         titled: set[str] | None = None  # (German) the only words that may be names
-        if _capitalises_nouns([w for parts in split for w in parts[1::2]]):
+        if _capitalises_nouns(words):
             # every noun is capitalised: the names are those its title holds too
             titled = {w.casefold() for w in _WORD.findall(title)}
             if not titled:
@@ -408,7 +439,7 @@ def name_entries(
         dense = _DENSE.search(text) is not None
         for k, (line, parts) in enumerate(zip(body, split, strict=True)):
             at_end = k == len(body) - 1 and ends
-            names = _line_names(line, at_end, parts)
+            names = _line_names(line, at_end, parts, lower)
             if dense:
                 names += _term_names(line, at_end)
             if names and k in footers:
@@ -416,12 +447,16 @@ def name_entries(
                 names = [t for t in names if t[1] not in site]
             found += names
         if titled is not None:
-            found = [n for n in found if n[1] in titled or n[5]]
-        for before, name, after, _, cut, _ in found:
+            found = [
+                n if n[1] in titled or n[5] else (*n[:6], True)
+                for n in found
+                if n[1] in titled or n[5] or n[6] or uncommon(n[1], languages)
+            ]
+        for before, name, after, _, cut, _, lexical in found:
             value = _initial_hash(name[0]) if cut else _name_value(name)
             end = "\x00" if cut else "\n"  # the text's end or a line's, without punctuation
             contexts = [(0, f"{before} {after}" if after is not None else f"{before} {end}")]
-            if d in alone_too:  # every word of a name: the whole name's neighbours alone
+            if d in alone_too and not lexical:  # the whole name's neighbours alone
                 if not cut and before:  # whole (not the text's last word), after a word
                     contexts.append((1, before.rsplit(" ", 1)[-1]))
                 if after:  # not the line's or the sentence's end
