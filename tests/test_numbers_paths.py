@@ -194,6 +194,7 @@ title = st.lists(
 
 @settings(max_examples=400, deadline=None)
 @given(title, st.lists(st.one_of(title, text), max_size=5))
+@example("年 年 x86 ", ["年 ", "年 年 x86 "])  # a glued headline: read without codes too
 def test_subject_from_the_first_words_of_lines(head: str, lines: list[str]) -> None:
     lines = [*lines, head.split(" | ")[0], ""]
     assert names._subject(lines, head)[0] == subject_whole(lines, head)

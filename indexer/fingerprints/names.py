@@ -298,16 +298,17 @@ def _subject(lines: list[str], title: str) -> tuple[list[str], float]:
         if line and line.strip() != head and not (k and _DANGLING.search(lines[k - 1]))
     ]
     pieces = _title_pieces(title)
-    parts = [(w, _words(_uncoded(p))) for p in pieces if 0 < len(w := _words(p)) <= _MAX_TITLE]
-    if not others or not parts:
+    whole = [(w, _words(_uncoded(p))) for p in pieces if 0 < len(w := _words(p)) <= _MAX_TITLE]
+    if not others or not whole:
         return [], 0.0
-    parts += [(w[k:], plain[k:]) for w, plain in parts for k in _glued(w)]
+    parts = whole + [(w[k:], plain[k:]) for w, plain in whole for k in _glued(w)]
     most = max(len(w) for w, _ in parts)  # only the lines' first words are compared
     starts = [_first_words(line, most) for line in others if _starts_with_words(line)]
     best, plain = _longest(parts, starts)
-    if not best:
+    if not best:  # without codes: where a glued headline ends is read on those words too
+        uncoded = [p[k:] for _, p in whole for k in (0, *_glued(p))]
         starts = [_first_words(_uncoded(line), most) for line in others if _starts_with_words(line)]
-        best, plain = _longest([(p, p) for _, p in parts], starts)
+        best, plain = _longest([(p, p) for p in uncoded], starts)
     return best, _weight(plain)
 
 

@@ -232,7 +232,7 @@ def _line_names(
     line: str,
     last: bool = False,
     parts: list[str] | None = None,
-    uncommon_words: Set[str] = frozenset(),
+    rare: Set[str] = frozenset(),
 ) -> list[_Name]:
     """(word before, name, word after, whether the word before is a name too, whether the name
     may be half a word, whether it is one wherever it stands: two capitals, whether it is an
@@ -243,7 +243,7 @@ def _line_names(
     line, the word after is ``None`` (a line's end, marked in :func:`name_entries`).
     ``last``: the text's last line, whose last word, if nothing follows it, may be half a
     word. ``parts``: the line split by :data:`_WORDS_AND_GAPS`, when the caller has it.
-    ``uncommon_words``: the text's words in lower case that are uncommon in its language."""
+    ``rare``: the text's words in lower case that are uncommon in its language."""
     if parts is None:
         parts = _WORDS_AND_GAPS.split(line)
     words = parts[1::2]  # gap 0, word 0, gap 1, word 1, ..., the gap after the last word
@@ -252,7 +252,7 @@ def _line_names(
     caps = [i for i, w in enumerate(words) if len(w) > 1 and not w.islower()]
     k = len(caps)
     credit = CREDIT_DASH.match(line) is not None  # "-- George Bernard Shaw": names, all of them
-    lexical = {i for i, w in enumerate(words) if w in uncommon_words} if uncommon_words else set()
+    lexical = {i for i, w in enumerate(words) if w in rare} if rare else set()
     if (not k and not lexical) or (k and not credit and (k == n or (4 * k > 3 * n and n > 6))):
         return []  # none, or a heading, a menu, a shouting line
 
