@@ -93,7 +93,7 @@ def test_minhash_estimates_jaccard() -> None:
 def test_record_fields_and_es_roundtrip() -> None:
     rec = fingerprint(_long_text(4))
     assert not rec.short and rec.token_count == 600
-    assert rec.version == FingerprintParams().version == "sh45-k4-blake2b-count-b4-mh128x8k4"
+    assert rec.version == FingerprintParams().version == "sh46-k4-blake2b-count-b4-mh128x8k4"
     assert len(rec.simhash_hex) == 16 and rec.simhash_hex == rec.simhash_hex.lower()
     es = rec.to_es()
     assert list(es) == [
@@ -101,8 +101,8 @@ def test_record_fields_and_es_roundtrip() -> None:
         "band", "exact_key", "token_count", "packed",
     ]  # fmt: skip
     stored = int(np.count_nonzero(rec.numbers))
-    # 195 bytes (48 + 128 + a 17-byte cell map, padded to a multiple of 3), 3 per cell held
-    assert len(es["packed"]) == (195 + 3 * stored) // 3 * 4 and stored < 30
+    # 201 bytes (48 + 128 + a 23-byte cell map, padded to a multiple of 3), 3 per cell held
+    assert len(es["packed"]) == (201 + 3 * stored) // 3 * 4 and stored < 30
     assert len(es["band"]) == 16 and all(len(k) == 10 for k in es["band"])
     assert -(1 << 63) <= es["simhash"] < 1 << 63
     assert es["simhash"] == int(np.uint64(rec.simhash).view(np.int64))

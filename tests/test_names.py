@@ -251,12 +251,13 @@ def test_pages_of_sibling_commands_stay_apart(lang: str) -> None:
         _man(mmd),
         _man(mmd, title="Update: {}"),
         _man(mmd, title="{} | Daily Tech", site="Daily Tech"),
-        _man((mmd[0], mmd[1].replace("mmd", "mdd", 1))),
+        _man((mmd[0], mmd[1].replace(" wie folgt", " so").replace(" as follows", " so"))),
         _man(mrd),
     ]
     assert folds_with_first(texts) == [True, True, True, False]
-    # in German the title's words that the text repeats are also names inside sentences
-    assert folds_with_first(texts, names=False) == [True, True, True, lang == "en"]
+    # the names inside sentences tell them apart without the name cells too: in German the
+    # title's words that the text repeats, in both the uncommon word among the text's words
+    assert folds_with_first(texts, names=False) == [True, True, True, False]
 
 
 def test_mentions_read_as_documented() -> None:

@@ -142,9 +142,9 @@ def test_round_trip_and_layout(p: FingerprintParams) -> None:
 
 def test_default_size_and_worked_example() -> None:
     p = FingerprintParams()
-    assert (fixed_bytes(p), record_bytes(p), record_bytes(p, 0)) == (195, 588, 195) and tag_of(
+    assert (fixed_bytes(p), record_bytes(p), record_bytes(p, 0)) == (201, 738, 201) and tag_of(
         p.version
-    ) == hashlib.blake2b(b"sh45-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
+    ) == hashlib.blake2b(b"sh46-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
     key = "0123456789abcdef" * 4
     sketch = np.arange(128, dtype=np.uint8)[None, :]
     numbers = np.zeros((1, CELLS), dtype=np.uint32)
@@ -153,14 +153,14 @@ def test_default_size_and_worked_example() -> None:
         p, np.array([2**64 - 1], dtype=np.uint64), np.array([600]), [key], sketch, numbers
     )
     raw = base64.b64decode(value)
-    assert CELLS == 131 and len(value) == (195 + 9) // 3 * 4 and raw[:4] == tag_of(p.version)
+    assert CELLS == 179 and len(value) == (201 + 9) // 3 * 4 and raw[:4] == tag_of(p.version)
     assert raw[4:12] == b"\xff" * 8 and raw[12:16] == (600).to_bytes(4, "little")
     assert raw[16:48] == bytes.fromhex(key) and raw[48:176] == bytes(range(128))
-    # cells 1, 2, 126: a map of 17 bytes, then 2 bytes of padding to a multiple of 3
-    assert raw[176:195] == bytes([0b110, *[0] * 14, 0b1000000, 0, 0, 0])
-    assert raw[195:] == b"\x03\x02\x01" + b"\xff\xff\xff" + b"\x07\0\0"
+    # cells 1, 2, 126: a map of 23 bytes, then 2 bytes of padding to a multiple of 3
+    assert raw[176:201] == bytes([0b110, *[0] * 14, 0b1000000, *[0] * 9])
+    assert raw[201:] == b"\x03\x02\x01" + b"\xff\xff\xff" + b"\x07\0\0"
     empty = pack_many(p, np.array([1], np.uint64), np.array([9]), [key], sketch, numbers * 0)
-    assert len(empty[0]) == 260 and unpack_many(empty, p).numbers.tolist() == [[0] * CELLS]
+    assert len(empty[0]) == 268 and unpack_many(empty, p).numbers.tolist() == [[0] * CELLS]
 
 
 def test_exact_keys_must_be_digests() -> None:

@@ -18,12 +18,21 @@ import functools
 import itertools
 import re
 import zlib
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Iterator, Set
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["LANGUAGES", "language", "masks_of", "uncommon", "uncommon_words"]
+__all__ = [
+    "LANGUAGES",
+    "language",
+    "languages_near",
+    "masks_of",
+    "misspelt",
+    "misspelt_words",
+    "uncommon",
+    "uncommon_words",
+]
 
 #: wordfreq's languages written in scripts with case, one bit each (the file's masks).
 LANGUAGES = (
@@ -108,6 +117,90 @@ def language(words: Iterable[str]) -> int:
     """The languages (bits) in which the most of ``words`` (each counted once) are frequent,
     of those the ones in which the most are common; 0 when none is frequent anywhere."""
     return _language(np.array(list(map(_masks, set(words))), dtype="<u8"))
+
+
+#: :func:`languages_near`: the share of the most frequent words a language needs to be near.
+NEAR = 0.8
+
+
+def languages_near(words: Iterable[str]) -> int:
+    """The languages (bits) in which at least :data:`NEAR` as many of ``words`` (each counted
+    once) are frequent as in the language where the most are: a text's language and those
+    its words fit almost as well (Danish beside Norwegian, Spanish beside Catalan), so that
+    two copies whose counts differ by a word or two are read in the same languages."""
+    masks = np.array(list(map(_masks, set(words))), dtype="<u8")
+    if not masks.size:
+        return 0
+    bits = np.unpackbits(masks.view(np.uint8), bitorder="little").reshape(-1, 64)
+    frequent = bits[:, 32:].sum(axis=0)
+    top = int(frequent.max())
+    if not top:
+        return 0
+    return sum(1 << b for b in np.flatnonzero(frequent >= NEAR * top).tolist())
+
+
+#: The vowels a misspelling may put for one another (:func:`misspelt_words`).
+_VOWELS = "aeiou"
+
+
+def _misspellings(folded: str, lower: bool) -> Iterator[str]:
+    """The words of which ``folded`` would be a misspelling (:func:`misspelt_words`)."""
+    for i in range(1, len(folded) - 1):
+        if folded[i] != folded[i + 1]:
+            yield folded[:i] + folded[i + 1] + folded[i] + folded[i + 2 :]
+    for i in range(2, len(folded) - 1):
+        if folded[i] == folded[i - 1]:
+            yield folded[:i] + folded[i + 1 :]
+    if len(folded) >= 5 or not lower:  # a command's vowel: grep is no grip
+        for i in range(1, len(folded)):
+            if folded[i] in _VOWELS:
+                for vowel in _VOWELS.replace(folded[i], ""):
+                    yield folded[:i] + vowel + folded[i + 1 :]
+
+
+#: What :func:`misspelt_words` found per (word, languages), until it holds too many.
+_MISSPELT: dict[tuple[str, int], bool] = {}
+
+
+def misspelt_words(words: Iterable[str], languages: int) -> set[str]:
+    """Those of ``words`` that are a common word of ``languages`` misspelt: two neighbouring
+    letters after the first swapped (``zreo``, ``srcipt``, ``Jonh``), an inner letter doubled
+    (``commmand``, ``seearch``), or a vowel after the first letter another (``Jahn``; in a
+    word of five letters or more when written in lower case). A word joined by a hyphen or an
+    apostrophe is none; the variants are looked up together, in one search of the codes."""
+    found: set[str] = set()
+    owners: list[str] = []
+    codes: list[int] = []
+    for word in words:
+        known = _MISSPELT.get((word, languages))
+        if known is not None:
+            if known:
+                found.add(word)
+            continue
+        _MISSPELT[word, languages] = False
+        folded = word.casefold()
+        if _JOINS.search(folded):
+            continue
+        for variant in _misspellings(folded, word.islower()):
+            if len(variant) > 2:
+                owners.append(word)
+                codes.append(zlib.crc32(variant.encode("utf-8", "surrogatepass")))
+    if codes:
+        table, common, _ = _table()
+        wanted = np.array(codes, dtype=np.uint32)
+        at = np.minimum(table.searchsorted(wanted), len(table) - 1)
+        hit = (table[at] == wanted) & ((common[at] & np.uint32(languages & _EVERY)) != 0)
+        for i in np.flatnonzero(hit).tolist():
+            found.add(owners[i])
+            _MISSPELT[owners[i], languages] = True
+    if len(_MISSPELT) > 1 << 16:
+        _MISSPELT.clear()
+    return found
+
+
+def misspelt(word: str, languages: int) -> bool:
+    """Whether ``word`` is a common word of ``languages`` misspelt (:func:`misspelt_words`)."""
+    return bool(misspelt_words((word,), languages))
 
 
 def uncommon(word: str, languages: int) -> bool:

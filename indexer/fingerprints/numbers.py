@@ -111,7 +111,7 @@ import numpy as np
 
 from indexer.fingerprints.features import NO_WORDS
 from indexer.fingerprints.names import NAME_CELLS, NAMED_BELOW, name_cells, names_agree
-from indexer.fingerprints.sentence_names import KINDS, name_entries
+from indexer.fingerprints.sentence_names import WORD_KIND, name_entries
 from indexer.fingerprints.writing import writing_codes, writings_agree
 from indexer.text import normalize, sub_urls, top_code_points
 
@@ -130,6 +130,8 @@ __all__ = [
     "SKETCH_CELLS",
     "TITLE_AT",
     "TITLE_CELLS",
+    "WORD_BUCKETS",
+    "WORD_ROWS",
     "WRITING_CELL",
     "agree",
     "cells_from_bytes",
@@ -158,8 +160,17 @@ NUMBER_CELLS = ROWS * BUCKETS
 NAME_BUCKETS = 10
 #: Rows per kind of entry of the names inside sentences: an entry falls in one cell of each.
 NAME_ROWS = 2
-#: Where the title's cells are, after the names inside sentences.
-TITLE_AT = NUMBER_CELLS + len(KINDS) * NAME_ROWS * NAME_BUCKETS
+#: Cells of the names inside sentences proper: rows of each kind of a name's context.
+NAME_KINDS_CELLS = WORD_KIND * NAME_ROWS * NAME_BUCKETS
+#: Cells per row of the entries of every word inside a sentence
+#: (:data:`~indexer.fingerprints.sentence_names.WORD_KIND`): a short text's every word is one,
+#: and a name replaced by another word changes the contexts of its two neighbours too, whose
+#: cells must miss its own in some row.
+WORD_BUCKETS = 24
+#: Rows of the entries of every word inside a sentence.
+WORD_ROWS = 2
+#: Where the title's cells are, after the names inside sentences and the words'.
+TITLE_AT = NUMBER_CELLS + NAME_KINDS_CELLS + WORD_ROWS * WORD_BUCKETS
 #: Cells of the title's numbers (one row): the numbers of the document's first line alone.
 TITLE_CELLS = 4
 #: Cells compared by the sketch's rule: the number sketch's, the names inside sentences'
@@ -404,19 +415,33 @@ def _add_names(
 ) -> None:
     """Fills the sketch of the names inside sentences (:data:`NUMBER_CELLS` to
     :data:`TITLE_AT`) of the documents ``named`` (those ``sides`` also with each neighbour
-    alone): :data:`NAME_ROWS` rows of :data:`NAME_BUCKETS` cells per kind of entry (both
-    neighbours, the word before, the word after), so that a name changed with nothing else is
-    the only difference among its kind's contexts, and an entry falls in one cell of each row
-    (one that a context of one document only shares hides it in that row only)."""
+    alone): :data:`NAME_ROWS` rows of :data:`NAME_BUCKETS` cells per kind of a name's entry
+    (both neighbours, the word before, the word after), so that a name changed with nothing
+    else is the only difference among its kind's contexts, and an entry falls in one cell of
+    each row (one that a context of one document only shares hides it in that row only); then
+    :data:`WORD_ROWS` rows of :data:`WORD_BUCKETS` cells of every word's entry."""
     doc, kind, ctx, value = name_entries(written, content, named, sides)
     if not len(doc):
         return
     with np.errstate(over="ignore"):
         pair = _fmix(ctx ^ _fmix(value + _Q))
     # each (document, kind) a row of its own, its kind's cells in the document's
-    kinds = len(KINDS)
-    cells = _sums(doc * kinds + kind, ctx, pair, len(out) * kinds, NAME_BUCKETS, rows=NAME_ROWS)
-    out[:, NUMBER_CELLS:TITLE_AT] = cells.reshape(len(out), kinds * NAME_ROWS * NAME_BUCKETS)
+    is_name = kind < WORD_KIND
+    kinds = WORD_KIND
+    cells = _sums(
+        doc[is_name] * kinds + kind[is_name],
+        ctx[is_name],
+        pair[is_name],
+        len(out) * kinds,
+        NAME_BUCKETS,
+        rows=NAME_ROWS,
+    )
+    words_at = NUMBER_CELLS + NAME_KINDS_CELLS
+    out[:, NUMBER_CELLS:words_at] = cells.reshape(len(out), NAME_KINDS_CELLS)
+    word = ~is_name
+    out[:, words_at:TITLE_AT] = _sums(
+        doc[word], ctx[word], pair[word], len(out), WORD_BUCKETS, rows=WORD_ROWS
+    )
 
 
 def _bytes_of(text: str, folded: bool = False) -> bytes:

@@ -121,7 +121,12 @@ from hashlib import blake2b
 
 import numpy as np
 
-from indexer.fingerprints.lexicon import uncommon, uncommon_words
+from indexer.fingerprints.lexicon import (
+    languages_near,
+    misspelt_words,
+    uncommon,
+    uncommon_words,
+)
 from indexer.fingerprints.names import CREDIT_DASH, NAMED_BELOW
 from indexer.text import DENSE_RANGES
 
@@ -228,6 +233,19 @@ def _site_names(names: list[_Name], words: Sequence[str], title: str) -> set[str
     return set() if len(shared) > 1 else own & site
 
 
+def _going_on(parts: list[str], i: int) -> bool:
+    """Whether word ``i`` of a line split by :data:`_WORDS_AND_GAPS` follows word ``i - 1`` in
+    one sentence."""
+    if i == 0:
+        return False
+    gap = parts[2 * i]
+    if not gap.strip(_GOING_ON_CHARS):
+        return True
+    return _GAP_NUMBER.search(gap) is not None and not _GAP_NUMBER.sub(" ", gap).strip(
+        _GOING_ON_CHARS
+    )
+
+
 def _line_names(
     line: str,
     last: bool = False,
@@ -257,14 +275,7 @@ def _line_names(
         return []  # none, or a heading, a menu, a shouting line
 
     def going_on(i: int) -> bool:  # word i follows word i - 1 in one sentence
-        if i == 0:
-            return False
-        gap = parts[2 * i]
-        if not gap.strip(_GOING_ON_CHARS):
-            return True
-        return _GAP_NUMBER.search(gap) is not None and not _GAP_NUMBER.sub(" ", gap).strip(
-            _GOING_ON_CHARS
-        )
+        return _going_on(parts, i)
 
     if lexical:  # an uncommon word beside another name is a list's item ("fsck, nfs, proc")
         near = set(caps) | lexical
@@ -371,7 +382,63 @@ def _name_value(name: str) -> int:
 
 #: The kinds of entries (each in cells of its own): both neighbours, the word before, the
 #: word after.
-KINDS = (b"name-both", b"name-left", b"name-right")
+KINDS = (b"name-both", b"name-left", b"name-right", b"name-word")
+#: The kind of the entries of every word inside a sentence (:func:`_word_entries`).
+WORD_KIND = 3
+#: The last letter of the Latin script (its extensions A and B included).
+_LATIN_END = "\u024f"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_code(folded: str) -> int:
+    return _hash(KINDS[WORD_KIND], folded)
+
+
+_MIX = 0x9E3779B97F4A7C15
+_U64 = (1 << 64) - 1
+
+
+def _word_entries(split: Sequence[list[str]], words: Sequence[str]) -> list[tuple[int, int]]:
+    """(context hash, value) of every word inside a sentence of a text written in the Latin
+    script (``split``: its lines of content, each split by :data:`_WORDS_AND_GAPS`; ``words``:
+    all their words): its context the words before and after it, each going on in its
+    sentence, case folded; its value a name's (:func:`_name_value`) when it is written in
+    Latin letters, has two letters or more, and is written in camel case (``macOS``) or is
+    uncommon (``GTK``, ``grep``) and not misspelt (``zreo``) in the languages of the text's
+    Latin words (:func:`~indexer.fingerprints.lexicon.languages_near`), else 0. None in a text
+    of other scripts, nor on a line whose words are mostly written in capitals (shouting: a
+    copy may write it so)."""
+    latin = [w for w in words if w[0] <= _LATIN_END]
+    if 2 * len(latin) <= len(words):
+        return []
+    languages = languages_near(latin)
+    inside: list[tuple[str, str, str]] = []  # (word before, word, word after)
+    for parts in split:
+        line = parts[1::2]
+        long = [w for w in line if len(w) > 1]
+        if 2 * sum(map(str.isupper, long)) > len(long):
+            continue
+        on = [_going_on(parts, i) for i in range(len(line))]
+        inside += [
+            (line[i - 1], line[i], line[i + 1])
+            for i in range(1, len(line) - 1)
+            if on[i] and on[i + 1]
+        ]
+    camel: set[str] = set()
+    rare: set[str] = set()
+    for word in {w for _, w, _ in inside if len(w) > 1 and w[0] <= _LATIN_END}:
+        if _two_capitals(word) and not word.isupper():
+            camel.add(word)
+        elif uncommon(word, languages):
+            rare.add(word)
+    named = camel | (rare - misspelt_words(rare, languages))
+    return [
+        (
+            (_word_code(before.casefold()) * _MIX + _word_code(after.casefold())) & _U64,
+            _name_value(word.casefold()) if word in named else 0,
+        )
+        for before, word, after in inside
+    ]
 
 
 def name_entries(
@@ -423,6 +490,12 @@ def name_entries(
         split = [_WORDS_AND_GAPS.split(line) for line in body]
         words = [w for parts in split for w in parts[1::2]]
         languages, rare = uncommon_words(set(words))
+        if not _DENSE.search(text):
+            for ctx, value in _word_entries(split, words):
+                docs.append(d)
+                kinds.append(WORD_KIND)
+                ctxs.append(ctx)
+                values.append(value)
         lower = {w for w in rare if w.islower()}
         titled: set[str] | None = None  # (German) the only words that may be names
         if _capitalises_nouns(words):
@@ -461,10 +534,10 @@ def name_entries(
                     contexts.append((1, before.rsplit(" ", 1)[-1]))
                 if after:  # not the line's or the sentence's end
                     contexts.append((2, after))
-            for kind, ctx in contexts:
+            for kind, context in contexts:
                 docs.append(d)
                 kinds.append(kind)
-                ctxs.append(_hash(KINDS[kind], ctx))
+                ctxs.append(_hash(KINDS[kind], context))
                 values.append(value)
     return (
         np.asarray(docs, dtype=np.int64),
