@@ -67,6 +67,13 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   ``Springf``).
   One word of context is common ("manage", "by"): in longer documents a cut and a correction
   elsewhere could leave one such context as often in both, with names of other initials;
+* *every word* inside a sentence of a text written mostly in Latin letters (the words before
+  and after it going on in its sentence; not on a line written mostly in capitals) is an entry
+  of a fourth kind, :data:`WORD_KIND`, in cells of its own: its context the two neighbours,
+  its value 0, or a name's for a word of Latin letters in camel case or uncommon and not a
+  common word misspelt (:func:`_word_entries`), so that a name replaced by a word that is none
+  (common: ``Debian`` → ``Ubuntu`` in German text; a code: ``Wayland`` → ``X11``) conflicts,
+  while a common word for another is 0 against 0;
 * a *term* in a text of a script without spaces (Chinese, Japanese): a run of words of a script
   with case with a character of that script among the characters of its context ("最近は Debian
   サイトの", "使用 vim 和", a command quoted or bracketed: "で \"awk -e", "（synaptic(8) で"),
@@ -98,12 +105,12 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
 
 Not seen: a name of one capital at a sentence's start ("John said …" → "Peter said …") or on a
 text's first line, a name replaced by one of the same initial and consonants ("Jon" → "Jan"), a
-name changed together with both its neighbours, a name replaced by a word that is none (a
-common word, a model code: ``Wayland`` → ``X11``, ``Debian`` → ``Ubuntu`` in German text, where
-Ubuntu is common; ``vim`` → ``nano`` in English), names written in
+name changed together with both its neighbours, a name replaced by a word that is none in a
+text of another script than Latin, names written in
 scripts without case (Chinese, Japanese: only terms in a script with case are read there), a
 name of one capital in a German text that its title does not hold.
-Costs: a typo that adds or drops a consonant ("Jon" → "John") is another name; a copy that
+Costs: a typo that adds or drops a consonant ("Jon" → "John") is another name, and so is an
+uncommon word (a German compound) replaced by a common one; a copy that
 puts a name at its line's end (a full stop dropped) no longer compares it there; a name in a
 text's last paragraph of one line is not seen, nor on a short last line
 naming what its title names; a footer naming the site on a line that no blank line sets apart
@@ -380,8 +387,8 @@ def _name_value(name: str) -> int:
     return _hash(b"name-value", name[0] + "".join(sorted(rest - _VOWELS)))
 
 
-#: The kinds of entries (each in cells of its own): both neighbours, the word before, the
-#: word after.
+#: The kinds of entries (each in cells of its own): a name's by both neighbours, by the word
+#: before, by the word after; every word's (:data:`WORD_KIND`).
 KINDS = (b"name-both", b"name-left", b"name-right", b"name-word")
 #: The kind of the entries of every word inside a sentence (:func:`_word_entries`).
 WORD_KIND = 3
@@ -427,7 +434,7 @@ def _word_entries(split: Sequence[list[str]], words: Sequence[str]) -> list[tupl
     camel: set[str] = set()
     rare: set[str] = set()
     for word in {w for _, w, _ in inside if len(w) > 1 and w[0] <= _LATIN_END}:
-        if _two_capitals(word) and not word.isupper():
+        if not word.islower() and not word.isupper() and _two_capitals(word):
             camel.add(word)
         elif uncommon(word, languages):
             rare.add(word)
