@@ -148,9 +148,12 @@ def _misspellings(folded: str, lower: bool) -> Iterator[str]:
     for i in range(1, len(folded) - 1):
         if folded[i] != folded[i + 1]:
             yield folded[:i] + folded[i + 1] + folded[i] + folded[i + 2 :]
-    for i in range(2, len(folded) - 1):
+    for i in range(2, len(folded)):
         if folded[i] == folded[i - 1]:
-            yield folded[:i] + folded[i + 1 :]
+            if i < len(folded) - 1:
+                yield folded[:i] + folded[i + 1 :]
+        elif folded[i - 1] not in _VOWELS:
+            yield folded[:i] + folded[i - 1] + folded[i:]
     if len(folded) >= 5 or not lower:  # a command's vowel: grep is no grip
         for i in range(1, len(folded)):
             if folded[i] in _VOWELS:
@@ -165,8 +168,9 @@ _MISSPELT: dict[tuple[str, int], bool] = {}
 def misspelt_words(words: Iterable[str], languages: int) -> set[str]:
     """Those of ``words`` that are a common word of ``languages`` misspelt: two neighbouring
     letters after the first swapped (``zreo``, ``srcipt``, ``Jonh``), an inner letter doubled
-    (``commmand``, ``seearch``), or a vowel after the first letter another (``Jahn``; in a
-    word of five letters or more when written in lower case). A word joined by a hyphen or an
+    (``commmand``, ``seearch``) or a doubled consonant written once (``adress``,
+    ``Ergebnise``), or a vowel after the first letter another (``Jahn``; in a word of five
+    letters or more when written in lower case). A word joined by a hyphen or an
     apostrophe is none; the variants are looked up together, in one search of the codes."""
     found: set[str] = set()
     owners: list[str] = []

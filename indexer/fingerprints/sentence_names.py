@@ -439,11 +439,10 @@ def _word_entries(split: Sequence[list[str]], words: Sequence[str]) -> list[tupl
         elif uncommon(word, languages):
             rare.add(word)
     named = camel | (rare - misspelt_words(rare, languages))
+    value = {word: _name_value(word.casefold()) for word in named}
+    code = {w: _word_code(w.casefold()) for w in {w for t in inside for w in t[::2]}}
     return [
-        (
-            (_word_code(before.casefold()) * _MIX + _word_code(after.casefold())) & _U64,
-            _name_value(word.casefold()) if word in named else 0,
-        )
+        ((code[before] * _MIX + code[after]) & _U64, value.get(word, 0))
         for before, word, after in inside
     ]
 
