@@ -458,7 +458,7 @@ def test_misspelt_tells_a_common_words_typo() -> None:
     command is none."""
     en = language(["the", "search", "files", "editor", "results"])
     assert misspelt("ediotr", en) and misspelt("commmand", en) and misspelt("Zreo", en)
-    assert misspelt("adress", en) and misspelt("comand", en)
+    assert misspelt("adress", en) and misspelt("comand", en) and misspelt("edtior's", en)
     assert not misspelt("grep", en) and not misspelt("editor", en)
 
 

@@ -165,13 +165,30 @@ def _misspellings(folded: str, lower: bool) -> Iterator[str]:
 _MISSPELT: dict[tuple[str, int], bool] = {}
 
 
+#: Endings that inflect a word (English and German), with :data:`_STEM` letters left.
+_ENDINGS = ("s", "es", "ed", "ing", "ly", "er", "ers", "e", "en", "em", "n")
+_STEM = 4
+
+
+def _stems(folded: str) -> Iterator[str]:
+    """The words of which ``folded`` would be an inflected form (:func:`misspelt_words`)."""
+    for ending in _ENDINGS:
+        if folded.endswith(ending) and len(folded) - len(ending) >= _STEM:
+            stem = folded[: -len(ending)]
+            yield stem
+            if ending[0] in "ei":
+                yield stem + "e"
+
+
 def misspelt_words(words: Iterable[str], languages: int) -> set[str]:
-    """Those of ``words`` that are a common word of ``languages`` misspelt: two neighbouring
-    letters after the first swapped (``zreo``, ``srcipt``, ``Jonh``), an inner letter doubled
-    (``commmand``, ``seearch``) or a doubled consonant written once (``adress``,
-    ``Ergebnise``), or a vowel after the first letter another (``Jahn``; in a word of five
-    letters or more when written in lower case). A word joined by a hyphen or an
-    apostrophe is none; the variants are looked up together, in one search of the codes."""
+    """Those of ``words`` that are a common word of ``languages`` misspelt or inflected: two
+    neighbouring letters after the first swapped (``zreo``, ``srcipt``, ``Jonh``), an inner
+    letter doubled (``commmand``, ``seearch``) or a doubled consonant written once (``adress``,
+    ``Ergebnise``), a vowel after the first letter another (``Jahn``; in a word of five
+    letters or more when written in lower case), or an ending of :data:`_ENDINGS` on a common
+    word of four letters or more (``deceives``, ``subgroups``), in one of its parts (split at
+    hyphens and apostrophes: ``mahct's``), or the whole word a common contraction
+    (``wasn't``). The variants are looked up together, in one search of the codes."""
     found: set[str] = set()
     owners: list[str] = []
     codes: list[int] = []
@@ -183,9 +200,12 @@ def misspelt_words(words: Iterable[str], languages: int) -> set[str]:
             continue
         _MISSPELT[word, languages] = False
         folded = word.casefold()
-        if _JOINS.search(folded):
-            continue
-        for variant in _misspellings(folded, word.islower()):
+        variants = [folded.replace("’", "'")] if "'" in folded or "’" in folded else []
+        for part in _JOINS.split(folded):
+            if len(part) > 2:
+                variants += _misspellings(part, word.islower())
+                variants += _stems(part)
+        for variant in variants:
             if len(variant) > 2:
                 owners.append(word)
                 codes.append(zlib.crc32(variant.encode("utf-8", "surrogatepass")))
