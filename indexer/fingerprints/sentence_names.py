@@ -246,7 +246,7 @@ def _going_on(parts: list[str], i: int) -> bool:
     if i == 0:
         return False
     gap = parts[2 * i]
-    if not gap.strip(_GOING_ON_CHARS):
+    if gap == " " or not gap.strip(_GOING_ON_CHARS):
         return True
     return _GAP_NUMBER.search(gap) is not None and not _GAP_NUMBER.sub(" ", gap).strip(
         _GOING_ON_CHARS
