@@ -161,12 +161,9 @@ def _misspellings(folded: str, lower: bool) -> Iterator[str]:
                     yield folded[:i] + vowel + folded[i + 1 :]
 
 
-#: What :func:`misspelt_words` found per (word, languages), until it holds too many.
-_MISSPELT: dict[tuple[str, int], bool] = {}
-
-
 #: Endings that inflect a word (English and German), with :data:`_STEM` letters left.
 _ENDINGS = ("s", "es", "ed", "ing", "ly", "er", "ers", "e", "en", "em", "n")
+#: Letters an inflected word's stem keeps (``deceive`` of ``deceives``; ``vlen`` has none).
 _STEM = 4
 
 
@@ -178,6 +175,10 @@ def _stems(folded: str) -> Iterator[str]:
             yield stem
             if ending[0] in "ei":
                 yield stem + "e"
+
+
+#: What :func:`misspelt_words` found per (word, languages), until it holds too many.
+_MISSPELT: dict[tuple[str, int], bool] = {}
 
 
 def misspelt_words(words: Iterable[str], languages: int) -> set[str]:
@@ -223,7 +224,8 @@ def misspelt_words(words: Iterable[str], languages: int) -> set[str]:
 
 
 def misspelt(word: str, languages: int) -> bool:
-    """Whether ``word`` is a common word of ``languages`` misspelt (:func:`misspelt_words`)."""
+    """Whether ``word`` is a common word of ``languages`` misspelt or inflected
+    (:func:`misspelt_words`)."""
     return bool(misspelt_words((word,), languages))
 
 

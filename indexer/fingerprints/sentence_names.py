@@ -71,9 +71,9 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   and after it going on in its sentence; not on a line written mostly in capitals) is an entry
   of a fourth kind, :data:`WORD_KIND`, in cells of its own: its context the two neighbours,
   its value 0, or a name's for a word of Latin letters in camel case or uncommon and not a
-  common word misspelt (:func:`_word_entries`), so that a name replaced by a word that is none
-  (common: ``Debian`` → ``Ubuntu`` in German text; a code: ``Wayland`` → ``X11``) conflicts,
-  while a common word for another is 0 against 0;
+  common word misspelt or inflected (:func:`_word_entries`), so that a name replaced by a
+  word that is none (common: ``Debian`` → ``Ubuntu`` in German text; a code: ``Wayland`` →
+  ``X11``) conflicts, while a common word for another is 0 against 0;
 * a *term* in a text of a script without spaces (Chinese, Japanese): a run of words of a script
   with case with a character of that script among the characters of its context ("最近は Debian
   サイトの", "使用 vim 和", a command quoted or bracketed: "で \"awk -e", "（synaptic(8) で"),
@@ -398,9 +398,12 @@ _LATIN_END = "\u024f"
 
 @functools.lru_cache(maxsize=1 << 16)
 def _word_code(folded: str) -> int:
+    """A word's hash in the word entries' contexts (two of them make one: :data:`_MIX`)."""
     return _hash(KINDS[WORD_KIND], folded)
 
 
+#: An odd 64-bit multiplier: a context's hash is the word before's code times it plus the word
+#: after's (modulo 2**64), mixed again where the sketch places it.
 _MIX = 0x9E3779B97F4A7C15
 _U64 = (1 << 64) - 1
 
@@ -411,10 +414,11 @@ def _word_entries(split: Sequence[list[str]], words: Sequence[str]) -> list[tupl
     all their words): its context the words before and after it, each going on in its
     sentence, case folded; its value a name's (:func:`_name_value`) when it is written in
     Latin letters, has two letters or more, and is written in camel case (``macOS``) or is
-    uncommon (``GTK``, ``grep``) and not misspelt (``zreo``) in the languages of the text's
-    Latin words (:func:`~indexer.fingerprints.lexicon.languages_near`), else 0. None in a text
-    of other scripts, nor on a line whose words are mostly written in capitals (shouting: a
-    copy may write it so)."""
+    uncommon (``GTK``, ``grep``) and no common word misspelt or inflected (``zreo``,
+    ``deceives``: :func:`~indexer.fingerprints.lexicon.misspelt_words`) in the languages of the
+    text's Latin words (:func:`~indexer.fingerprints.lexicon.languages_near`), else 0. None in
+    a text of other scripts, nor on a line whose words are mostly written in capitals
+    (shouting: a copy may write it so)."""
     latin = [w for w in words if w[0] <= _LATIN_END]
     if 2 * len(latin) <= len(words):
         return []
