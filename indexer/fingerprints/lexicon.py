@@ -94,13 +94,19 @@ def masks_of(word: str) -> tuple[int, int]:
     return masks & _EVERY, masks >> 32
 
 
-def _language(masks: np.ndarray) -> int:
-    """:func:`language` of words with these :func:`_masks`."""
-    if not masks.size:
-        return 0
-    # each word's 64 bits, counted per bit: common per language, then frequent
-    bits = np.unpackbits(masks.view(np.uint8), bitorder="little").reshape(-1, 64)
-    counts = bits.sum(axis=0).tolist()
+def _mask_array(words: Iterable[str]) -> np.ndarray:
+    """The :func:`_masks` of ``words``, in their order."""
+    listed = words if isinstance(words, list) else list(words)
+    return np.fromiter(map(_masks, listed), dtype="<u8", count=len(listed))
+
+
+def _bit_counts(masks: np.ndarray) -> list[int]:
+    """How many of ``masks`` hold each of the 64 bits: common per language, then frequent."""
+    return np.unpackbits(masks.view(np.uint8), bitorder="little").reshape(-1, 64).sum(0).tolist()
+
+
+def _language(counts: list[int]) -> int:
+    """:func:`language` of words with these :func:`_bit_counts`."""
     common, frequent = counts[:32], counts[32:]
     top = max(frequent)
     if not top:
@@ -113,10 +119,20 @@ def _language(masks: np.ndarray) -> int:
     )
 
 
+def _near(counts: list[int]) -> int:
+    """:func:`languages_near` of words with these :func:`_bit_counts`."""
+    frequent = counts[32:]
+    top = max(frequent)
+    if not top:
+        return 0
+    return sum(1 << b for b, f in enumerate(frequent) if f >= NEAR * top)
+
+
 def language(words: Iterable[str]) -> int:
     """The languages (bits) in which the most of ``words`` (each counted once) are frequent,
     of those the ones in which the most are common; 0 when none is frequent anywhere."""
-    return _language(np.array(list(map(_masks, set(words))), dtype="<u8"))
+    masks = _mask_array(set(words))
+    return _language(_bit_counts(masks)) if masks.size else 0
 
 
 #: :func:`languages_near`: the share of the most frequent words a language needs to be near.
@@ -128,15 +144,8 @@ def languages_near(words: Iterable[str]) -> int:
     once) are frequent as in the language where the most are: a text's language and those
     its words fit almost as well (Danish beside Norwegian, Spanish beside Catalan), so that
     two copies whose counts differ by a word or two are read in the same languages."""
-    masks = np.array(list(map(_masks, set(words))), dtype="<u8")
-    if not masks.size:
-        return 0
-    bits = np.unpackbits(masks.view(np.uint8), bitorder="little").reshape(-1, 64)
-    frequent = bits[:, 32:].sum(axis=0)
-    top = int(frequent.max())
-    if not top:
-        return 0
-    return sum(1 << b for b in np.flatnonzero(frequent >= NEAR * top).tolist())
+    masks = _mask_array(set(words))
+    return _near(_bit_counts(masks)) if masks.size else 0
 
 
 #: The vowels a misspelling may put for one another (:func:`misspelt_words`).
@@ -238,10 +247,23 @@ def uncommon(word: str, languages: int) -> bool:
 def uncommon_words(words: Set[str]) -> tuple[int, list[str]]:
     """The language of a text of these distinct ``words`` (:func:`language`), and those of
     them uncommon in it (:func:`uncommon`), in one pass."""
+    languages, rare, _ = read_words(words)
+    return languages, rare
+
+
+def read_words(words: Set[str], near: Set[str] | None = None) -> tuple[int, list[str], int]:
+    """:func:`uncommon_words` of a text's distinct ``words``, and :func:`languages_near` of
+    ``near`` (some of them; None: all), counting the words' languages once where the two are
+    the same words."""
     listed = list(words)
-    masks = np.array(list(map(_masks, listed)), dtype="<u8")
-    languages = _language(masks)
+    masks = _mask_array(listed)
+    counts = _bit_counts(masks) if masks.size else [0] * 64
+    if near is None or len(near) == len(listed):
+        near_languages = _near(counts)
+    else:
+        near_languages = languages_near(near)
+    languages = _language(counts)
     if not languages:
-        return 0, []
+        return 0, [], near_languages
     rare = np.flatnonzero((masks & np.uint64(languages)) == 0).tolist()
-    return languages, [listed[i] for i in rare]
+    return languages, [listed[i] for i in rare], near_languages

@@ -129,10 +129,9 @@ from hashlib import blake2b
 import numpy as np
 
 from indexer.fingerprints.lexicon import (
-    languages_near,
     misspelt_words,
+    read_words,
     uncommon,
-    uncommon_words,
 )
 from indexer.fingerprints.names import CREDIT_DASH, NAMED_BELOW
 from indexer.text import DENSE_RANGES
@@ -206,6 +205,8 @@ def _two_capitals(word: str) -> bool:
     """An acronym or a name written in camel case (``GNOME``, ``LibreOffice``, ``macOS``, the
     ``USB`` of ``USB-Stick``): no sentence's first word and no German noun (``Datei-Manager``
     is two) is written so."""
+    if word[1:].islower():  # one capital at most
+        return False
     return any(sum(map(str.isupper, part)) > 1 for part in _JOINS.split(word))
 
 
@@ -240,12 +241,8 @@ def _site_names(names: list[_Name], words: Sequence[str], title: str) -> set[str
     return set() if len(shared) > 1 else own & site
 
 
-def _going_on(parts: list[str], i: int) -> bool:
-    """Whether word ``i`` of a line split by :data:`_WORDS_AND_GAPS` follows word ``i - 1`` in
-    one sentence."""
-    if i == 0:
-        return False
-    gap = parts[2 * i]
+def _gap_goes_on(gap: str) -> bool:
+    """Whether a gap between two words (:data:`_WORDS_AND_GAPS`) keeps one sentence going."""
     if gap == " " or not gap.strip(_GOING_ON_CHARS):
         return True
     return _GAP_NUMBER.search(gap) is not None and not _GAP_NUMBER.sub(" ", gap).strip(
@@ -253,11 +250,20 @@ def _going_on(parts: list[str], i: int) -> bool:
     )
 
 
+def _going_on(parts: list[str]) -> list[bool]:
+    """Per word of a line split by :data:`_WORDS_AND_GAPS`: whether it follows the word before
+    it in one sentence (the first: never)."""
+    if len(parts) < 3:
+        return []
+    return [False, *map(_gap_goes_on, parts[2:-1:2])]
+
+
 def _line_names(
     line: str,
     last: bool = False,
     parts: list[str] | None = None,
     rare: Set[str] = frozenset(),
+    on: Sequence[bool] | None = None,
 ) -> list[_Name]:
     """(word before, name, word after, whether the word before is a name too, whether the name
     may be half a word, whether it is one wherever it stands: two capitals, whether it is an
@@ -267,8 +273,9 @@ def _line_names(
     (the sentence's end), the word before is the two; where nothing follows the name on its
     line, the word after is ``None`` (a line's end, marked in :func:`name_entries`).
     ``last``: the text's last line, whose last word, if nothing follows it, may be half a
-    word. ``parts``: the line split by :data:`_WORDS_AND_GAPS`, when the caller has it.
-    ``rare``: the text's words in lower case that are uncommon in its language."""
+    word. ``parts``: the line split by :data:`_WORDS_AND_GAPS`, when the caller has it, and
+    ``on``: its :func:`_going_on`. ``rare``: the text's words in lower case that are uncommon
+    in its language."""
     if parts is None:
         parts = _WORDS_AND_GAPS.split(line)
     words = parts[1::2]  # gap 0, word 0, gap 1, word 1, ..., the gap after the last word
@@ -281,8 +288,9 @@ def _line_names(
     if (not k and not lexical) or (k and not credit and (k == n or (4 * k > 3 * n and n > 6))):
         return []  # none, or a heading, a menu, a shouting line
 
-    def going_on(i: int) -> bool:  # word i follows word i - 1 in one sentence
-        return _going_on(parts, i)
+    if on is None:
+        on = _going_on(parts)
+    going_on = on.__getitem__  # word i follows word i - 1 in one sentence
 
     if lexical:  # an uncommon word beside another name is a list's item ("fsck, nfs, proc")
         near = set(caps) | lexical
@@ -343,6 +351,21 @@ _TERM_EDGE = re.compile(f"[{_CASED}0-9]")
 TERM_CONTEXT = 4
 
 
+def _context_before(line: str, at: int) -> str:
+    """The last :data:`TERM_CONTEXT` characters before ``line[at]`` (spaces left out) that
+    follow its last :data:`_TERM_EDGE` character there."""
+    taken: list[str] = []
+    for c in reversed(line[max(0, at - 4 * TERM_CONTEXT) : at]):
+        if c == " ":
+            continue
+        if _TERM_EDGE.match(c) or len(taken) == TERM_CONTEXT:
+            return "".join(reversed(taken))
+        taken.append(c)
+    if len(taken) < TERM_CONTEXT and at > 4 * TERM_CONTEXT:  # mostly spaces: read it all
+        return _TERM_EDGE.split(line[:at].replace(" ", ""))[-1][-TERM_CONTEXT:]
+    return "".join(reversed(taken))
+
+
 def _term_names(line: str, last: bool = False) -> list[_Name]:
     """The terms of a line of text in a script without spaces: runs of words of a script with
     case (``Debian``, ``KDE Crystal``, ``systemd``) with a character of that script in their
@@ -353,7 +376,7 @@ def _term_names(line: str, last: bool = False) -> list[_Name]:
     whose last word may be half a word."""
     out: list[_Name] = []
     for m in _RUN.finditer(line):
-        before = _TERM_EDGE.split(line[: m.start()].replace(" ", ""))[-1][-TERM_CONTEXT:]
+        before = _context_before(line, m.start())
         rest = line[m.end() :].replace(" ", "")
         after: str | None = _TERM_EDGE.split(rest, 1)[0][:TERM_CONTEXT] or None
         if not _DENSE.search(before) and not (after and _DENSE.search(after)):
@@ -408,46 +431,48 @@ _MIX = 0x9E3779B97F4A7C15
 _U64 = (1 << 64) - 1
 
 
-def _word_entries(split: Sequence[list[str]], words: Sequence[str]) -> list[tuple[int, int]]:
-    """(context hash, value) of every word inside a sentence of a text written in the Latin
-    script (``split``: its lines of content, each split by :data:`_WORDS_AND_GAPS`; ``words``:
-    all their words): its context the words before and after it, each going on in its
-    sentence, case folded; its value a name's (:func:`_name_value`) when it is written in
-    Latin letters, has two letters or more, and is written in camel case (``macOS``) or is
-    uncommon (``GTK``, ``grep``) and no common word misspelt or inflected (``zreo``,
-    ``deceives``: :func:`~indexer.fingerprints.lexicon.misspelt_words`) in the languages of the
-    text's Latin words (:func:`~indexer.fingerprints.lexicon.languages_near`), else 0. None in
-    a text of other scripts, nor on a line whose words are mostly written in capitals
-    (shouting: a copy may write it so)."""
+def _in_latin(words: Sequence[str]) -> list[str] | None:
+    """The words of a text written in the Latin script (more than half of ``words`` in its
+    letters), those in that script; None for a text of other scripts."""
     latin = [w for w in words if w[0] <= _LATIN_END]
-    if 2 * len(latin) <= len(words):
-        return []
-    languages = languages_near(latin)
+    return latin if 2 * len(latin) > len(words) else None
+
+
+def _word_entries(
+    split: Sequence[list[str]], ons: Sequence[Sequence[bool]], languages: int
+) -> tuple[list[int], list[int]]:
+    """The context hashes and the values of every word inside a sentence of a text written in
+    the Latin script (:func:`_in_latin`; ``split``: its lines of content, each split by
+    :data:`_WORDS_AND_GAPS`; ``ons``: their :func:`_going_on`): its context the words before
+    and after it, each going on in its sentence, case folded; its value a name's
+    (:func:`_name_value`) when it is written in Latin letters, has two letters or more, and is
+    written in camel case (``macOS``) or is uncommon (``GTK``, ``grep``) and no common word
+    misspelt or inflected (``zreo``, ``deceives``:
+    :func:`~indexer.fingerprints.lexicon.misspelt_words`) in ``languages``, those of the
+    text's Latin words (:func:`~indexer.fingerprints.lexicon.languages_near`), else 0. None on
+    a line whose words are mostly written in capitals (shouting: a copy may write it so)."""
     inside: list[tuple[str, str, str]] = []  # (word before, word, word after)
-    for parts in split:
+    for parts, on in zip(split, ons, strict=True):
         line = parts[1::2]
         long = [w for w in line if len(w) > 1]
         if 2 * sum(map(str.isupper, long)) > len(long):
             continue
-        on = [_going_on(parts, i) for i in range(len(line))]
         inside += [
-            (line[i - 1], line[i], line[i + 1])
-            for i in range(1, len(line) - 1)
-            if on[i] and on[i + 1]
+            (before, word, after)
+            for before, word, after, joined, goes_on in zip(
+                line[:-2], line[1:-1], line[2:], on[1:-1], on[2:], strict=True
+            )
+            if joined and goes_on
         ]
-    camel: set[str] = set()
-    rare: set[str] = set()
-    for word in {w for _, w, _ in inside if len(w) > 1 and w[0] <= _LATIN_END}:
-        if not word.islower() and not word.isupper() and _two_capitals(word):
-            camel.add(word)
-        elif uncommon(word, languages):
-            rare.add(word)
+    candidates = {w for _, w, _ in inside if len(w) > 1 and w[0] <= _LATIN_END}
+    camel = {w for w in candidates if not w.islower() and not w.isupper() and _two_capitals(w)}
+    rare = {w for w in candidates - camel if uncommon(w, languages)}
     named = camel | (rare - misspelt_words(rare, languages))
     value = {word: _name_value(word.casefold()) for word in named}
-    code = {w: _word_code(w.casefold()) for w in {w for t in inside for w in t[::2]}}
-    return [
-        ((code[before] * _MIX + code[after]) & _U64, value.get(word, 0))
-        for before, word, after in inside
+    ends = {w for t in inside for w in t[::2]}
+    code = dict(zip(ends, map(_word_code, map(str.casefold, ends)), strict=True))
+    return [(code[before] * _MIX + code[after]) & _U64 for before, _, after in inside], [
+        value.get(word, 0) for _, word, _ in inside
     ]
 
 
@@ -498,14 +523,17 @@ def name_entries(
         if footer:
             body = body[:-1]
         split = [_WORDS_AND_GAPS.split(line) for line in body]
+        ons = [_going_on(parts) for parts in split]
         words = [w for parts in split for w in parts[1::2]]
-        languages, rare = uncommon_words(set(words))
-        if not _DENSE.search(text):
-            for ctx, value in _word_entries(split, words):
-                docs.append(d)
-                kinds.append(WORD_KIND)
-                ctxs.append(ctx)
-                values.append(value)
+        dense = _DENSE.search(text) is not None
+        latin = None if dense else _in_latin(words)
+        languages, rare, near = read_words(set(words), None if latin is None else set(latin))
+        if latin is not None:
+            word_ctxs, word_values = _word_entries(split, ons, near)
+            docs += [d] * len(word_ctxs)
+            kinds += [WORD_KIND] * len(word_ctxs)
+            ctxs += word_ctxs
+            values += word_values
         lower = {w for w in rare if w.islower()}
         titled: set[str] | None = None  # (German) the only words that may be names
         if _capitalises_nouns(words):
@@ -519,10 +547,9 @@ def name_entries(
         # (the headline above the text) neither among them nor counted
         story = [k for k in range(len(body)) if k not in repeats]
         footers = set(story[max(1, len(story) - FRAME_LINES) :])
-        dense = _DENSE.search(text) is not None
-        for k, (line, parts) in enumerate(zip(body, split, strict=True)):
+        for k, (line, parts, on) in enumerate(zip(body, split, ons, strict=True)):
             at_end = k == len(body) - 1 and ends
-            names = _line_names(line, at_end, parts, lower)
+            names = _line_names(line, at_end, parts, lower, on)
             if dense:
                 names += _term_names(line, at_end)
             if names and k in footers:
