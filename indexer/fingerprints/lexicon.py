@@ -256,8 +256,8 @@ def read_words(words: Set[str], near: Set[str] | None = None) -> tuple[int, list
     ``near`` (some of them; None: all), counting the words' languages once where the two are
     the same words."""
     listed = list(words)
-    masks = _mask_array(listed)
-    counts = _bit_counts(masks) if masks.size else [0] * 64
+    masks = list(map(_masks, listed))
+    counts = _bit_counts(np.array(masks, dtype="<u8")) if masks else [0] * 64
     if near is None or len(near) == len(listed):
         near_languages = _near(counts)
     else:
@@ -265,5 +265,8 @@ def read_words(words: Set[str], near: Set[str] | None = None) -> tuple[int, list
     languages = _language(counts)
     if not languages:
         return 0, [], near_languages
-    rare = np.flatnonzero((masks & np.uint64(languages)) == 0).tolist()
-    return languages, [listed[i] for i in rare], near_languages
+    return (
+        languages,
+        [w for w, m in zip(listed, masks, strict=True) if not m & languages],
+        near_languages,
+    )

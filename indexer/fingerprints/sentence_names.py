@@ -255,7 +255,7 @@ def _going_on(parts: list[str]) -> list[bool]:
     it in one sentence (the first: never)."""
     if len(parts) < 3:
         return []
-    return [False, *map(_gap_goes_on, parts[2:-1:2])]
+    return [False, *(gap == " " or _gap_goes_on(gap) for gap in parts[2:-1:2])]
 
 
 def _line_names(
@@ -419,6 +419,12 @@ WORD_KIND = 3
 _LATIN_END = "\u024f"
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _context_hash(kind: int, context: str) -> int:
+    """A name's context's hash in the cells of ``KINDS[kind]`` (contexts repeat: "the is")."""
+    return _hash(KINDS[kind], context)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _word_code(folded: str) -> int:
     """A word's hash in the word entries' contexts (two of them make one: :data:`_MIX`)."""
@@ -574,7 +580,7 @@ def name_entries(
             for kind, context in contexts:
                 docs.append(d)
                 kinds.append(kind)
-                ctxs.append(_hash(KINDS[kind], context))
+                ctxs.append(_context_hash(kind, context))
                 values.append(value)
     return (
         np.asarray(docs, dtype=np.int64),
