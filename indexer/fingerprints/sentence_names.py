@@ -289,53 +289,55 @@ def _line_names(
         return []  # none, or a heading, a menu, a shouting line
 
     if on is None:
-        on = _going_on(parts)
-    going_on = on.__getitem__  # word i follows word i - 1 in one sentence
+        on = _going_on(parts)  # word i follows word i - 1 in one sentence
 
     if lexical:  # an uncommon word beside another name is a list's item ("fsck, nfs, proc")
         near = set(caps) | lexical
         lexical = {
             i
             for i in lexical
-            if not (i - 1 in near and going_on(i)) and not (i + 1 in near and going_on(i + 1))
+            if not (i - 1 in near and on[i]) and not (i + 1 in near and on[i + 1])
         }
     capital = set(caps) | lexical
     caps = sorted(capital)
     # names wherever they stand in a sentence: two capitals (GNOME, LibreOffice, macOS)
-    always = {i for i in caps if _two_capitals(words[i])}
+    always = {i for i in caps if not words[i][1:].islower() and _two_capitals(words[i])}
 
-    def named(i: int) -> bool:
-        return i in capital and (going_on(i) or i in always)
+    # whether word i is a name here (a sentinel past the last word, read as word -1 too)
+    named = [False] * (n + 1)
+    for i in caps:
+        named[i] = on[i] or i in always
 
     out: list[_Name] = []
     for i in caps:
-        if not named(i):
+        if not named[i]:
             continue
         # every word of a name has the whole name's context: the words before its first word
         # and after its last (so no word of it is another's context)
         s = i
-        while named(s - 1):
+        while named[s - 1]:
             s -= 1
         j = s
-        while j + 1 < n and named(j + 1):
+        while named[j + 1]:
             j += 1
         after: str | None = ""  # the sentence's end
-        defined = not going_on(s) and _DEFINING.match(parts[2 * j + 2]) is not None
-        if j + 1 < n and (going_on(j + 1) or defined):
+        starts = not on[s]
+        defined = starts and _DEFINING.match(parts[2 * j + 2]) is not None
+        if j + 1 < n and (on[j + 1] or defined):
             after = words[j + 1].casefold()
         elif j + 1 == n and not parts[-1].strip():
             after = None  # the line's end, without punctuation
-        if not going_on(s) and not after:
+        if starts and not after:
             continue  # a sentence of names alone ("• KDE Connect: …"): no context to compare
         if not after:  # the sentence's end: the two words before it are its context
             before = " ".join(words[max(0, s - 2) : s]).casefold()
-        elif not going_on(s) or (s - 1 in caps and not going_on(s - 1)):
+        elif starts or (s - 1 in capital and not on[s - 1]):
             before = ""  # the sentence's start ("KDE Plasma is", "John Smith said")
         else:
             before = words[s - 1].casefold()
         cut = last and i + 1 == n and not parts[-1].strip()  # the text's end: maybe half a word
         out.append(
-            (before, words[i].casefold(), after, named(i - 1), cut, i in always, i in lexical)
+            (before, words[i].casefold(), after, named[i - 1], cut, i in always, i in lexical)
         )
     return out
 
