@@ -23,7 +23,9 @@ from indexer.fingerprints.numbers import (
 from indexer.fingerprints.sentence_names import (
     _GOING_ON_CHARS,
     _WORD,
+    TERM_CONTEXT,
     WORD_KIND,
+    _context_before,
     _line_names,
     name_entries,
 )
@@ -866,3 +868,15 @@ def test_a_name_replaced_by_a_common_word_stays_apart_through_the_proxy(
         "debian": ["debian-copy"],
         "ubuntu": [],
     }
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="  　中文字で（）(),.aZé9Ж", max_size=40), st.integers(0, 40))
+def test_a_terms_context_is_the_dense_text_before_it(line: str, at: int) -> None:
+    """A term's context before it: the last :data:`TERM_CONTEXT` characters before it,
+    spaces left out, after the last letter of a script with case or digit (another term)."""
+    at = min(at, len(line))
+    kept = line[:at].replace(" ", "")
+    edges = [k for k, c in enumerate(kept) if c.isdigit() or c.lower() != c.upper()]
+    tail = kept[edges[-1] + 1 :] if edges else kept
+    assert _context_before(line, at) == tail[-TERM_CONTEXT:]
