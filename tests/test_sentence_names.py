@@ -545,6 +545,43 @@ def test_a_sentence_goes_on_over_spaces_commas_quotes_brackets_and_numbers(gap: 
         assert found == (["john"] if plain else [])
 
 
+@pytest.mark.parametrize(
+    ("text", "name", "other"),
+    [
+        (
+            "Times are normally displayed in the local time on the Debian system, but the "
+            "hardware clock usually keeps UTC.",
+            "Debian",
+            "Ubuntu",
+        ),
+        (
+            "Вчера городской совет встретился с Иваном Петровым, чтобы обсудить бюджет на "
+            "следующий год.",
+            "Иваном",
+            "Сергеем",
+        ),
+    ],
+)
+def test_a_sentence_wrapped_at_any_word_reads_the_same_names(
+    text: str, name: str, other: str
+) -> None:
+    """A copy that breaks a sentence's line somewhere else, or nowhere, has the same entries
+    (a reformatted copy), and a name changed at the start of a wrapped line stays apart from
+    it: the line break inside a sentence is spacing."""
+    title = "System notes\n\n"
+    words = text.split(" ")
+    wrapped = [
+        title + " ".join(words[:k]) + "\n" + " ".join(words[k:]) for k in range(1, len(words))
+    ]
+    plain = name_entries([title + text], None, [0], [0])
+    for copy in wrapped:
+        entries = name_entries([copy], None, [0], [0])
+        assert all((x == y).all() for x, y in zip(plain, entries, strict=True)), copy
+    at_start = next(c for c in wrapped if f"\n{name} " in c)
+    assert folds_with_first([at_start, title + text]) == [True]
+    assert folds_with_first([at_start, title + text.replace(name, other)]) == [False]
+
+
 def test_the_title_and_frame_lines_give_no_names() -> None:
     """A text's first line (a headline) gives no names, unless the sentence goes on in the
     next line; nor does a line the frame holds (blank in the content text), so a copy under
@@ -553,7 +590,7 @@ def test_the_title_and_frame_lines_give_no_names() -> None:
     # John and Smith: each the whole name's neighbours ("with … at") both and each alone
     assert _name_count([f"Council meets Peter Jones\n{body}"], None) == 6
     goes_on = f"The council met Peter Jones\nand t{body[1:]}"
-    assert _name_count([goes_on], None) == 2 + 2 + 6  # a line's end
+    assert _name_count([goes_on], None) == 6 + 6  # one sentence over two lines
     framed = f"Council meets Peter Jones\n{body}\nMore from Daily News here."
     content = [fold(framed).rsplit("\n", 1)[0] + "\n"]
     assert _name_count([framed], None) == 12

@@ -20,7 +20,8 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   names);
 * a *name* is a capitalised word that does not start a sentence: it follows a word on its
   line with nothing between them but spaces, commas, quotes, brackets, a slash or numbers
-  (``Linux/Unix``, "Section 2.1.4, “Debian …”"; a sentence starts at the line's start, after
+  (``Linux/Unix``, "Section 2.1.4, “Debian …”"; a sentence starts at a line's start, unless
+  the line above goes on into it (:func:`_unwrapped`: a copy wrapped elsewhere reads alike), after
   ``. ! ? … : ;``, a dash, a bullet or a character of another script). Each word of a name of
   several words is one (``John``, then ``Smith``). A word of two capitals or more in one of its
   parts (an acronym, a name in camel case: ``GNOME``, ``LibreOffice``, ``macOS``, the ``USB``
@@ -484,6 +485,35 @@ def _word_entries(
     ]
 
 
+#: How a line that a sentence goes on from ends: a letter, a digit, a comma or a closing
+#: quote or bracket after one (no full stop, colon or semicolon).
+_RUNS_ON = re.compile(r"[\w,，、][\"'”’»)\]）]*$")
+
+
+def _unwrapped(body: list[str], rows: Sequence[int], title: str) -> list[str]:
+    """``body``'s lines (``rows``: their indices in the text) with each line that a sentence
+    goes on to joined to the line above it, so that a copy wrapped at another place, or not at
+    all, reads the same words beside each other: the two lines stand next to each other in the
+    text, the upper one ends where a sentence goes on (:data:`_RUNS_ON`) and is no heading
+    (a line of capitalised words alone) unless the lower one starts in lower case, neither
+    repeats the title and the lower one does not repeat the upper."""
+    out: list[str] = []
+    for k, line in enumerate(body):
+        above = out[-1] if out else ""
+        if (
+            k
+            and rows[k] == rows[k - 1] + 1
+            and _RUNS_ON.search(above.rstrip()) is not None
+            and line.strip() not in (title.strip(), body[k - 1].strip())
+            and body[k - 1].strip() != title.strip()
+            and (line.lstrip()[:1].islower() or any(map(str.islower, _WORD.findall(above))))
+        ):
+            out[-1] = above.rstrip() + " " + line.lstrip()
+        else:
+            out.append(line)
+    return out
+
+
 def name_entries(
     written: Sequence[str],
     content: Sequence[str] | None,
@@ -513,6 +543,7 @@ def name_entries(
                 lines = [line if k.strip() else "" for line, k in zip(lines, kept, strict=True)]
         filled = [i for i, line in enumerate(lines) if line.strip()]
         body = [lines[i] for i in filled]
+        rows = filled  # each body line's index in the text
         # a last paragraph of one line, no credit: where a site's footer sits
         footer = len(filled) > 1 and filled[-1] > filled[-2] + 1 and not CREDIT_DASH.match(body[-1])
         title = ""
@@ -520,7 +551,7 @@ def name_entries(
         if (
             head.strip() and rest and (rest[0] > 1 or not lines[rest[0]].lstrip()[:1].islower())
         ):  # a title: not the first line of a sentence going on in the next
-            title, body = head, [lines[i] for i in rest]
+            title, body, rows = head, [lines[i] for i in rest], rest
         # A paragraph under headings alone is the story (under a sentence, either may be the
         # frame: both give no names); a title repeated above the text is a heading.
         repeats = {k for k, line in enumerate(body) if title and line.strip() == title.strip()}
@@ -530,6 +561,8 @@ def name_entries(
         footer = footer and any(_SENTENCE_END.search(line) for line in above)
         if footer:
             body = body[:-1]
+        body = _unwrapped(body, rows, title)
+        repeats = {k for k, line in enumerate(body) if title and line.strip() == title.strip()}
         split = [_WORDS_AND_GAPS.split(line) for line in body]
         ons = [_going_on(parts) for parts in split]
         words = [w for parts in split for w in parts[1::2]]
