@@ -582,6 +582,20 @@ def test_a_sentence_wrapped_at_any_word_reads_the_same_names(
     assert folds_with_first([at_start, title + text.replace(name, other)]) == [False]
 
 
+def test_a_title_repeated_on_the_next_line_is_still_a_title() -> None:
+    """A printer's copy puts the headline and its repeat on two lines in a row. A headline
+    that starts in lower case (a command's) is still no sentence going on there: the copy
+    enters what the page does, and a name changed in its text stays apart from it."""
+    head = "gcloud firestore locations list - list locations available to Google Cloud Firestore"
+    text = "To list all locations of {} Cloud Firestore, run it with a table format."
+    page = f"{head}\n\n\n{head}\n\n{text.format('Google')}"
+    printed = f"{head}\n{head}\n\n\n{text.format('Google')}"
+    one, other = (name_entries([t], None, [0], [0]) for t in (page, printed))
+    assert one[0].size and all((x == y).all() for x, y in zip(one, other, strict=True))
+    assert folds_with_first([printed, page]) == [True]
+    assert folds_with_first([printed, page.replace("Google", "Yahoo")]) == [False]
+
+
 def test_the_title_and_frame_lines_give_no_names() -> None:
     """A text's first line (a headline) gives no names, unless the sentence goes on in the
     next line; nor does a line the frame holds (blank in the content text), so a copy under

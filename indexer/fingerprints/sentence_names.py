@@ -83,7 +83,8 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   full-width forms are a copy's);
 * lines that give no names: the first line when the text has more than one and the next does not
   go on with a lower-case letter on the line right after it (a title or a site's header: the
-  name cells' subject, and a new headline is a copy; a text wrapped at a width goes on; the
+  name cells' subject, and a new headline is a copy; a text wrapped at a width goes on, a
+  title repeated on the next line does not; the
   first line as written, even where the frame's wording blanks it: a copy whose host model
   cut it has no other title), the last line
   when it is a paragraph of its own, no credit, under text with a line that ends a sentence
@@ -549,8 +550,14 @@ def name_entries(
         title = ""
         rest = filled[1:] if filled[:1] == [0] else filled
         if (
-            head.strip() and rest and (rest[0] > 1 or not lines[rest[0]].lstrip()[:1].islower())
-        ):  # a title: not the first line of a sentence going on in the next
+            head.strip()
+            and rest
+            and (
+                rest[0] > 1
+                or not lines[rest[0]].lstrip()[:1].islower()
+                or lines[rest[0]].strip() == head.strip()
+            )
+        ):  # a title: not the first line of a sentence going on in the next (a repeat is not)
             title, body, rows = head, [lines[i] for i in rest], rest
         # A paragraph under headings alone is the story (under a sentence, either may be the
         # frame: both give no names); a title repeated above the text is a heading.
