@@ -582,6 +582,26 @@ def test_a_sentence_wrapped_at_any_word_reads_the_same_names(
     assert folds_with_first([at_start, title + text.replace(name, other)]) == [False]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Zeitsynchronisation\n\nDiese Konfigurationsdateien steuern die "
+        "Netzwerkzeitsynchronisation. Siehe {}.syntax(7) für eine allgemeine Beschreibung.",
+        "Поиск в файлах\n\nИспользуйте {} для поиска строк в файле по образцу и выводите "
+        "каждую найденную строку на стандартный вывод.",
+    ],
+    ids=["de", "ru"],
+)
+def test_a_command_after_a_sentences_first_word_is_a_name(text: str) -> None:
+    """An uncommon word beside another name is a list's item, but a capitalised word that
+    starts its sentence ("Siehe", "Используйте") is no name: the command after it is one, so
+    another command there stays apart, and a word changed elsewhere still folds."""
+    original = text.format("systemd")
+    assert folds_with_first([original, text.format("runit")]) == [False]
+    changed = original.replace("eine", "die").replace("каждую", "всякую")
+    assert changed != original and folds_with_first([original, changed]) == [True]
+
+
 def test_a_title_repeated_on_the_next_line_is_still_a_title() -> None:
     """A printer's copy puts the headline and its repeat on two lines in a row. A headline
     that starts in lower case (a command's) is still no sentence going on there: the copy

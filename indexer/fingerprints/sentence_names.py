@@ -33,7 +33,8 @@ folded), for documents under :data:`NAMED_BELOW` words of content:
   language, told by its words: ``grep``, ``systemd`` in English or Russian text; ``Wayland`` in
   German, whatever its title holds) is a name too, in lower case as well, where a sentence goes
   on, when the words beside it in its sentence are no names (a list of commands, ``fsck, nfs,
-  proc``, is a "related pages" line whose items change from copy to copy); its contexts
+  proc``, is a "related pages" line whose items change from copy to copy; a capitalised word
+  starting the sentence is none: ``Siehe runit.syntax(7)``, ``Используйте grep``); its contexts
   are the first kind only (the word before and the word after together): a copy that puts one
   common word for another beside it keeps its other contexts;
 * its *value* is its initial and the set of its other consonants, case folded (the vowels of
@@ -294,7 +295,8 @@ def _line_names(
         on = _going_on(parts)  # word i follows word i - 1 in one sentence
 
     if lexical:  # an uncommon word beside another name is a list's item ("fsck, nfs, proc")
-        near = set(caps) | lexical
+        # a capitalised word that starts its sentence ("See grep(1)", "Use awk") is none
+        near = {i for i in caps if on[i] or _two_capitals(words[i])} | lexical
         lexical = {
             i
             for i in lexical
