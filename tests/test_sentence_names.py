@@ -677,6 +677,9 @@ def test_a_story_under_two_sites_frames_folds_without_host_models(header: str, f
         ("{site}\nNews · Sports · Weather", "Shared by the editors of {site}.\nMore at {site}."),
         ("{site} — Новости города", "Больше новостей от {site} каждое утро."),
         ("Главная | {site}", "Подготовлено редакцией {site}.\n© 2026 {site}. Все права защищены."),
+        # a footer of two lines without a full stop: read line by line, though joined
+        ("{site} | Local news", "More news from {site} every morning\n© 2026 {site}, all rights"),
+        ("{site} — Новости", "Больше новостей от {site} каждое утро\nчитайте {site} в телефоне"),
     ],
 )
 def test_a_story_in_frames_joined_by_single_line_breaks_folds(header: str, footer: str) -> None:

@@ -493,28 +493,40 @@ def _word_entries(
 _RUNS_ON = re.compile(r"[\w,，、][\"'”’»)\]）]*$")
 
 
-def _unwrapped(body: list[str], rows: Sequence[int], title: str) -> list[str]:
-    """``body``'s lines (``rows``: their indices in the text) with each line that a sentence
-    goes on to joined to the line above it, so that a copy wrapped at another place, or not at
-    all, reads the same words beside each other: the two lines stand next to each other in the
-    text, the upper one ends where a sentence goes on (:data:`_RUNS_ON`) and is no heading
-    (a line of capitalised words alone) unless the lower one starts in lower case, neither
+def _unwrapped(body: list[str], rows: Sequence[int], title: str) -> list[list[int]]:
+    """``body``'s lines (``rows``: their indices in the text) grouped so that each line that a
+    sentence goes on to is read joined to the line above it (a group: the indices into
+    ``body`` of the lines read as one), and a copy wrapped at another place, or not at all,
+    reads the same words beside each other: the two lines stand next to each other in the
+    text, the upper one ends where a sentence goes on (:data:`_RUNS_ON`) and is no heading (a
+    line of capitalised words alone) unless the lower one starts in lower case, neither
     repeats the title and the lower one does not repeat the upper."""
-    out: list[str] = []
+    groups: list[list[int]] = []
     for k, line in enumerate(body):
-        above = out[-1] if out else ""
+        above = body[k - 1] if k else ""
         if (
             k
             and rows[k] == rows[k - 1] + 1
             and _RUNS_ON.search(above.rstrip()) is not None
-            and line.strip() not in (title.strip(), body[k - 1].strip())
-            and body[k - 1].strip() != title.strip()
-            and (line.lstrip()[:1].islower() or any(map(str.islower, _WORD.findall(above))))
+            and line.strip() not in (title.strip(), above.strip())
+            and above.strip() != title.strip()
+            and (
+                line.lstrip()[:1].islower()
+                or any(map(str.islower, _WORD.findall(" ".join(body[i] for i in groups[-1]))))
+            )
         ):
-            out[-1] = above.rstrip() + " " + line.lstrip()
+            groups[-1].append(k)
         else:
-            out.append(line)
-    return out
+            groups.append([k])
+    return groups
+
+
+def _joined(lines: Sequence[str]) -> str:
+    """Lines read as one (:func:`_unwrapped`): a single space where each broke."""
+    text = lines[0]
+    for line in lines[1:]:
+        text = text.rstrip() + " " + line.lstrip()
+    return text
 
 
 def name_entries(
@@ -570,8 +582,13 @@ def name_entries(
         footer = footer and any(_SENTENCE_END.search(line) for line in above)
         if footer:
             body = body[:-1]
-        body = _unwrapped(body, rows, title)
-        repeats = {k for k, line in enumerate(body) if title and line.strip() == title.strip()}
+        # where a site's footer may sit: the last lines of the story, the title's repeats
+        # (the headline above the text) neither among them nor counted
+        story = [k for k in range(len(body)) if k not in repeats]
+        footers = set(story[max(1, len(story) - FRAME_LINES) :])
+        groups = _unwrapped(body, rows, title)
+        broken = body  # the lines as they break in the text
+        body = [_joined([broken[i] for i in group]) for group in groups]
         split = [_WORDS_AND_GAPS.split(line) for line in body]
         ons = [_going_on(parts) for parts in split]
         words = [w for parts in split for w in parts[1::2]]
@@ -593,17 +610,18 @@ def name_entries(
                 continue
         ends = not footer  # the last line left ends the text
         found: list[_Name] = []
-        # where a site's footer may sit: the last lines of the story, the title's repeats
-        # (the headline above the text) neither among them nor counted
-        story = [k for k in range(len(body)) if k not in repeats]
-        footers = set(story[max(1, len(story) - FRAME_LINES) :])
         for k, (line, parts, on) in enumerate(zip(body, split, ons, strict=True)):
             at_end = k == len(body) - 1 and ends
             names = _line_names(line, at_end, parts, lower, on)
             if dense:
                 names += _term_names(line, at_end)
-            if names and k in footers:
-                site = _site_names(names, parts[1::2], title)
+            if names and footers.intersection(groups[k]):
+                # a footer's lines read one by one, as written, though joined above
+                site: set[str] = set()
+                for i in footers.intersection(groups[k]):
+                    words = _WORD.findall(broken[i])
+                    held = {w.casefold() for w in words}
+                    site |= _site_names([t for t in names if t[1] in held], words, title)
                 names = [t for t in names if t[1] not in site]
             found += names
         if titled is not None:
