@@ -619,9 +619,9 @@ def name_entries(
                 # a footer's lines read one by one, as written, though joined above
                 site: set[str] = set()
                 for i in footers.intersection(groups[k]):
-                    words = _WORD.findall(broken[i])
-                    held = {w.casefold() for w in words}
-                    site |= _site_names([t for t in names if t[1] in held], words, title)
+                    piece = _WORD.findall(broken[i])
+                    held = {w.casefold() for w in piece}
+                    site |= _site_names([t for t in names if t[1] in held], piece, title)
                 names = [t for t in names if t[1] not in site]
             found += names
         if titled is not None:
