@@ -487,6 +487,33 @@ def test_a_date_stamp_on_a_line_of_its_own_is_the_frames() -> None:
     assert conflict(said.format("2026-03-18"), said.format("2026-11-01"))
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "No one may kill a man. Not for any purpose.",  # a number word, then the modal "may"
+        "Three march on the capital at dawn.",
+        "Eins Mai ist kein Datum.",
+    ],
+)
+def test_a_number_word_beside_a_months_name_is_no_stamp(line: str) -> None:
+    """A frame writes a date's day in digits: a number word beside a word that is also a
+    month's name is the text's own sentence, not a dateline, at the page's edge as anywhere
+    (the host model cuts a stamp's line from the page)."""
+    page = f"{line}\n{PAGE[0]}\n{PAGE[1]}\n{PAGE[2]}"
+    assert numbers.frame_stamp_lines([page]) == [[]]
+    # a dateline with the day in digits still is
+    assert numbers.frame_stamp_lines([f"Updated 1 May\n{page}"]) == [[0]]
+
+
+def test_a_months_name_on_the_next_line_makes_no_date() -> None:
+    """A dateline is one line: a title ending in a number ("dd.1.gz#1") over a sentence that
+    starts with "May" is no stamp, whichever side the name is on."""
+    body = "\n".join(PAGE[:3])
+    assert numbers.frame_stamp_lines([f"dd.1.gz#1\nMay be followed by a suffix.\n{body}"]) == [[]]
+    assert numbers.frame_stamp_lines([f"Page of May\n12 suffixes are known.\n{body}"]) == [[]]
+    assert numbers.frame_stamp_lines([f"Updated May 12\n{body}"]) == [[0]]
+
+
 #: A man page's paragraphs (each a line of content), a short line of the page's own in the middle.
 PAGE = [
     "The shell reads its commands from the terminal and runs them one after the other.",

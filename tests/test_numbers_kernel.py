@@ -26,8 +26,8 @@ PIECES = [
     "https://example.org/a/1.2", "http://x.y/posix_1003.1e", "(https://q.r/v2/3)", "ftp://",
     "://", "x" * 40, "a" * 49, "Printed from https://host.example/page on", "Updated",
     "\x00", "\x01", "\ud800", "two", "Three", "one-year", "twenty", "eins", "fünf", "zwölf",
-    "dreißig", "пять", "Двух", "семью", "twos", "«три»", "tenth", "koi8-r", "Python3", "utf8",
-    "ab1", "abc", "_abc", "١٥٠", "۱۲۸gb", "२०२६", "৪৯", "๕๐", "၁၀", "𝟙𝟚",
+    "dreißig", "пять", "Двух", "семью", "twos", "one", "May", "«три»", "tenth", "koi8-r",
+    "Python3", "utf8", "ab1", "abc", "_abc", "١٥٠", "۱۲۸gb", "२०२६", "৪৯", "๕๐", "၁၀", "𝟙𝟚",
 ]  # fmt: skip
 SEPARATORS = [
     " ", "  ", "    ", "\n", "\n\n", " \n ", ", ", "-", "/", "\t", "", " | ", "\r\n", ",", "; ",

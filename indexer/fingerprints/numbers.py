@@ -25,7 +25,9 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   (``128 GB`` = ``128  GB`` = ``128GB``);
 * a date or time stamp (3 or more runs of digits only, one a year 19xx or 20xx:
   ``2026-03-18 10:55``; or a day's, an hour's or a year's digits beside a month's name
-  written in ASCII: ``11 October 2026``, not a file's size in ``1695 Aug 30``) on a line with
+  written in ASCII on the same line: ``11 October 2026``, not a file's size in ``1695 Aug
+  30``, nor a number word, "no one may kill", nor a title's ``dd.1.gz#1`` over "May be
+  followed …") on a line with
   fewer than :data:`_MIN_LINE` bytes of other words (a dateline, a "printed from <url> on
   <date>" line: a URL counts as one word), among the first or the last :data:`EDGE_LINES`
   lines of words of its document (a frame is around the content; a date inside it, in a
@@ -1009,14 +1011,18 @@ def _sketches_of_buf_numpy(
     with np.errstate(over="ignore"):
         value = np.add.reduceat(_fmix(h + offset * _Q), heads)
     # contexts: the word runs right before and after (over spaces and line breaks)
-    _, hb = _side(a, kind, bounds, first - 1, -1)
-    _, ha = _side(a, kind, bounds, last + 1, 1)
+    ib, hb = _side(a, kind, bounds, first - 1, -1)
+    ia, ha = _side(a, kind, bounds, last + 1, 1)
     own = np.flatnonzero(kind[first - 1] == _ASCII)  # a word written against it (koi8)
     if len(own):  # its context before: that word with the word before the two
         _, hp = _side(a, kind, bounds, first[own] - 2, -1)
         with np.errstate(over="ignore"):
             hb[own] = _fmix(hb[own] * _Q + hp)
-    month = _member(hb, _month_hashes()) | _member(ha, _month_hashes())
+    # a month's name beside it on its line (a dateline is one line: "1⏎May be …" is none)
+    breaks_before = np.r_[0, np.cumsum(kind == _BREAK)]  # the line-break runs before run r
+    month = (_member(hb, _month_hashes()) & (breaks_before[first] == breaks_before[ib + 1])) | (
+        _member(ha, _month_hashes()) & (breaks_before[ia] == breaks_before[last + 1])
+    )
     doc = np.searchsorted(ends, bounds[first], side="right")  # the document of each number
     with np.errstate(over="ignore"):
         ctx = _fmix(hb * _Q + _fmix(ha))
@@ -1029,7 +1035,12 @@ def _sketches_of_buf_numpy(
     digits_only = np.minimum.reduceat(only_digits, heads)
     stamp = digits_only & (
         ((parts >= 3) & np.maximum.reduceat(year, heads))
-        | (month & (parts <= 2) & np.minimum.reduceat(dated, heads))
+        | (
+            month
+            & (parts <= 2)
+            & np.minimum.reduceat(dated, heads)
+            & ~_worded(a, bounds[first], bounds[last + 1])
+        )
     )
     starts = np.concatenate(([0], ends[:-1]))
     if stamp.any():
@@ -1065,6 +1076,19 @@ def _sketches_of_buf_numpy(
             )
         return _cells(*entries, n)
     return _cells(doc[kept], ctx[kept], pair[kept], n)
+
+
+def _worded(a: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Per number (its bytes ``lo:hi`` of ``a``), whether it is a number word's digits: set
+    apart by :data:`_NUMBER_WORD_PAD` spaces on both sides (:data:`_NUMBER_WORD_DIGITS`). A
+    frame writes a date's day in digits: "no one may kill" is no stamp "1 may"."""
+    pad = _NUMBER_WORD_PAD
+    at = lo[:, None] - np.arange(1, pad + 1)
+    after = hi[:, None] + np.arange(pad)
+    size = len(a)
+    before_ok = (at >= 0).all(axis=1) & (a[np.clip(at, 0, size - 1)] == 32).all(axis=1)
+    after_ok = (after < size).all(axis=1) & (a[np.clip(after, 0, size - 1)] == 32).all(axis=1)
+    return before_ok & after_ok
 
 
 @lru_cache(maxsize=1)
@@ -1136,8 +1160,9 @@ _NUMBER_WORDS = {word: value for value, words in _NUMBER_WORDS_BY_VALUE for word
 #: Each number word's bytes as the sketch reads them: its digits, set apart from the runs around
 #: it by more than :data:`_MAX_GAP` spaces, so that a number word never joins a neighbouring
 #: number ("zwei drei" is two numbers, as a copy that swapped them reads them).
+_NUMBER_WORD_PAD = _MAX_GAP + 1
 _NUMBER_WORD_DIGITS = {
-    w.encode(): b" " * (_MAX_GAP + 1) + str(v).encode() + b" " * (_MAX_GAP + 1)
+    w.encode(): b" " * _NUMBER_WORD_PAD + str(v).encode() + b" " * _NUMBER_WORD_PAD
     for w, v in _NUMBER_WORDS.items()
 }
 _NUMBER_WORD_MIN = min(map(len, _NUMBER_WORD_DIGITS))

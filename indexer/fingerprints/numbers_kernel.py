@@ -234,6 +234,36 @@ def _number_words(
 
 
 @njit(cache=True)
+def _on_line(kind: np.ndarray, at: int, step: int, k: np.ndarray) -> bool:  # pragma: no cover
+    """Whether the word run :func:`_side` finds from ``at`` is on the same line (no line break
+    between)."""
+    if at < 0:
+        return False
+    idx = at
+    for _ in range(int(k[5])):
+        if kind[idx] == _BREAK:
+            return False
+        if kind[idx] != _SPACE:
+            break
+        idx += step
+        if idx < 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _worded(b: np.ndarray, lo: int, hi: int, pad: int) -> bool:  # pragma: no cover - compiled
+    """numbers._worded: the number ``b[lo:hi]`` is a number word's digits, ``pad`` spaces on
+    both sides."""
+    if lo < pad or hi + pad > len(b):
+        return False
+    i = 0
+    while i < pad and b[lo - 1 - i] == 32 and b[hi + i] == 32:
+        i += 1
+    return i == pad
+
+
+@njit(cache=True)
 def _sketch(
     a: np.ndarray,
     ends: np.ndarray,
@@ -455,9 +485,16 @@ def _sketch_cut(
         while d < n and ends[d] <= start:
             d += 1
         doc[count] = d
-        if digits_only:
-            month = _member(hb[count], months) or _member(ha[count], months)
-            stamp[count] = (parts >= 3 and year) or (parts <= 2 and month and dated)
+        if digits_only:  # a month's name beside it on its line
+            month = (_member(hb[count], months) and _on_line(kind, r0 - 1, -1, k)) or (
+                _member(ha[count], months) and _on_line(kind, runs[j] + 1, 1, k)
+            )
+            stamp[count] = (parts >= 3 and year) or (
+                parts <= 2
+                and month
+                and dated
+                and not _worded(b, bounds[r0], bounds[runs[j] + 1], max_gap + 1)
+            )
         count += 1
         i = j + 1
     # a stamp on a line with few words, in a document with other lines of words, among its
