@@ -243,19 +243,37 @@ SLOT_SHORT_WORDS = 12
 SLOT_WHOLE_WORDS = 2 * NO_WORDS
 
 
+#: How many of a page's smallest shingle hashes it keeps to tell its own text (a copy of
+#: another page of its host has the same smallest hash outside the host's furniture).
+PAGE_SIGNATURE = 8
+_NO_SHINGLE = np.uint64(2**64 - 1)
+
+
 class PageSets(NamedTuple):
     """What pages teach their host's model: per page its unique shingle hashes (both
     families, in no set order), the unique heads of its lines and the heads it has more than
-    once (concatenated over the pages for several)."""
+    once (concatenated over the pages for several); for each head, its page (an index into
+    ``smallest``), and per page its :data:`PAGE_SIGNATURE` smallest ``sim`` hashes (ascending,
+    :data:`_NO_SHINGLE` where it has fewer)."""
 
     sim: np.ndarray
     mins: np.ndarray
     heads: np.ndarray
     repeated: np.ndarray
+    head_pages: np.ndarray = np.zeros(0, dtype=np.int64)
+    smallest: np.ndarray = np.zeros((0, PAGE_SIGNATURE), dtype=np.uint64)
 
     @staticmethod
     def concat(parts: Sequence[PageSets]) -> PageSets:
-        return PageSets(*(np.concatenate([p[i] for p in parts]) for i in range(4)))
+        offsets = np.cumsum([0, *(len(p.smallest) for p in parts[:-1])])
+        return PageSets(
+            np.concatenate([p.sim for p in parts]),
+            np.concatenate([p.mins for p in parts]),
+            np.concatenate([p.heads for p in parts]),
+            np.concatenate([p.repeated for p in parts]),
+            np.concatenate([p.head_pages + o for p, o in zip(parts, offsets, strict=True)]),
+            np.concatenate([p.smallest for p in parts]),
+        )
 
 
 #: Characters that mark the items of a list (typographic bullets: never a hyphen or an
@@ -396,7 +414,7 @@ def shingle_sets(f: Features) -> list[PageSets]:
     """Per document of ``f``: what it teaches its host's model (:class:`PageSets`)."""
     heads, repeated = _heads_per_doc(f)
     return [
-        PageSets(s, m, h, r)
+        PageSets(s, m, h, r, np.zeros(len(h), dtype=np.int64), _smallest(s))
         for (s, m), h, r in zip(
             zip(_unique_per_doc(f.sh, f.scounts), _unique_per_doc(f.mh, f.mcounts), strict=True),
             heads,
@@ -404,6 +422,16 @@ def shingle_sets(f: Features) -> list[PageSets]:
             strict=True,
         )
     ]
+
+
+def _smallest(hashes: np.ndarray) -> np.ndarray:
+    """(1, :data:`PAGE_SIGNATURE`): a page's smallest distinct hashes, ascending."""
+    out = np.full((1, PAGE_SIGNATURE), _NO_SHINGLE, dtype=np.uint64)
+    k = min(PAGE_SIGNATURE, len(hashes))
+    if k:
+        part = np.partition(hashes, k - 1)[:k] if len(hashes) > k else hashes
+        out[0, :k] = np.sort(part)
+    return out
 
 
 def doc_shingle_sets(texts: Sequence[str], params: FingerprintParams) -> list[PageSets]:
@@ -459,11 +487,19 @@ class Learner:
 
     def _slots(self, sets: list[PageSets], pages: int) -> np.ndarray:
         """Heads of lines on more than ``min_share`` of the pages (short lines': more than
-        ``slot_share``), mostly once a page."""
+        ``slot_share``), mostly once a page, counting a page's copies on the host once
+        (:meth:`_texts`)."""
         heads = self._frequent([p.heads for p in sets], pages, self.config.slot_share)
         short = (heads & np.uint64(1)).astype(bool)
         if not short.all():
             heads = heads[short | np.isin(heads, self._frequent([p.heads for p in sets], pages))]
+        if not len(heads):
+            return heads
+        few = self._need(pages, self.config.slot_share)
+        texts, distinct = self._texts(sets, heads, few)
+        short = (heads & np.uint64(1)).astype(bool)
+        need = np.where(short, self._need(distinct, self.config.slot_share), self._need(distinct))
+        heads = heads[texts >= need]
         if not len(heads):
             return heads
         values, df = np.unique(np.concatenate([p.heads for p in sets]), return_counts=True)
@@ -476,6 +512,42 @@ class Learner:
         hit[hit] = rep_values[found[hit]] == heads[hit]
         rep[hit] = rep_df[found[hit]]
         return heads[rep <= SLOT_MAX_REPEATED * df[at]]
+
+    @staticmethod
+    def _texts(sets: list[PageSets], heads: np.ndarray, few: int) -> tuple[np.ndarray, int]:
+        """Per head of ``heads`` (sorted), on how many distinct texts of the host it is, and
+        how many distinct texts the host has (its pages, each text's copies once): pages
+        whose smallest ``sim`` hash on at most ``few`` of the host's pages is the same count
+        once. Copies of one page on its host (at most ``few``) would otherwise teach their own
+        lines' heads as a template's; by MinHash's argument two pages share that hash with a
+        probability of the resemblance of their text away from what many pages share (a
+        template's lines, a slot's), so pages of other texts around one template line stay
+        apart. A page without such a hash among its smallest, or without them recorded,
+        counts on its own."""
+        known = all(len(p.head_pages) == len(p.heads) for p in sets)
+        every = np.concatenate([p.heads for p in sets])
+        if not known:  # pages of an older sender: one page per entry
+            page = np.arange(len(every), dtype=np.int64)
+            key = np.zeros(len(every), dtype=np.uint64)
+            distinct = sum(len(p.smallest) for p in sets)
+        else:
+            offsets = np.cumsum([0, *(len(p.smallest) for p in sets[:-1])])
+            page = np.concatenate(
+                [p.head_pages + o for p, o in zip(sets, offsets, strict=True)]
+            ).astype(np.int64)
+            smallest = np.concatenate([p.smallest for p in sets])
+            values, df = np.unique(np.concatenate([p.sim for p in sets]), return_counts=True)
+            at = np.minimum(np.searchsorted(values, smallest), len(values) - 1)
+            own = (values[at] == smallest) & (df[at] <= few)
+            first = np.argmax(own, axis=1)
+            signed = own[np.arange(len(smallest)), first]
+            sig = smallest[np.arange(len(smallest)), first]
+            distinct = len(np.unique(sig[signed])) + int((~signed).sum())
+            key = np.where(signed, sig, _NO_SHINGLE)[page]
+            page = np.where(signed[page], -1, page)  # a signed page is its signature
+        at = np.flatnonzero(np.isin(every, heads))
+        rows = np.unique(np.stack([every[at], key[at], page[at].astype(np.uint64)]), axis=1)
+        return np.bincount(np.searchsorted(heads, rows[0]), minlength=len(heads)), distinct
 
     def models(self) -> dict[str, HostModel]:
         """A model per host with at least ``min_pages`` pages and some furniture."""

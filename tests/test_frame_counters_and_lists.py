@@ -120,12 +120,16 @@ def test_a_list_under_a_heading_of_the_frame_is_the_frames() -> None:
 
 def test_a_price_right_under_a_listings_text_stays_its_own() -> None:
     """A listing's price on a line of its own under its text (the host's wording around it,
-    on every page) is the listing's: another price stays apart, under a page counter too."""
+    on every page) is the listing's: another price stays apart, under a page counter too.
+    (Each listing has a sentence of its own beside the host's wording: a listing of the
+    host's wording and a title alone sits at ``min_remaining``, where whether its slot lines
+    are cut depends on how many related pages the page lists.)"""
     rng = random.Random(13)
 
     def listing(i: int, price: int) -> str:
         text = (
             f"Tablet model {TITLES[i]} with a bright screen and a long battery life.\n"
+            f"{sentences(700 + i, 12)}\n"
             f"Price {price} USD"
         )
         return page("daily.example", f"Tablet {TITLES[i]}", text, rng)

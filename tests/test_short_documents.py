@@ -314,6 +314,49 @@ def test_a_printer_frame_on_a_few_pages_is_a_slot_too() -> None:
     assert modelled.token_count[30] < plain.token_count[30] - 8  # header and footer cut
 
 
+def test_copies_of_a_page_on_its_host_teach_no_slot() -> None:
+    """Four copies of one page on a host (the same article under several addresses) share
+    their own short lines ("gdb program core", "gdb program 1234 gdb -p 1234"), as a template's
+    slot lines are shared: counted once as one text, they teach no slot, so the line with the
+    number stays the page's and a copy elsewhere with another number there stays apart. The
+    host's own slot (the "related pages" line) is still learnt, with the copies among its
+    pages."""
+    rng = random.Random(11)
+    p = FingerprintParams()
+    _, pages = _quote_site(rng, False)
+    vocab = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=6)) for _ in range(3000)]
+    body = " ".join(rng.choices(vocab, k=150)) + "."
+    tail = " ".join(rng.choices(vocab, k=60)) + "."
+    article = "\n".join(
+        ["gdb(1) debugger", body, "gdb program", "gdb program core", "gdb program 1234 gdb -p 1234",
+         tail]
+    )  # fmt: skip
+    header, related = pages[0].split("\n")[0], pages[0].split("\n")[4]
+    footer = pages[0].split("\n")[5]
+    copies = []
+    for k in range(4):  # the original, a new headline, a corrected word, a cut
+        lines = article.split("\n")
+        if k == 1:
+            lines[0] = "gdb: the GNU debugger"
+        if k == 2:
+            lines[1] = lines[1].replace(" ", " and ", 1)
+        if k == 3:
+            lines[-1] = lines[-1][: len(lines[-1]) // 2]
+        copies.append("\n".join([header, *lines, related, footer]))
+    elsewhere = article.replace("program 1234 gdb", "program 1196 gdb")
+    texts = [*pages, *copies, elsewhere]
+    learner = Learner(BoilerplateConfig())
+    for sets in doc_shingle_sets(texts[:-1], p):
+        learner.add("quotes.example", sets)
+    model = learner.models()["quotes.example"]
+    assert len(model.slot_heads) >= 1  # the related line
+    modelled, _ = fingerprint_excluding(texts, p, [model] * (len(texts) - 1) + [None])
+    assert verifies(texts, [(30, 31), (30, 32), (30, 33)], modelled) == [True] * 3
+    assert verifies(texts, [(30, 34), (31, 34), (32, 34), (33, 34)], modelled) == [False] * 4
+    # the related line is still cut from the quotes: two pages of one quote verify
+    assert verifies(texts, [(k, k + 1) for k in range(29)], modelled) == [False] * 29
+
+
 def test_a_dated_notice_on_a_few_pages_is_a_slot_but_not_a_price() -> None:
     """A short line holding digits teaches its head when they are all a date's and a link's
     (a syndication notice, "Впервые опубликовано на сайте …  (<url>) 28 июля 2024 г.", on a
