@@ -471,11 +471,17 @@ class Learner:
         return max(self.config.min_docs, int(np.floor(share * pages)) + 1)
 
     def _frequent(
-        self, arrays: list[np.ndarray], pages: int, share: float | None = None
+        self,
+        arrays: list[np.ndarray],
+        pages: int,
+        share: float | None = None,
+        counted: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> np.ndarray:
+        """The hashes on more than ``share`` of the ``pages`` (``counted``: the arrays'
+        values and their page counts, when already counted)."""
         if not arrays:
             return np.zeros(0, dtype=np.uint64)
-        values, df = np.unique(np.concatenate(arrays), return_counts=True)
+        values, df = counted or np.unique(np.concatenate(arrays), return_counts=True)
         need = self._need(pages, share)
         frequent = values[df >= need]
         if len(frequent) > self.config.max_hashes:
@@ -485,10 +491,12 @@ class Learner:
             frequent.sort()
         return frequent.astype(np.uint64)
 
-    def _slots(self, sets: list[PageSets], pages: int) -> np.ndarray:
+    def _slots(
+        self, sets: list[PageSets], pages: int, sim: tuple[np.ndarray, np.ndarray]
+    ) -> np.ndarray:
         """Heads of lines on more than ``min_share`` of the pages (short lines': more than
         ``slot_share``), mostly once a page, counting a page's copies on the host once
-        (:meth:`_texts`)."""
+        (:meth:`_texts`; ``sim``: the host's ``sim`` hashes and their page counts)."""
         heads = self._frequent([p.heads for p in sets], pages, self.config.slot_share)
         short = (heads & np.uint64(1)).astype(bool)
         if not short.all():
@@ -496,7 +504,7 @@ class Learner:
         if not len(heads):
             return heads
         few = self._need(pages, self.config.slot_share)
-        texts, distinct = self._texts(sets, heads, few)
+        texts, distinct = self._texts(sets, pages, heads, few, sim)
         short = (heads & np.uint64(1)).astype(bool)
         need = np.where(short, self._need(distinct, self.config.slot_share), self._need(distinct))
         heads = heads[texts >= need]
@@ -514,7 +522,13 @@ class Learner:
         return heads[rep <= SLOT_MAX_REPEATED * df[at]]
 
     @staticmethod
-    def _texts(sets: list[PageSets], heads: np.ndarray, few: int) -> tuple[np.ndarray, int]:
+    def _texts(
+        sets: list[PageSets],
+        pages: int,
+        heads: np.ndarray,
+        few: int,
+        sim: tuple[np.ndarray, np.ndarray],
+    ) -> tuple[np.ndarray, int]:
         """Per head of ``heads`` (sorted), on how many distinct texts of the host it is, and
         how many distinct texts the host has (its pages, each text's copies once): pages
         whose smallest ``sim`` hash on at most ``few`` of the host's pages is the same count
@@ -529,20 +543,21 @@ class Learner:
         if not known:  # pages of an older sender: one page per entry
             page = np.arange(len(every), dtype=np.int64)
             key = np.zeros(len(every), dtype=np.uint64)
-            distinct = sum(len(p.smallest) for p in sets)
+            distinct = pages
         else:
             offsets = np.cumsum([0, *(len(p.smallest) for p in sets[:-1])])
             page = np.concatenate(
                 [p.head_pages + o for p, o in zip(sets, offsets, strict=True)]
             ).astype(np.int64)
             smallest = np.concatenate([p.smallest for p in sets])
-            values, df = np.unique(np.concatenate([p.sim for p in sets]), return_counts=True)
-            at = np.minimum(np.searchsorted(values, smallest), len(values) - 1)
-            own = (values[at] == smallest) & (df[at] <= few)
+            values, df = sim
+            at = np.minimum(np.searchsorted(values, smallest), max(len(values) - 1, 0))
+            own = (values[at] == smallest) & (df[at] <= few) if len(values) else smallest < 0
             first = np.argmax(own, axis=1)
             signed = own[np.arange(len(smallest)), first]
             sig = smallest[np.arange(len(smallest)), first]
-            distinct = len(np.unique(sig[signed])) + int((~signed).sum())
+            # each signature one text; the pages without one (or not recorded) one each
+            distinct = pages - int(signed.sum()) + len(np.unique(sig[signed]))
             key = np.where(signed, sig, _NO_SHINGLE)[page]
             page = np.where(signed[page], -1, page)  # a signed page is its signature
         at = np.flatnonzero(np.isin(every, heads))
@@ -556,8 +571,10 @@ class Learner:
             if pages < self.config.min_pages:
                 continue
             sets = self._sets[host]
-            sim = self._frequent([p.sim for p in sets], pages)
-            slots = self._slots(sets, pages)
+            arrays = [p.sim for p in sets]
+            counted = np.unique(np.concatenate(arrays), return_counts=True)
+            sim = self._frequent(arrays, pages, counted=counted)
+            slots = self._slots(sets, pages, counted)
             if len(sim) == 0 and len(slots) == 0:
                 continue
             mins = self._frequent([p.mins for p in sets], pages)
