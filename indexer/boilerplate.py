@@ -243,8 +243,9 @@ SLOT_SHORT_WORDS = 12
 SLOT_WHOLE_WORDS = 2 * NO_WORDS
 
 
-#: How many of a page's smallest shingle hashes it keeps to tell its own text (a copy of
-#: another page of its host has the same smallest hash outside the host's furniture).
+#: How many of a page's smallest shingle hashes it keeps to tell its own text from the host's
+#: other pages (a copy of a page has the same smallest hash of those few pages share:
+#: :meth:`Learner._texts`).
 PAGE_SIGNATURE = 8
 _NO_SHINGLE = np.uint64(2**64 - 1)
 
@@ -540,7 +541,7 @@ class Learner:
         counts on its own."""
         known = all(len(p.head_pages) == len(p.heads) for p in sets)
         every = np.concatenate([p.heads for p in sets])
-        if not known:  # pages of an older sender: one page per entry
+        if not known:  # heads given without their pages: each entry a page of its own
             page = np.arange(len(every), dtype=np.int64)
             key = np.zeros(len(every), dtype=np.uint64)
             distinct = pages
