@@ -359,8 +359,8 @@ def test_the_clients_own_concurrency_control_is_kept(
 def test_the_hosts_boilerplate_model_is_applied(es: Elasticsearch, es_url: str, index: str) -> None:
     store = f"{index}-models"
     furniture = prose(77, 300)
-    sim, mins, _, _ = doc_shingle_sets([furniture], PrepareConfig().params)[0]
-    model = HostModel("shop.example", 40, np.sort(sim), np.sort(mins))
+    sets = doc_shingle_sets([furniture], PrepareConfig().params)[0]
+    model = HostModel("shop.example", 40, np.sort(sets.sim), np.sort(sets.mins))
     save_models(es, index, PrepareConfig().params.version, [model], store)
     page = {
         "title": "P",
