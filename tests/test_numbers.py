@@ -671,6 +671,47 @@ def test_a_cut_or_a_repeated_number_does_not_conflict() -> None:
     assert not conflict(twice, once)
 
 
+SIGNALS = (
+    "The daemon reacts to two signals:\n\n"
+    "{one}If SIGTERM is received, it finishes the requests in flight and exits.\n\n"
+    "{two}If SIGHUP is received, it reads its configuration again and keeps running.\n\n"
+    "Both are logged with the time they arrived."
+)
+
+
+@pytest.mark.parametrize(
+    ("one", "two"), [("1. ", "2. "), ("1) ", "2) "), ("  1. ", "  2. "), ("１． ", "２． ")]
+)
+def test_a_cut_list_item_renumbers_nothing(one: str, two: str) -> None:
+    """A copy that cut a numbered list's first item, so that the second's label stands between
+    the words the first's stood between, does not conflict; a number changed inside an item,
+    or a label changed in place, still does."""
+    text = SIGNALS.format(one=one, two=two)
+    lines = text.split("\n")
+    cut = "\n".join(lines[:2] + lines[4:])
+    assert not conflict(text, cut)
+    assert conflict(text, text.replace("two signals", "three signals"))
+    assert conflict(text, text.replace(two, "3. "))
+
+
+@pytest.mark.parametrize(
+    ("line", "version"),
+    [
+        ("2.1 Installing the package", True),
+        ("3.x is the series", True),
+        ("1. Januar 2026", False),
+        ("15. März", False),
+    ],
+)
+def test_a_version_or_a_day_at_a_lines_start_is_no_label(line: str, version: bool) -> None:
+    """A number at a line's start that is no list's label (a section's or a version's, a
+    date's day) keeps its place in the sketch: a version changed there conflicts."""
+    text = f"Notes for the release.\n{line} with the new tools.\nThe rest is unchanged."
+    assert numbers.with_list_labels([text]) == [text]
+    if version:
+        assert conflict(text, text.replace(line[0], "4", 1))
+
+
 def test_same_numbers_same_sketch_and_no_numbers_zero() -> None:
     s = number_sketches(["version 2.1 released", "VERSION 2,1 RELEASED!", "plain words", ""])
     assert (s[0] == s[1]).all() and not s[2].any() and not s[3].any()

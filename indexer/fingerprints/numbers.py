@@ -372,7 +372,8 @@ def number_sketches(
     sides = None if units is None else units < SIDES_BELOW
     top = top_code_points(texts)  # which texts the CJK steps read (here and the writing cell)
     stamps: list[list[int]] = [[] for _ in texts]
-    out = _sketches_of_buf(*_joined_bytes(texts, folded, top), stamps, sides)
+    listed = with_list_labels(texts)
+    out = _sketches_of_buf(*_joined_bytes(listed, folded, top), stamps, sides)
     firsts = [t.split("\n", 1)[0] if 0 not in s else "" for t, s in zip(texts, stamps, strict=True)]
     out[:, TITLE_AT:SKETCH_CELLS] = _title_cells(firsts, folded)
     named = None if units is None else np.flatnonzero(units < NAMED_BELOW).tolist()
@@ -720,6 +721,40 @@ def _dates_spelt_out(norm: str) -> str:
 
 _MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _YEAR = r"(?:19|20)[0-9][0-9]"
+#: A numbered list's label at a line's start (``2. If SIGHUP …``, ``3) …``, ``4、…``): one to
+#: three digits, then ``.`` or ``)`` and spaces before a letter (or a letter of a script
+#: outside ASCII right after it), or ``、`` before a letter; full-width forms read as NFKC
+#: reads them, so a text and its folded form lose the same labels. Not a version (``3.x``,
+#: ``2.1``) nor a date's day before its month's name (``1. Januar``).
+_LABEL = (
+    rf"([0-9０-９]{{1,3}})"
+    rf"(?:[.)．）](?:(?=[ \t\u3000]+[^\W\d_])|(?=[^\x00-\x7f\W\d_]))|、(?=[ \t\u3000]*[^\W\d_]))"
+    rf"(?![ \t\u3000]*(?i:{_MONTH_NAMES}|märz)\b)"
+)
+_LIST_LABEL = re.compile(rf"(\n[ \t\u3000]*){_LABEL}")
+_FIRST_LABEL = re.compile(rf"\A([ \t\u3000]*){_LABEL}")
+
+
+#: The word a list's label is read after (:func:`with_list_labels`).
+LABEL_WORD = "listlabel"
+_LABELLED = rf"\1{LABEL_WORD} \2 "
+
+
+def with_list_labels(texts: Sequence[str]) -> list[str]:
+    """``texts`` as the sketch reads them: each label of a numbered list (:data:`_LIST_LABEL`)
+    after the word :data:`LABEL_WORD`, its context then, instead of the line above's last
+    word. A copy that drops an item (a cut) would otherwise put the next item's label where
+    the dropped one's stood, between the same words, with another value; now the labels'
+    contexts are the same as often only where no item is missing, so a label changed in place
+    still conflicts and a cut list does not."""
+    out = list(texts)
+    for i, text in enumerate(texts):
+        if _LIST_LABEL.search(text) is not None:
+            text = _LIST_LABEL.sub(_LABELLED, text)
+            out[i] = _FIRST_LABEL.sub(_LABELLED, text, count=1)
+    return out
+
+
 #: A date or a time of day as a frame writes it (the month's name in ASCII, as
 #: :func:`_dates_spelt_out` leaves it): ``2024-07-28``, ``28.07.2024``, ``12 march 2025``,
 #: ``february 12, 2025``, ``10:55:02``; a date's numbers hold a year.
