@@ -55,6 +55,11 @@ ends a run (``版本2`` is ``版本`` then ``2``):
 * an English, German or Russian word that writes a number (``two``, ``zwölf``, ``двух``;
   :data:`_NUMBER_WORDS`) is that number in digits, so "one-year" is not "two-year" and "in
   two days" is "in 2 days";
+* a numbered list's label at a line's start (``2. If …``, ``3) …``, ``4、…``:
+  :data:`_LIST_LABEL`; in a text with one on a line after its first) is a number whose
+  context before is the word :data:`LABEL_WORD`, not the line above's last word: a copy that
+  cut an item would otherwise have the next item's label where the cut one's stood, between
+  the same words, with another value; a label changed in place still conflicts;
 * a URL is the word ``url``; on a line of content (by the same weight) its numeric runs
   follow it as one number, between ``url`` and ``url`` (a link's ``posix_1003.1e`` is not
   ``posix_1003.2e``, nor ``posix_1006.1e``: ``_`` ends a run there as ``-`` does), while
