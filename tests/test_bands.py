@@ -153,7 +153,7 @@ def test_three_serialisations_agree_for_other_widths(params: FingerprintParams) 
 
 
 def test_band_changes_no_version() -> None:
-    assert FingerprintParams().version == "sh50-k4-blake2b-count-b4-mh128x8k4"
+    assert FingerprintParams().version == "sh51-k4-blake2b-count-b4-mh128x8k4"
     assert fingerprint(prose(1)).to_es()["version"] == FingerprintParams().version
 
 

@@ -22,7 +22,7 @@ def test_fingerprint_text_textbook() -> None:
     assert out["blocks"] == ["019d", "4404", "4c67", "9326"]
     assert out["token_count"] == 12 and len(out["exact_key"]) == 64
     assert out["params"]["hash"] == "md5" and out["params"]["shingle"] == 1
-    assert out["version"].startswith("sh50-k1-md5-presence-b4-")
+    assert out["version"].startswith("sh51-k1-md5-presence-b4-")
     assert len(out["band"]) == 16 and [k[:2] for k in out["band"][:3]] == ["00", "01", "02"]
 
 

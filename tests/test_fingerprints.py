@@ -93,7 +93,7 @@ def test_minhash_estimates_jaccard() -> None:
 def test_record_fields_and_es_roundtrip() -> None:
     rec = fingerprint(_long_text(4))
     assert not rec.short and rec.token_count == 600
-    assert rec.version == FingerprintParams().version == "sh50-k4-blake2b-count-b4-mh128x8k4"
+    assert rec.version == FingerprintParams().version == "sh51-k4-blake2b-count-b4-mh128x8k4"
     assert len(rec.simhash_hex) == 16 and rec.simhash_hex == rec.simhash_hex.lower()
     es = rec.to_es()
     assert list(es) == [

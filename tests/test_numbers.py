@@ -694,6 +694,16 @@ def test_a_cut_list_item_renumbers_nothing(one: str, two: str) -> None:
     assert conflict(text, text.replace(two, "3. "))
 
 
+@pytest.mark.parametrize("unit", ["bit", "GB", "ГБ"])
+def test_a_unit_on_the_next_line_is_the_numbers_own(unit: str) -> None:
+    """A text wrapped between a number and its unit of measure reads as one written on one
+    line: the copy wrapped elsewhere does not conflict; another number there does."""
+    text = f"The old modems sent data as 7 {unit} words over the line, one after the other."
+    wrapped = text.replace(f"7 {unit}", f"7\n{unit}")
+    assert not conflict(text, wrapped)
+    assert conflict(text, wrapped.replace("7\n", "8\n"))
+
+
 @pytest.mark.parametrize(
     ("line", "version"),
     [
@@ -707,7 +717,7 @@ def test_a_version_or_a_day_at_a_lines_start_is_no_label(line: str, version: boo
     """A number at a line's start that is no list's label (a section's or a version's, a
     date's day) keeps its place in the sketch: a version changed there conflicts."""
     text = f"Notes for the release.\n{line} with the new tools.\nThe rest is unchanged."
-    assert numbers.with_list_labels([text]) == [text]
+    assert numbers.as_sketched([text]) == [text]
     if version:
         assert conflict(text, text.replace(line[0], "4", 1))
 

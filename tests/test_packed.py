@@ -144,7 +144,7 @@ def test_default_size_and_worked_example() -> None:
     p = FingerprintParams()
     assert (fixed_bytes(p), record_bytes(p), record_bytes(p, 0)) == (201, 738, 201) and tag_of(
         p.version
-    ) == hashlib.blake2b(b"sh50-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
+    ) == hashlib.blake2b(b"sh51-k4-blake2b-count-b4-mh128x8k4", digest_size=4).digest()
     key = "0123456789abcdef" * 4
     sketch = np.arange(128, dtype=np.uint8)[None, :]
     numbers = np.zeros((1, CELLS), dtype=np.uint32)

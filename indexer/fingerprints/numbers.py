@@ -22,7 +22,8 @@ ends a run (``版本2`` is ``版本`` then ``2``):
   between two numbers reads no other value in its original's contexts; its *value* is its
   runs in order, separators not counted (``2.1`` = ``2-1`` ≠ ``21``); a unit of measure written
   a space (or up to :data:`_UNIT_SPACES`) after it is part of it, as when written close
-  (``128 GB`` = ``128  GB`` = ``128GB``);
+  (``128 GB`` = ``128  GB`` = ``128GB``), and so is one that starts the next line (a text
+  wrapped at a width: :func:`as_sketched`);
 * a date or time stamp (3 or more runs of digits only, one a year 19xx or 20xx:
   ``2026-03-18 10:55``; or a day's, an hour's or a year's digits beside a month's name
   written in ASCII on the same line: ``11 October 2026``, not a file's size in ``1695 Aug
@@ -377,7 +378,7 @@ def number_sketches(
     sides = None if units is None else units < SIDES_BELOW
     top = top_code_points(texts)  # which texts the CJK steps read (here and the writing cell)
     stamps: list[list[int]] = [[] for _ in texts]
-    listed = with_list_labels(texts)
+    listed = as_sketched(texts)
     out = _sketches_of_buf(*_joined_bytes(listed, folded, top), stamps, sides)
     firsts = [t.split("\n", 1)[0] if 0 not in s else "" for t, s in zip(texts, stamps, strict=True)]
     out[:, TITLE_AT:SKETCH_CELLS] = _title_cells(firsts, folded)
@@ -740,23 +741,40 @@ _LIST_LABEL = re.compile(rf"(\n[ \t\u3000]*){_LABEL}")
 _FIRST_LABEL = re.compile(rf"\A([ \t\u3000]*){_LABEL}")
 
 
-#: The word a list's label is read after (:func:`with_list_labels`).
+#: The word a list's label is read after (:func:`as_sketched`).
 LABEL_WORD = "listlabel"
 _LABELLED = rf"\1{LABEL_WORD} \2 "
+#: A line break before a unit of measure (:data:`_UNITS`) at the next line's start: the unit is
+#: a number's when the line ends in a digit (a text wrapped at a width: "into 7⏎bit format").
+_UNIT_LINE = re.compile(
+    rf"\n[ \t\u3000]*(?=(?i:{'|'.join(sorted(_UNITS, key=len, reverse=True))})(?!\w))"
+)
 
 
-def with_list_labels(texts: Sequence[str]) -> list[str]:
-    """``texts`` as the sketch reads them: each label of a numbered list (:data:`_LIST_LABEL`)
-    after the word :data:`LABEL_WORD`, its context then, instead of the line above's last
-    word. A copy that drops an item (a cut) would otherwise put the next item's label where
-    the dropped one's stood, between the same words, with another value; now the labels'
-    contexts are the same as often only where no item is missing, so a label changed in place
-    still conflicts and a cut list does not."""
+def _unit_joined(m: re.Match[str]) -> str:
+    """A space for a line break between a number and its unit (:data:`_UNIT_LINE`)."""
+    before = m.string[: m.start()].rstrip(" \t")[-1:]
+    return " " if before.isdigit() else m.group()
+
+
+def as_sketched(texts: Sequence[str]) -> list[str]:
+    """``texts`` as the sketch reads them, two things a copy's layout changes read alike:
+
+    * each label of a numbered list (:data:`_LIST_LABEL`) after the word :data:`LABEL_WORD`,
+      its context then, instead of the line above's last word. A copy that drops an item (a
+      cut) would otherwise put the next item's label where the dropped one's stood, between
+      the same words, with another value; now the labels' contexts are the same as often only
+      where no item is missing, so a label changed in place still conflicts and a cut list
+      does not;
+    * a number and its unit of measure on two lines (:data:`_UNIT_LINE`) on one, as a copy
+      wrapped elsewhere writes them: the unit is the number's there, as on one line."""
     out = list(texts)
     for i, text in enumerate(texts):
         if _LIST_LABEL.search(text) is not None:
             text = _LIST_LABEL.sub(_LABELLED, text)
-            out[i] = _FIRST_LABEL.sub(_LABELLED, text, count=1)
+            out[i] = text = _FIRST_LABEL.sub(_LABELLED, text, count=1)
+        if _UNIT_LINE.search(text) is not None:
+            out[i] = _UNIT_LINE.sub(_unit_joined, text)
     return out
 
 

@@ -1,7 +1,7 @@
 """Fingerprint parameters and the version string that identifies stored values.
 
 Every parameter that changes a stored value is encoded in :attr:`FingerprintParams.version`,
-e.g. ``sh50-k4-blake2b-count-b4-mh128x8k4``: algorithm generation ``sh50``, SimHash shingle
+e.g. ``sh51-k4-blake2b-count-b4-mh128x8k4``: algorithm generation ``sh51``, SimHash shingle
 length, feature hash, weights, number of blocks, MinHash size x value bits and MinHash
 shingle length. ``min_tokens`` is a grouping policy on ``token_count`` and is not encoded.
 """
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = ["ALGORITHM", "HASH_NAMES", "FingerprintParams", "HashName", "Weights"]
 
-ALGORITHM = "sh50"
+ALGORITHM = "sh51"
 HashName = Literal["blake2b", "md5", "sha1", "xxh64", "xxh3"]
 HASH_NAMES: tuple[str, ...] = ("blake2b", "md5", "sha1", "xxh64", "xxh3")
 Weights = Literal["count", "presence"]
