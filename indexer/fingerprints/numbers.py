@@ -129,6 +129,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUCKETS",
     "CELLS",
+    "LABEL_WORD",
     "NAMES_AT",
     "NAME_BUCKETS",
     "NAME_SIDES_BELOW",
@@ -142,6 +143,7 @@ __all__ = [
     "WORD_ROWS",
     "WRITING_CELL",
     "agree",
+    "as_sketched",
     "cells_from_bytes",
     "cells_to_bytes",
     "conflicts",
@@ -730,7 +732,7 @@ _YEAR = r"(?:19|20)[0-9][0-9]"
 #: A numbered list's label at a line's start (``2. If SIGHUP …``, ``3) …``, ``4、…``): one to
 #: three digits, then ``.`` or ``)`` and spaces before a letter (or a letter of a script
 #: outside ASCII right after it), or ``、`` before a letter; full-width forms read as NFKC
-#: reads them, so a text and its folded form lose the same labels. Not a version (``3.x``,
+#: reads them, so a text and its folded form have the same labels. Not a version (``3.x``,
 #: ``2.1``) nor a date's day before its month's name (``1. Januar``).
 _LABEL = (
     rf"([0-9０-９]{{1,3}})"
@@ -753,7 +755,7 @@ _UNIT_LINE = re.compile(
 
 def _unit_joined(m: re.Match[str]) -> str:
     """A space for a line break between a number and its unit (:data:`_UNIT_LINE`)."""
-    before = m.string[: m.start()].rstrip(" \t")[-1:]
+    before = m.string[max(0, m.start() - _UNIT_SPACES - 1) : m.start()].rstrip(" \t")[-1:]
     return " " if before.isdigit() else m.group()
 
 
